@@ -1,0 +1,96 @@
+"""Errors raised by robot_tv_dynamics.
+
+Every error the package raises derives from :class:`RobotTvDynamicsError`, so a
+caller (a node, the CLI) can catch one class. Subclasses carry the offending
+fields and build a message that names the problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class RobotTvDynamicsError(Exception):
+    """Base class of every error raised by robot_tv_dynamics."""
+
+
+class URDFError(RobotTvDynamicsError):
+    """A URDF could not be read or parsed, or describes no usable arm."""
+
+    def __init__(self, source: str, problem: str) -> None:
+        """Build the error.
+
+        Args:
+            source: where the URDF came from (a path or "<string>").
+            problem: what is wrong with it.
+        """
+        self.source = source
+        self.problem = problem
+        super().__init__(f"URDF {source}: {problem}")
+
+
+class UnsupportedJointError(URDFError):
+    """The model contains a joint type the package does not support."""
+
+    def __init__(self, source: str, joint: str, kind: str) -> None:
+        """Build the error.
+
+        Args:
+            source: where the URDF came from.
+            joint: name of the joint.
+            kind: Pinocchio's short name of its type.
+        """
+        self.joint = joint
+        self.kind = kind
+        super().__init__(
+            source,
+            f'joint "{joint}" is of type {kind}; only 1-dof revolute, continuous and '
+            "prismatic joints of a fixed-base arm are supported (a floating base is not)",
+        )
+
+
+class UnknownNameError(RobotTvDynamicsError):
+    """A link, joint or body name is not part of the model."""
+
+    def __init__(self, kind: str, name: str, known: Sequence[str]) -> None:
+        """Build the error.
+
+        Args:
+            kind: "link", "joint" or "body".
+            name: the unknown name.
+            known: the names the model has.
+        """
+        self.kind = kind
+        self.name = name
+        self.known = list(known)
+        super().__init__(f'{kind} "{name}" is not in the URDF; {kind}s: {self.known}')
+
+
+class InvalidInputError(RobotTvDynamicsError, ValueError):
+    """A numeric argument has the wrong shape or non-finite entries."""
+
+    def __init__(self, argument: str, problem: str) -> None:
+        """Build the error.
+
+        Args:
+            argument: name of the offending argument.
+            problem: what is wrong with it.
+        """
+        self.argument = argument
+        self.problem = problem
+        super().__init__(f"{argument}: {problem}")
+
+
+class PhysicalConsistencyError(RobotTvDynamicsError, ValueError):
+    """Inertial parameters that must be physical are not (e.g. a negative mass)."""
+
+    def __init__(self, what: str, problem: str) -> None:
+        """Build the error.
+
+        Args:
+            what: the parameters in question (a link or body name, or an argument).
+            problem: what is wrong with them.
+        """
+        self.what = what
+        self.problem = problem
+        super().__init__(f"{what}: {problem}")

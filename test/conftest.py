@@ -1,0 +1,47 @@
+"""Shared fixtures: real robots from example-robot-data, hypothesis settings."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from particle_lagrangian import find_example_robot_urdf  # noqa: E402
+
+from robot_tv_dynamics import RobotModel  # noqa: E402
+
+settings.register_profile(
+    "default", deadline=None, max_examples=60, derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+ROBOTS = ("panda", "ur5")
+
+
+@pytest.fixture(scope="session")
+def urdf_paths() -> dict[str, str]:
+    """Paths of the Panda and UR5 URDFs shipped by example-robot-data."""
+    return {name: find_example_robot_urdf(name) for name in ROBOTS}
+
+
+@pytest.fixture(scope="session", params=ROBOTS)
+def robot(request: pytest.FixtureRequest, urdf_paths: dict[str, str]) -> RobotModel:
+    """Each real robot in turn."""
+    return RobotModel.from_urdf(urdf_paths[request.param])
+
+
+@pytest.fixture(scope="session")
+def panda(urdf_paths: dict[str, str]) -> RobotModel:
+    """The Franka Panda (9 dof with the two finger joints)."""
+    return RobotModel.from_urdf(urdf_paths["panda"])
+
+
+@pytest.fixture(scope="session")
+def ur5(urdf_paths: dict[str, str]) -> RobotModel:
+    """The UR5 (6 dof)."""
+    return RobotModel.from_urdf(urdf_paths["ur5"])
