@@ -1,0 +1,77 @@
+"""Timing of eq. (39) against Pinocchio's own calls in the same process.
+
+Run: ``bash scripts/run_main.sh`` sets up the venv; then
+``.venv/bin/python benchmarks/bench_dynamics.py [--repeat N]``.
+Prints µs per call and the ratio to ``pin.rnea`` for the Panda and the UR5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import timeit
+from collections.abc import Callable
+
+import numpy as np
+import pinocchio as pin
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from particle_lagrangian import find_example_robot_urdf  # noqa: E402
+
+from robot_tv_dynamics import RobotModel  # noqa: E402
+
+
+def _time(function: Callable[[], object], repeat: int) -> float:
+    """Best-of-5 mean time per call [µs]."""
+    timer = timeit.Timer(function)
+    return min(timer.repeat(5, repeat)) / repeat * 1e6
+
+
+def bench(name: str, repeat: int) -> list[tuple[str, float]]:
+    robot = RobotModel.from_urdf(find_example_robot_urdf(name))
+    model, data = robot.pinocchio_model, robot.pinocchio_model.createData()
+    rng = np.random.default_rng(0)
+    n, nv = robot.n_bodies, robot.nv
+    q = rng.uniform(robot.joint_limits.lower, robot.joint_limits.upper)
+    qd, qdd = rng.normal(size=nv), rng.normal(size=nv)
+    theta = np.array(robot.theta_nominal)
+    theta_dot = 0.1 * rng.normal(size=(n, 10))
+    psi, psi_dot = rng.normal(size=(n, 12)), rng.normal(size=(n, 12))
+    tau = robot.inverse_dynamics(q, qd, qdd, theta, theta_dot, psi, psi_dot).tau
+    rows = [
+        ("pin.rnea", lambda: pin.rnea(model, data, q, qd, qdd)),
+        ("pin.crba", lambda: pin.crba(model, data, q)),
+        ("pin.aba", lambda: pin.aba(model, data, q, qd, tau)),
+        ("pin.computeCoriolisMatrix", lambda: pin.computeCoriolisMatrix(model, data, q, qd)),
+        ("pin.computeJointTorqueRegressor",
+         lambda: pin.computeJointTorqueRegressor(model, data, q, qd, qdd)),
+        ("kinematics (J, ∂J/∂q, poses)", lambda: robot.kinematics(q)),
+        ("inverse_dynamics, full eq. (39)",
+         lambda: robot.inverse_dynamics(q, qd, qdd, theta, theta_dot, psi, psi_dot)),
+        ("inverse_dynamics, classical", lambda: robot.inverse_dynamics(q, qd, qdd, theta)),
+        ("forward_dynamics, full eq. (39)",
+         lambda: robot.forward_dynamics(q, qd, tau, theta, theta_dot, psi, psi_dot)),
+        ("regressor R(q, q̇, v, a)", lambda: robot.regressor(q, qd, qd, qdd)),
+    ]
+    return [(label, _time(function, repeat)) for label, function in rows]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=2000, help="calls per timing run")
+    args = parser.parse_args()
+    print(f"pin {pin.__version__}, numpy {np.__version__}, python {sys.version.split()[0]}")
+    for name in ("panda", "ur5"):
+        rows = bench(name, args.repeat)
+        rnea = rows[0][1]
+        print(f"\n{name}")
+        print(f"  {'call':36s} {'µs/call':>9s} {'× rnea':>8s}")
+        for label, us in rows:
+            print(f"  {label:36s} {us:9.1f} {us / rnea:8.1f}")
+
+
+if __name__ == "__main__":
+    main()
