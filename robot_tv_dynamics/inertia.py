@@ -246,6 +246,35 @@ def transform_phi(phi: npt.ArrayLike, rotation: npt.ArrayLike, translation: npt.
     return phi_from_pseudo_inertia(transform @ f @ transform.T)
 
 
+def transform_psi(psi: npt.ArrayLike, rotation: npt.ArrayLike, translation: npt.ArrayLike) -> Array:
+    """Ψ of eq. (27) for the same moving particles seen from another frame.
+
+    ψ = ∫σρ [𝓋; A₃,₁(x)𝓋], whose last nine entries are the columns of O = ∫σρ x 𝓋ᵀ
+    stacked. With ``x_B = R x + p`` and ``𝓋_B = R 𝓋`` (a fixed transform),
+    ψ_lin' = R ψ_lin and O' = R O Rᵀ + p (R ψ_lin)ᵀ: linear, so exact for Ψ̇ too.
+
+    Args:
+        psi: ψ in frame A, (12,) or (..., 12) [kg·m/s, kg·m²/s].
+        rotation: R, (3, 3), orientation of A in B.
+        translation: p, (3,), origin of A in B [m].
+
+    Returns:
+        ψ in frame B, same shape.
+    """
+    psi = np.asarray(psi, dtype=np.float64)
+    if psi.ndim == 0 or psi.shape[-1] != 12:
+        raise InvalidInputError("psi", f"expected shape (..., 12), got {psi.shape}")
+    rotation = check_finite(rotation, "rotation", (3, 3))
+    translation = check_finite(translation, "translation", (3,))
+    linear = psi[..., :3] @ rotation.T
+    outer = np.swapaxes(psi[..., 3:].reshape(psi.shape[:-1] + (3, 3)), -1, -2)  # O[i, j]
+    moved = rotation @ outer @ rotation.T + translation[:, None] * linear[..., None, :]
+    out = np.empty_like(psi)
+    out[..., :3] = linear
+    out[..., 3:] = np.swapaxes(moved, -1, -2).reshape(psi.shape[:-1] + (9,))
+    return out
+
+
 def phi_from_mass_com_inertia(
     mass: float, com: npt.ArrayLike, inertia_com: npt.ArrayLike, *, what: str = "inertia"
 ) -> Array:

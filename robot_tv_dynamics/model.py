@@ -19,7 +19,13 @@ import pinocchio as pin
 from robot_tv_dynamics import dynamics
 from robot_tv_dynamics.exceptions import InvalidInputError, UnknownNameError, URDFError
 from robot_tv_dynamics.exceptions import UnsupportedJointError
-from robot_tv_dynamics.inertia import Array, check_finite, phi_from_pinocchio, transform_phi
+from robot_tv_dynamics.inertia import (
+    Array,
+    check_finite,
+    phi_from_pinocchio,
+    transform_phi,
+    transform_psi,
+)
 from robot_tv_dynamics.kinematics import Kinematics
 from robot_tv_dynamics.urdf import build_pinocchio_model, parse_link_inertials, read_urdf_file
 
@@ -233,6 +239,42 @@ class RobotModel:
         out = theta.copy()
         out[body] += new - old
         return out
+
+    def link_load_in_body(
+        self,
+        link: str,
+        phi: npt.ArrayLike,
+        phi_dot: npt.ArrayLike | None = None,
+        psi: npt.ArrayLike | None = None,
+        psi_dot: npt.ArrayLike | None = None,
+    ) -> tuple[int, Array, Array, Array, Array]:
+        """Move a load given in a link frame (Φ, Φ̇, ψ, ψ̇) into its owning body's frame.
+
+        Args:
+            link: URDF link the load is expressed in (e.g. a payload or flange link).
+            phi: Φ of the load about the link frame, (10,).
+            phi_dot: Φ̇, (10,); None = 0.
+            psi: ψ of eq. (27) in link coordinates, (12,); None = 0.
+            psi_dot: ψ̇, (12,); None = 0.
+
+        Returns:
+            (body index, Φ, Φ̇, ψ, ψ̇), all in body coordinates.
+        """
+        attachment = self.link_attachment(link)
+        rotation, translation = attachment.rotation, attachment.translation
+
+        def vector(value: npt.ArrayLike | None, name: str, size: int) -> Array:
+            if value is None:
+                return np.zeros(size)
+            return check_finite(value, f'link "{link}" {name}', (size,))
+
+        return (
+            attachment.body,
+            transform_phi(vector(phi, "phi", 10), rotation, translation),
+            transform_phi(vector(phi_dot, "phi_dot", 10), rotation, translation),
+            transform_psi(vector(psi, "psi", 12), rotation, translation),
+            transform_psi(vector(psi_dot, "psi_dot", 12), rotation, translation),
+        )
 
     # ------------------------------------------------------------------ input checks
     def check_theta(self, theta: npt.ArrayLike, argument: str = "theta") -> Array:

@@ -184,3 +184,20 @@ def test_projection_rejects_bad_band() -> None:
         project_uniformly_consistent(np.r_[1.0, np.zeros(9)], 0.0, 1.0)
     with pytest.raises(InvalidInputError, match="epsilon"):
         project_uniformly_consistent(np.r_[1.0, np.zeros(9)], 2.0, 1.0)
+
+
+def test_transform_psi_matches_moving_the_particles() -> None:
+    rng = np.random.default_rng(12)
+    masses, x, u = rng.uniform(0.1, 1, 4), rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
+    rotation, translation = pin.SE3.Random().rotation, rng.normal(size=3)
+
+    def psi_of(points: np.ndarray, velocities: np.ndarray) -> np.ndarray:
+        out = np.zeros(12)
+        for m, xi, vi in zip(masses, points, velocities):
+            out += m * np.r_[vi, np.outer(vi, xi).ravel()]  # [𝓋; x𝓋₁; x𝓋₂; x𝓋₃]
+        return out
+
+    from robot_tv_dynamics.inertia import transform_psi
+    expected = psi_of(x @ rotation.T + translation, u @ rotation.T)
+    np.testing.assert_allclose(transform_psi(psi_of(x, u), rotation, translation), expected,
+                               atol=1e-12)
