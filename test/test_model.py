@@ -216,3 +216,31 @@ def test_phi_of_pinocchio_links_is_consistent(robot: RobotModel) -> None:
     for l in range(robot.n_bodies):
         phi = phi_from_pinocchio(robot.pinocchio_model.inertias[l + 1])
         assert np.linalg.eigvalsh(pseudo_inertia(phi))[0] > 0
+
+
+def test_link_load_moves_into_the_owning_body_like_its_particles(panda: RobotModel) -> None:
+    """Φ, Φ̇, ψ, ψ̇ of moving, mass-changing particles given in a link frame."""
+    rng = np.random.default_rng(4)
+    attachment = panda.link_attachment("panda_hand_tcp")
+    rotation, translation = attachment.rotation, attachment.translation
+    m, md = rng.uniform(0.1, 1, 3), rng.normal(size=3)
+    x, u, ud = (rng.normal(scale=0.1, size=(3, 3)) for _ in range(3))
+
+    def state(points: np.ndarray, vel: np.ndarray, acc: np.ndarray) -> tuple:
+        from robot_tv_dynamics.inertia import phi_from_point_masses
+        phi = phi_from_point_masses(m, points)
+        h = 1e-6  # Φ̇ by a central difference of the moving cloud (Φ is quadratic in x)
+        phi_dot = (phi_from_point_masses(m + h * md, points + h * vel)
+                   - phi_from_point_masses(m - h * md, points - h * vel)) / (2 * h)
+        psi = sum(mi * np.r_[vi, np.outer(vi, xi).ravel()] for mi, xi, vi in zip(m, points, vel))
+        psi_dot = sum(mdi * np.r_[vi, np.outer(vi, xi).ravel()]
+                      + mi * np.r_[ai, (np.outer(ai, xi) + np.outer(vi, vi)).ravel()]
+                      for mi, mdi, xi, vi, ai in zip(m, md, points, vel, acc))
+        return phi, phi_dot, psi, psi_dot
+
+    in_link = state(x, u, ud)
+    in_body = state(x @ rotation.T + translation, u @ rotation.T, ud @ rotation.T)
+    body, *moved = panda.link_load_in_body("panda_hand_tcp", *in_link)
+    assert body == panda.body_index("panda_link7")
+    for got, want in zip(moved, in_body):
+        np.testing.assert_allclose(got, want, atol=1e-8)
