@@ -55,7 +55,7 @@ def check_finite(value: npt.ArrayLike, argument: str, shape: tuple[int | None, .
     except (TypeError, ValueError) as error:
         raise InvalidInputError(argument, f"not numeric ({error})") from None
     if array.ndim != len(shape) or any(
-        want is not None and have != want for have, want in zip(array.shape, shape)
+        want is not None and have != want for have, want in zip(array.shape, shape, strict=True)
     ):
         expected = "(" + ", ".join("N" if s is None else str(s) for s in shape)
         expected += ",)" if len(shape) == 1 else ")"
@@ -139,14 +139,14 @@ def pseudo_inertia(phi: npt.ArrayLike) -> Array:
 
 def phi_from_pseudo_inertia(f: npt.ArrayLike) -> Array:
     """Inverse of :func:`pseudo_inertia`: Φ from f (symmetrised), with I = tr(Σ) I₃ − Σ."""
-    f = np.asarray(f, dtype=np.float64)
-    if f.ndim < 2 or f.shape[-2:] != (4, 4):
-        raise InvalidInputError("f", f"expected shape (..., 4, 4), got {f.shape}")
-    f = 0.5 * (f + np.swapaxes(f, -1, -2))
-    sigma = f[..., :3, :3]
+    matrix = np.asarray(f, dtype=np.float64)
+    if matrix.ndim < 2 or matrix.shape[-2:] != (4, 4):
+        raise InvalidInputError("f", f"expected shape (..., 4, 4), got {matrix.shape}")
+    matrix = 0.5 * (matrix + np.swapaxes(matrix, -1, -2))
+    sigma = matrix[..., :3, :3]
     trace = np.trace(sigma, axis1=-2, axis2=-1)
     inertia = trace[..., None, None] * np.eye(3) - sigma
-    return phi_from_parts(f[..., 3, 3], f[..., :3, 3], inertia)
+    return phi_from_parts(matrix[..., 3, 3], matrix[..., :3, 3], inertia)
 
 
 def spatial_inertia(phi: npt.ArrayLike) -> Array:
@@ -180,14 +180,14 @@ SPATIAL_BASIS.setflags(write=False)
 
 def consistency_margin(phi: npt.ArrayLike) -> Array | float:
     """Margin μ = λ_min(f(Φ)) [kg·m² or kg]: > 0 iff physically consistent (Theorem 1)."""
-    values = np.linalg.eigvalsh(pseudo_inertia(phi))[..., 0]
-    return float(values) if np.ndim(values) == 0 else values
+    values = np.asarray(np.linalg.eigvalsh(pseudo_inertia(phi))[..., 0], dtype=np.float64)
+    return float(values) if values.ndim == 0 else values
 
 
 def consistency_size(phi: npt.ArrayLike) -> Array | float:
     """Size ν = λ_max(f(Φ)), the quantity Definition 3 asks to stay bounded."""
-    values = np.linalg.eigvalsh(pseudo_inertia(phi))[..., -1]
-    return float(values) if np.ndim(values) == 0 else values
+    values = np.asarray(np.linalg.eigvalsh(pseudo_inertia(phi))[..., -1], dtype=np.float64)
+    return float(values) if values.ndim == 0 else values
 
 
 def is_physically_consistent(phi: npt.ArrayLike, tolerance: float = 0.0) -> bool:

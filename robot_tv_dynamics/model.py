@@ -17,8 +17,12 @@ import numpy.typing as npt
 import pinocchio as pin
 
 from robot_tv_dynamics import dynamics
-from robot_tv_dynamics.exceptions import InvalidInputError, UnknownNameError, URDFError
-from robot_tv_dynamics.exceptions import UnsupportedJointError
+from robot_tv_dynamics.exceptions import (
+    InvalidInputError,
+    UnknownNameError,
+    UnsupportedJointError,
+    URDFError,
+)
 from robot_tv_dynamics.inertia import (
     Array,
     check_finite,
@@ -309,7 +313,8 @@ class RobotModel:
         jacobians = np.empty((n, 6, nv))
         derivatives = np.empty((n, nv, nv, 6))
         placements = np.empty((n, 4, 4))
-        get_jacobian, get_hessian, local = pin.getJointJacobian, pin.getJointKinematicHessian, pin.LOCAL
+        get_jacobian, get_hessian = pin.getJointJacobian, pin.getJointKinematicHessian
+        local = pin.LOCAL
         oMi = data.oMi
         for l in range(n):
             jacobians[l] = get_jacobian(model, data, l + 1, local)

@@ -15,9 +15,9 @@ from particle_lagrangian import (
     make_particle,
     paper_q_lagrangian_torque,
     particle_state,
+    ramp_mass_particle,
     random_particles,
     random_path,
-    ramp_mass_particle,
     total_theta,
     truth_torque,
 )
@@ -105,7 +105,7 @@ def test_q0_maps_psi_to_relative_momentum() -> None:
     rng = np.random.default_rng(5)
     masses, x, u = rng.uniform(0.1, 1, 4), rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
     psi = np.zeros(12)
-    for m, xi, ui in zip(masses, x, u):
+    for m, xi, ui in zip(masses, x, u, strict=True):
         psi += m * np.r_[ui, np.kron(ui, np.ones(3)) * np.tile(xi, 3)]  # [𝓋; A₃,₁(x)𝓋]
     expected = np.r_[masses @ u, np.sum(masses[:, None] * np.cross(x, u), axis=0)]
     np.testing.assert_allclose(Q0 @ psi, expected, atol=1e-12)

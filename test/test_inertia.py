@@ -193,7 +193,7 @@ def test_transform_psi_matches_moving_the_particles() -> None:
 
     def psi_of(points: np.ndarray, velocities: np.ndarray) -> np.ndarray:
         out = np.zeros(12)
-        for m, xi, vi in zip(masses, points, velocities):
+        for m, xi, vi in zip(masses, points, velocities, strict=True):
             out += m * np.r_[vi, np.outer(vi, xi).ravel()]  # [𝓋; x𝓋₁; x𝓋₂; x𝓋₃]
         return out
 

@@ -77,7 +77,8 @@ def test_jacobian_derivatives_match_finite_differences(robot: RobotModel) -> Non
         for k in range(robot.nv):
             dq = np.zeros(robot.nv)
             dq[k] = eps
-            fd = (robot.kinematics(q + dq).jacobians - robot.kinematics(q - dq).jacobians) / (2 * eps)
+            fd = (robot.kinematics(q + dq).jacobians
+                  - robot.kinematics(q - dq).jacobians) / (2 * eps)
             np.testing.assert_allclose(derivative[..., k], fd, atol=1e-8)
 
 
@@ -232,15 +233,16 @@ def test_link_load_moves_into_the_owning_body_like_its_particles(panda: RobotMod
         h = 1e-6  # Φ̇ by a central difference of the moving cloud (Φ is quadratic in x)
         phi_dot = (phi_from_point_masses(m + h * md, points + h * vel)
                    - phi_from_point_masses(m - h * md, points - h * vel)) / (2 * h)
-        psi = sum(mi * np.r_[vi, np.outer(vi, xi).ravel()] for mi, xi, vi in zip(m, points, vel))
+        psi = sum(mi * np.r_[vi, np.outer(vi, xi).ravel()]
+                  for mi, xi, vi in zip(m, points, vel, strict=True))
         psi_dot = sum(mdi * np.r_[vi, np.outer(vi, xi).ravel()]
                       + mi * np.r_[ai, (np.outer(ai, xi) + np.outer(vi, vi)).ravel()]
-                      for mi, mdi, xi, vi, ai in zip(m, md, points, vel, acc))
+                      for mi, mdi, xi, vi, ai in zip(m, md, points, vel, acc, strict=True))
         return phi, phi_dot, psi, psi_dot
 
     in_link = state(x, u, ud)
     in_body = state(x @ rotation.T + translation, u @ rotation.T, ud @ rotation.T)
     body, *moved = panda.link_load_in_body("panda_hand_tcp", *in_link)
     assert body == panda.body_index("panda_link7")
-    for got, want in zip(moved, in_body):
+    for got, want in zip(moved, in_body, strict=True):
         np.testing.assert_allclose(got, want, atol=1e-8)
