@@ -1,0 +1,169 @@
+r"""Online estimation of one body's inertial parameters Φ from joint torques.
+
+Today's adaptive schemes assume constant Θ: they fit the CLASSICAL robotics equation
+
+.. math::
+    τ - \sum_{l \ne b} R_l(q, \dot q, \dot q, \ddot q)\,Φ_l
+      = R_b(q, \dot q, \dot q, \ddot q)\,Φ_b
+
+(the regressor of eq. (44) with v = q̇, a = q̈; R Θ = M q̈ + C q̇ + G), with the other
+bodies' Φ_l known, by recursive least squares with exponential forgetting. While a
+load changes the body's mass distribution, the terms M(q, Θ̇) q̇, H(q, Ψ) q̇ and
+J^⊤Q₀Ψ̇ of eq. (39) are missing from this model, and the forgetting that lets the
+estimate follow Θ(t) also lets the covariance grow in directions the motion does not
+excite.
+
+Two variants run on the same data:
+
+- :class:`RecursiveLeastSquares` with ``projected=False`` (*classical*): nothing keeps
+  Φ̂ physical;
+- ``projected=True``: after every update Φ̂ is projected onto the uniformly consistent
+  set {ε I ⪯ f(Φ) ⪯ β I} (Definition 3) by clipping the eigenvalues of f(Φ̂)
+  (:func:`~robot_tv_dynamics.inertia.project_uniformly_consistent`), so
+  λ_min(f(Φ̂)) ≥ ε at all times and, by Theorem 2, λ_min(M(q, Θ̂)) ≥ α₁ > 0 when the
+  other bodies are consistent and the Jacobian is normal.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from robot_tv_dynamics import dynamics
+from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.inertia import Array, check_finite, project_uniformly_consistent
+from robot_tv_dynamics.kinematics import Kinematics
+
+
+@dataclass(frozen=True)
+class EstimatorConfig:
+    """Settings of the recursive least-squares estimator of one body's Φ.
+
+    Attributes:
+        forgetting: λ ∈ (0, 1], forgetting factor per update; the memory is
+            about 1/(1 − λ) updates [1].
+        prior_std: prior standard deviations of (m, h, I) [kg, kg·m, kg·m²]: the
+            initial covariance is diag(σ_m², σ_h²·1₃, σ_I²·1₆).
+        noise_std: standard deviation of the torque residual the update assumes
+            [N·m or N] (weights the rows; the same for every joint).
+        epsilon: ε > 0 of the projection {ε I ⪯ f(Φ) ⪯ β I} [kg·m² or kg].
+        beta: β ≥ ε of the projection [kg·m² or kg].
+    """
+
+    forgetting: float = 0.995
+    prior_std: tuple[float, float, float] = (1.0, 0.1, 0.02)
+    noise_std: float = 0.05
+    epsilon: float = 1e-4
+    beta: float = 100.0
+
+    def __post_init__(self) -> None:
+        """Check the ranges.
+
+        Raises:
+            InvalidInputError: a value out of range.
+        """
+        if not 0.0 < self.forgetting <= 1.0:
+            raise InvalidInputError("forgetting", f"must be in (0, 1], got {self.forgetting}")
+        if len(self.prior_std) != 3 or not all(
+                math.isfinite(s) and s > 0 for s in self.prior_std):
+            raise InvalidInputError("prior_std", f"need three values > 0, got {self.prior_std}")
+        if not (math.isfinite(self.noise_std) and self.noise_std > 0):
+            raise InvalidInputError("noise_std", f"must be > 0, got {self.noise_std}")
+        if not (math.isfinite(self.epsilon) and math.isfinite(self.beta)
+                and 0.0 < self.epsilon <= self.beta):
+            raise InvalidInputError(
+                "epsilon, beta", f"need 0 < epsilon <= beta, got {self.epsilon}, {self.beta}")
+
+    def initial_covariance(self) -> Array:
+        """P₀ = diag(σ_m², σ_h², σ_h², σ_h², σ_I², …), (10, 10)."""
+        m, h, i = self.prior_std
+        return np.diag([m * m] + [h * h] * 3 + [i * i] * 6).astype(np.float64)
+
+
+class RecursiveLeastSquares:
+    r"""RLS with exponential forgetting on Φ ∈ ℝ¹⁰, optionally projected (Definition 3).
+
+    Update with rows R (k, 10) and measurement y (k,), noise covariance S = σ² I:
+
+    .. math::
+        K = P R^\top (λ S + R P R^\top)^{-1},\quad
+        \hatΦ \leftarrow \hatΦ + K (y - R \hatΦ),\quad
+        P \leftarrow (P - K R P)/λ
+
+    and, when ``projected``, :math:`\hatΦ \leftarrow Π_{[ε, β]}(\hatΦ)`.
+    """
+
+    def __init__(self, phi0: npt.ArrayLike, config: EstimatorConfig, *,
+                 projected: bool) -> None:
+        """Start from the estimate ``phi0`` (10,) with the prior covariance of ``config``."""
+        self.config = config
+        self.projected = projected
+        self.phi = check_finite(phi0, "phi0", (10,)).copy()
+        if projected:
+            self.phi = project_uniformly_consistent(self.phi, config.epsilon, config.beta)
+        self.covariance = config.initial_covariance()
+        self.updates = 0
+
+    def update(self, regressor: npt.ArrayLike, y: npt.ArrayLike) -> Array:
+        """One RLS step; returns the new Φ̂ (a copy).
+
+        Args:
+            regressor: R_b, (k, 10), rows of the body's classical regressor.
+            y: the torque share attributed to the body, (k,) [N·m or N].
+
+        Raises:
+            InvalidInputError: wrong shapes or non-finite values.
+        """
+        r = check_finite(regressor, "regressor", (None, 10))
+        y = check_finite(y, "y", (r.shape[0],))
+        lam, p = self.config.forgetting, self.covariance
+        pr = p @ r.T
+        s = r @ pr + lam * self.config.noise_std**2 * np.eye(r.shape[0])
+        gain = np.linalg.solve(s, pr.T).T  # (10, k)
+        self.phi = self.phi + gain @ (y - r @ self.phi)
+        p = (p - gain @ pr.T) / lam
+        self.covariance = 0.5 * (p + p.T)
+        if self.projected:
+            self.phi = project_uniformly_consistent(
+                self.phi, self.config.epsilon, self.config.beta)
+        self.updates += 1
+        return self.phi.copy()
+
+
+@dataclass(frozen=True)
+class PayloadMeasurement:
+    """One sample of the classical model restricted to the payload body.
+
+    Attributes:
+        regressor: R_b(q, q̇, q̇, q̈), (nv, 10).
+        y: τ − Σ_{l≠b} R_l Φ_l, (nv,) [N·m or N].
+    """
+
+    regressor: Array
+    y: Array
+
+
+def payload_measurement(
+    kin: Kinematics, qd: Array, qdd: Array, tau: Array, theta_known: Array, body: int
+) -> PayloadMeasurement:
+    """The classical-model measurement of body ``body`` (see the module docstring).
+
+    Args:
+        kin: kinematics at the measured q.
+        qd: measured q̇ (nv,).
+        qdd: measured q̈ (nv,).
+        tau: measured joint torques (nv,) [N·m or N].
+        theta_known: Θ with the other bodies' Φ known (N, 10); row ``body`` is ignored.
+        body: index of the estimated body.
+
+    Returns:
+        The measurement (R_b, y).
+    """
+    full = dynamics.regressor(kin, qd, qd, qdd)
+    columns = slice(10 * body, 10 * body + 10)
+    others = np.array(theta_known, dtype=np.float64)
+    others[body] = 0.0
+    return PayloadMeasurement(full[:, columns].copy(), tau - full @ others.ravel())

@@ -1,0 +1,385 @@
+"""sim_node: a simulated arm integrating eq. (39) under a payload-loading process.
+
+The node is a thin adapter around :mod:`robot_tv_dynamics.simulation`: a stepping
+thread advances the plant at ``rate`` (1 kHz, RK4) paced to the wall clock by
+``real_time_factor``, and every ``1/publish_rate`` s publishes
+
+- ``joint_states`` (sensor_msgs/JointState; effort = the applied joint torque τ);
+- ``inertial_parameters`` / ``inertial_parameter_rates`` (true Θ, Θ̇; Float64MultiArray
+  ``body`` × ``phi``), ``psi`` / ``psi_rates`` (Ψ, Ψ̇; ``body`` × ``psi``);
+- ``joint_accelerations`` (trajectory_msgs/JointTrajectory, one point at the sample's
+  stamp with the exact q̈): remap a dynamics_node's ``reference`` to it and the node
+  uses the simulator's q̈ instead of differentiating q̇;
+- with the built-in adaptive controller (``controller: adaptive``):
+  ``estimates/classical/inertial_parameters`` and ``estimates/projected/inertial_parameters``
+  (Θ̂ with the payload body's row from each estimator), ``reference_joint_states``
+  (the tracked q_r, q̇_r);
+- ``robot_description`` (std_msgs/String, transient local) when the URDF came from a
+  file or the built-in Panda, and ``simulation_info`` (std_msgs/String, transient
+  local, JSON: stamp epoch, rate, process, payload body, ε, β, ...).
+
+It subscribes ``effort_commands`` (std_msgs/Float64MultiArray, one value per joint in
+URDF joint order, the ros2_control forward-command convention): with
+``controller: none`` that is the applied torque (held until the next command); with
+the adaptive controller it is added to the controller's torque.
+
+Stamps: a sample at simulated time t is stamped ``epoch + t``; ``epoch`` is the node
+clock when stepping starts (published in ``simulation_info``).
+
+The Panda's fingers (two prismatic joints of 15 g) are held by the controller like any
+other joint; without a controller they move freely (there are no joint limits in the
+simulation).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from builtin_interfaces.msg import Duration
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
+from robot_tv_dynamics.loading import KINDS, LoadingProcess, load_loading_process
+from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.ros import common
+from robot_tv_dynamics.ros.common import ParameterSpec
+from robot_tv_dynamics.ros.conversions import (
+    body_array,
+    fill_joint_state,
+    seconds_to_stamp,
+    to_float_array,
+)
+from robot_tv_dynamics.simulation import (
+    ArmSimulator,
+    ClosedLoop,
+    SimulationDivergedError,
+    demo_loop,
+    example_robot_urdf,
+)
+
+NODE_NAME = "sim_node"
+
+PARAMETERS = common.URDF_PARAMETERS + (
+    ParameterSpec(
+        "loading", "fill",
+        "loading process: a YAML file (config/loading/*.yaml format), one of the built-in "
+        "examples fill, drain, grasp, timeline, or none"),
+    ParameterSpec("rate", 1000.0, "integration (and controller) rate", "Hz", 100.0, 100000.0),
+    ParameterSpec("publish_rate", 100.0, "rate of every published topic", "Hz", 1.0, 1000.0),
+    ParameterSpec(
+        "real_time_factor", 1.0,
+        "simulated seconds per wall-clock second; 0 runs as fast as possible", "", 0.0, 1000.0),
+    ParameterSpec(
+        "duration", 0.0,
+        "stop (and exit) after this much simulated time; 0 runs until shut down", "s",
+        0.0, 1e9),
+    ParameterSpec(
+        "controller", "adaptive",
+        "adaptive: computed torque on the projected payload estimate, with the classical "
+        "and projected estimators; none: the applied torque is effort_commands"),
+    ParameterSpec("seed", 0, "seed of the simulated torque-sensor noise", "", 0, 2**31 - 1),
+    ParameterSpec(
+        "joint_states_delay", 0.002,
+        "pause between publishing a tick's Θ, Θ̇, Ψ, Ψ̇, q̈ and its joint_states, so that a "
+        "subscriber (dynamics_node) has the tick's loads when the joint state arrives "
+        "(Float64MultiArray has no stamp to match them by)", "s", 0.0, 0.1),
+    ParameterSpec(
+        "wait_for_subscribers", 0,
+        "before stepping, wait until joint_states has this many subscribers", "", 0, 1000),
+    ParameterSpec(
+        "wait_timeout", 20.0, "longest wait for those subscribers", "s", 0.0, 3600.0),
+)
+
+
+@dataclass(frozen=True)
+class SimNodeConfig:
+    """The sim node's parameters (see ``PARAMETERS`` for meaning and units)."""
+
+    robot_description: str = ""
+    urdf_path: str = ""
+    robot_description_timeout: float = 10.0
+    log_throttle: float = 1.0
+    loading: str = "fill"
+    rate: float = 1000.0
+    publish_rate: float = 100.0
+    real_time_factor: float = 1.0
+    duration: float = 0.0
+    controller: str = "adaptive"
+    seed: int = 0
+    joint_states_delay: float = 0.002
+    wait_for_subscribers: int = 0
+    wait_timeout: float = 20.0
+
+
+def package_config_dir() -> Path:
+    """``config/`` of the package: the source tree, else the ament share directory."""
+    source = Path(__file__).resolve().parents[2] / "config"
+    if source.is_dir():
+        return source
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        return Path(get_package_share_directory("robot_tv_dynamics")) / "config"
+    except Exception:  # any lookup failure means "not installed"
+        return source
+
+
+def resolve_loading(name: str) -> LoadingProcess | None:
+    """A loading process from a built-in name, a YAML path, or None for ``none``.
+
+    Raises:
+        InvalidInputError: an unknown name or a bad file.
+    """
+    name = name.strip()
+    if name in ("", "none"):
+        return None
+    if name in KINDS:
+        return load_loading_process(package_config_dir() / "loading" / f"{name}.yaml")
+    path = Path(name).expanduser()
+    if not path.is_file():
+        raise InvalidInputError(
+            "loading", f'"{name}" is neither a file nor one of {list(KINDS)} or "none"')
+    return load_loading_process(path)
+
+
+class SimNode(Node):
+    """The simulated arm (see the module docstring)."""
+
+    def __init__(self) -> None:
+        """Declare parameters, build the model and the loop, start the stepping thread.
+
+        Raises:
+            RobotTvDynamicsError: bad URDF, loading file or parameter.
+        """
+        super().__init__(NODE_NAME)
+        values = common.declare_parameters(self, PARAMETERS)
+        self.config: SimNodeConfig = common.config_from_parameters(SimNodeConfig, values)
+        cfg = self.config
+        if cfg.controller not in ("adaptive", "none"):
+            raise InvalidInputError("controller", f'"{cfg.controller}" is not adaptive or none')
+        latched = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                             reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        description_pub = self.create_publisher(String, "robot_description", latched)
+        if cfg.robot_description.strip():
+            xml = cfg.robot_description
+            self.model = RobotModel.from_urdf_string(xml, "parameter robot_description")
+        else:
+            path = cfg.urdf_path.strip() or str(example_robot_urdf())
+            self.model = RobotModel.from_urdf(Path(path).expanduser())
+            xml = Path(path).expanduser().read_text()
+            description_pub.publish(String(data=xml))
+        self.process = resolve_loading(cfg.loading)
+        model = self.model
+        self.loop: ClosedLoop | None = None
+        if cfg.controller == "adaptive":
+            if self.process is None:
+                raise InvalidInputError(
+                    "controller", "adaptive needs a loading process (its link is the payload)")
+            self.loop = demo_loop(model, self.process, seed=cfg.seed)
+            if cfg.rate != self.loop.config.rate:
+                self.loop = ClosedLoop(
+                    model, self.process, self.loop.reference,
+                    _with_rate(self.loop, cfg.rate))
+            self.plant: ArmSimulator = self.loop.plant
+        else:
+            self.plant = ArmSimulator(model, self.process, rate=cfg.rate)
+        self._command = np.zeros(model.nv)
+        self._lock = threading.Lock()
+        reliable = common.RELIABLE_QOS
+        self._pubs = {
+            name: self.create_publisher(kind, name, reliable) for name, kind in (
+                ("joint_states", JointState),
+                ("inertial_parameters", Float64MultiArray),
+                ("inertial_parameter_rates", Float64MultiArray),
+                ("psi", Float64MultiArray), ("psi_rates", Float64MultiArray),
+                ("joint_accelerations", JointTrajectory),
+                ("estimates/classical/inertial_parameters", Float64MultiArray),
+                ("estimates/projected/inertial_parameters", Float64MultiArray),
+                ("reference_joint_states", JointState))}
+        self._info_pub = self.create_publisher(String, "simulation_info", latched)
+        self.create_subscription(
+            Float64MultiArray, "effort_commands", self._on_effort, common.stream_qos(10))
+        self._joint_msg = JointState(name=list(model.joint_names))
+        self._reference_msg = JointState(name=list(model.joint_names))
+        self.epoch = 0.0
+        self.finished = threading.Event()
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sim_node stepping", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ input
+    def _on_effort(self, msg: Float64MultiArray) -> None:
+        values = np.asarray(msg.data, dtype=np.float64)
+        if values.shape != (self.model.nv,) or not np.all(np.isfinite(values)):
+            self.get_logger().warning(
+                f"effort_commands rejected: need {self.model.nv} finite values in joint order "
+                f"{self.model.joint_names}, got {values.size}",
+                throttle_duration_sec=self.config.log_throttle)
+            return
+        with self._lock:
+            self._command = values
+
+    # ------------------------------------------------------------------ stepping
+    def _wait_for_subscribers(self) -> None:
+        cfg = self.config
+        if cfg.wait_for_subscribers <= 0:
+            return
+        deadline = time.monotonic() + cfg.wait_timeout
+        publisher = self._pubs["joint_states"]
+        while (publisher.get_subscription_count() < cfg.wait_for_subscribers
+               and time.monotonic() < deadline and not self._stop.is_set()):
+            time.sleep(0.02)
+
+    def _info(self) -> dict[str, object]:
+        process = self.process
+        info: dict[str, object] = {
+            "epoch": self.epoch, "rate": 1.0 / self.plant.dt,
+            "publish_rate": self.config.publish_rate, "controller": self.config.controller,
+            "joint_names": self.model.joint_names, "body_names": self.model.body_names,
+            "urdf": self.model.source,
+            "process": None if process is None else {
+                "link": process.link, "duration": process.duration,
+                "description": getattr(process, "describe", lambda: type(process).__name__)()},
+            "payload_body": self.plant.load_body,
+        }
+        if self.loop is not None:
+            est = self.loop.config.estimator
+            info.update({"epsilon_projection": est.epsilon, "beta_projection": est.beta,
+                         "forgetting": est.forgetting,
+                         "torque_noise_std": self.loop.config.torque_noise_std,
+                         "estimator_rate": self.loop.config.rate
+                         / self.loop.config.estimator_decimation})
+        return info
+
+    def _run(self) -> None:
+        try:
+            self._wait_for_subscribers()
+            self.epoch = self.get_clock().now().nanoseconds * 1e-9
+            self._info_pub.publish(String(data=json.dumps(self._info())))
+            self._loop()
+        except SimulationDivergedError as error:
+            self.error = error
+            self.get_logger().fatal(f"simulation stopped: {error}")
+        except Exception as error:  # reported, then the node exits
+            self.error = error
+            self.get_logger().fatal(f"simulation stopped: {type(error).__name__}: {error}")
+        finally:
+            self.finished.set()
+
+    def _loop(self) -> None:
+        cfg = self.config
+        per_publish = max(1, int(round((1.0 / cfg.publish_rate) / self.plant.dt)))
+        start_wall = time.monotonic()
+        step = 0
+        last_log = start_wall
+        while not self._stop.is_set():
+            t = self.plant.t
+            if cfg.duration > 0 and t >= cfg.duration - 0.5 * self.plant.dt:
+                break
+            if cfg.real_time_factor > 0:
+                ahead = t / cfg.real_time_factor - (time.monotonic() - start_wall)
+                if ahead > 0.002:
+                    time.sleep(ahead)
+            with self._lock:
+                command = self._command.copy()
+            if self.loop is not None:
+                self.loop.set_extra_torque(command)
+                sample = self.loop.step()
+                q, qd, qdd, tau, loads = sample.q, sample.qd, sample.qdd, sample.tau, sample.loads
+            else:
+                q, qd = self.plant.q.copy(), self.plant.qd.copy()
+                loads = self.plant.loads(t)
+                qdd = self.plant.step(command)
+                tau, sample = command, None
+            if step % per_publish == 0:
+                self._publish(t, q, qd, qdd, tau, loads, sample)
+            step += 1
+            now = time.monotonic()
+            if now - last_log > 5.0:
+                last_log = now
+                self.get_logger().info(
+                    f"t = {t:.1f} s simulated, real-time factor {t / (now - start_wall):.2f}")
+
+    def _publish(self, t, q, qd, qdd, tau, loads, sample) -> None:  # noqa: ANN001
+        stamp = seconds_to_stamp(self.epoch + t)
+        names = self.model.body_names
+        pubs = self._pubs
+        pubs["inertial_parameters"].publish(body_array(loads.theta, names, "phi"))
+        pubs["inertial_parameter_rates"].publish(body_array(loads.theta_dot, names, "phi"))
+        pubs["psi"].publish(body_array(loads.psi, names, "psi"))
+        pubs["psi_rates"].publish(body_array(loads.psi_dot, names, "psi"))
+        trajectory = JointTrajectory(joint_names=list(self.model.joint_names))
+        trajectory.header.stamp = stamp
+        trajectory.points = [JointTrajectoryPoint(
+            accelerations=to_float_array(qdd), time_from_start=Duration(sec=0, nanosec=0))]
+        pubs["joint_accelerations"].publish(trajectory)
+        if self.config.joint_states_delay > 0:
+            time.sleep(self.config.joint_states_delay)
+        pubs["joint_states"].publish(fill_joint_state(self._joint_msg, stamp, q, qd, tau))
+        if sample is not None and self.loop is not None:
+            loop = self.loop
+            pubs["estimates/classical/inertial_parameters"].publish(
+                body_array(loop.theta_hat(sample.phi_classical), names, "phi"))
+            pubs["estimates/projected/inertial_parameters"].publish(
+                body_array(loop.theta_hat(sample.phi_projected), names, "phi"))
+            q_r, qd_r, _ = sample.reference
+            pubs["reference_joint_states"].publish(
+                fill_joint_state(self._reference_msg, stamp, q_r, qd_r, np.zeros(0)))
+
+    def stop(self) -> None:
+        """Stop the stepping thread (joined)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5.0)
+
+    def destroy_node(self) -> None:
+        """Stop stepping, then destroy."""
+        self.stop()
+        super().destroy_node()
+
+
+def _with_rate(loop: ClosedLoop, rate: float):  # noqa: ANN202
+    from dataclasses import replace
+
+    return replace(loop.config, rate=rate)
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the node; with ``duration`` > 0 it exits once that much time is simulated."""
+    import rclpy
+    from rclpy.executors import ExternalShutdownException
+
+    rclpy.init(args=args)
+    node = None
+    code = 0
+    try:
+        node = SimNode()
+        while rclpy.ok() and not node.finished.is_set():
+            rclpy.spin_once(node, timeout_sec=0.05)
+        if node.error is not None:
+            code = 1
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except (RobotTvDynamicsError, rclpy.exceptions.ParameterException) as error:
+        rclpy.logging.get_logger(NODE_NAME).fatal(f"cannot start: {error}")
+        code = 1
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
