@@ -1,0 +1,208 @@
+"""The launch file's bring-up without launch_ros: the node executables as subprocesses.
+
+``launch/tv_dynamics.launch.py`` needs launch_ros, which exists only in a ROS 2 install.
+This module starts the same nodes with the same parameters: every node gets
+``--params-file <config>`` (default: config/tv_dynamics.yaml), then
+``-p urdf_path:=<urdf>`` when a URDF is given, and ``-r __ns:=<namespace>``::
+
+    python -m robot_tv_dynamics.ros.bringup --urdf arm.urdf [--use-sim] [--config FILE]
+        [--namespace NS]
+
+It runs until Ctrl-C (then stops the nodes with SIGINT) or until a node exits (then
+stops the others and returns that node's exit code). The nodes run as
+``<python> -m robot_tv_dynamics.ros.<executable>``, so no colcon install is needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from robot_tv_dynamics.exceptions import RobotTvDynamicsError
+
+PACKAGE = "robot_tv_dynamics"
+#: Executables started always, and the one ``use_sim`` adds (as in the launch file).
+NODES = ("dynamics_node", "monitor_node")
+SIM_NODE = "sim_node"
+
+
+class BringUpError(RobotTvDynamicsError):
+    """The bring-up cannot start (a missing config file or node module)."""
+
+
+def default_config() -> Path:
+    """config/tv_dynamics.yaml: the installed share directory, else the source tree."""
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        path = Path(get_package_share_directory(PACKAGE)) / "config" / "tv_dynamics.yaml"
+        if path.is_file():
+            return path
+    except Exception:  # not installed with colcon, or no AMENT_PREFIX_PATH
+        pass
+    return Path(__file__).resolve().parents[2] / "config" / "tv_dynamics.yaml"
+
+
+def _yaml_string(text: str) -> str:
+    """A YAML single-quoted string (``-p name:=value`` values are parsed as YAML)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def node_command(
+    executable: str,
+    *,
+    urdf: str | None = None,
+    config: str | Path | None = None,
+    namespace: str = "",
+    python: str = sys.executable,
+    ros_args: Sequence[str] = (),
+) -> list[str]:
+    """The command line that starts one node like the launch file does.
+
+    Args:
+        executable: ``dynamics_node``, ``monitor_node`` or ``sim_node``.
+        urdf: URDF file passed as ``urdf_path`` (None: the robot_description topic).
+        config: parameter file (None: :func:`default_config`).
+        namespace: namespace of the node and its relative topics ("" = root).
+        python: interpreter (the venv's: it must import rclpy).
+        ros_args: more ``--ros-args`` arguments (e.g. ``["-p", "publish_rate:=10.0"]``).
+
+    Returns:
+        argv for :class:`subprocess.Popen`.
+    """
+    config = default_config() if config is None else Path(config)
+    command = [python, "-m", f"{PACKAGE}.ros.{executable}", "--ros-args",
+               "-r", f"__node:={executable}", "--params-file", str(config)]
+    if namespace.strip("/"):
+        command += ["-r", f"__ns:=/{namespace.strip('/')}"]
+    if urdf:
+        command += ["-p", f"urdf_path:={_yaml_string(os.path.abspath(urdf))}"]
+    return command + list(ros_args)
+
+
+@dataclass
+class BringUp:
+    """The running node processes.
+
+    Attributes:
+        processes: executable name → process.
+    """
+
+    processes: dict[str, subprocess.Popen] = field(default_factory=dict)
+
+    def poll(self) -> tuple[str, int] | None:
+        """(name, exit code) of the first node that has exited, or None."""
+        for name, process in self.processes.items():
+            code = process.poll()
+            if code is not None:
+                return name, code
+        return None
+
+    def stop(self, timeout: float = 10.0) -> dict[str, int]:
+        """SIGINT every node, wait up to ``timeout`` s, then kill; return the exit codes."""
+        for process in self.processes.values():
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + timeout
+        codes = {}
+        for name, process in self.processes.items():
+            try:
+                codes[name] = process.wait(max(deadline - time.monotonic(), 0.1))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                codes[name] = process.wait()
+        return codes
+
+
+def bring_up(
+    urdf: str | None = None,
+    *,
+    use_sim: bool = False,
+    config: str | Path | None = None,
+    namespace: str = "",
+    python: str = sys.executable,
+    env: Mapping[str, str] | None = None,
+    ros_args: Sequence[str] = (),
+    **popen: object,
+) -> BringUp:
+    """Start dynamics_node and monitor_node (and sim_node if ``use_sim``).
+
+    Args:
+        urdf: URDF file for every node (None: the robot_description topic).
+        use_sim: also start ``sim_node``.
+        config: parameter file (None: config/tv_dynamics.yaml).
+        namespace: namespace of every node.
+        python: interpreter of the nodes.
+        env: environment of the nodes (None: this process's).
+        ros_args: extra ``--ros-args`` arguments for every node.
+        **popen: more :class:`subprocess.Popen` arguments (e.g. ``stdout``).
+
+    Returns:
+        The running :class:`BringUp`.
+
+    Raises:
+        BringUpError: the config file or a node module is missing.
+    """
+    config = default_config() if config is None else Path(config)
+    if not config.is_file():
+        raise BringUpError(f"config file {config} does not exist")
+    if urdf is not None and not os.path.isfile(urdf):
+        raise BringUpError(f"URDF file {urdf} does not exist")
+    names = NODES + ((SIM_NODE,) if use_sim else ())
+    for name in names:
+        if importlib.util.find_spec(f"{PACKAGE}.ros.{name}") is None:
+            raise BringUpError(f"node module {PACKAGE}.ros.{name} is not available")
+    started = BringUp()
+    try:
+        for name in names:
+            command = node_command(name, urdf=urdf, config=config, namespace=namespace,
+                                   python=python, ros_args=ros_args)
+            started.processes[name] = subprocess.Popen(
+                command, env=dict(env) if env is not None else None, **popen)  # type: ignore[call-overload]
+    except BaseException:
+        started.stop()
+        raise
+    return started
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line: start the nodes and wait for Ctrl-C or a node exit."""
+    parser = argparse.ArgumentParser(
+        prog="python -m robot_tv_dynamics.ros.bringup",
+        description="Start dynamics_node and monitor_node (and sim_node) like "
+                    "launch/tv_dynamics.launch.py, without launch_ros.")
+    parser.add_argument("--urdf", help="URDF file (default: the robot_description topic)")
+    parser.add_argument("--use-sim", action="store_true", help="also start sim_node")
+    parser.add_argument("--config", help="parameter file (default: config/tv_dynamics.yaml)")
+    parser.add_argument("--namespace", default="", help="namespace of every node")
+    args = parser.parse_args(argv)
+    try:
+        running = bring_up(args.urdf, use_sim=args.use_sim, config=args.config,
+                           namespace=args.namespace)
+    except BringUpError as error:
+        print(f"bringup: {error}", file=sys.stderr)
+        return 1
+    print("bringup: started " + ", ".join(
+        f"{name} (pid {p.pid})" for name, p in running.processes.items()), file=sys.stderr)
+    try:
+        while (exited := running.poll()) is None:
+            time.sleep(0.2)
+        name, code = exited
+        print(f"bringup: {name} exited with code {code}; stopping the others", file=sys.stderr)
+        running.stop()
+        return code
+    except KeyboardInterrupt:
+        codes = running.stop()
+        return max(codes.values(), default=0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

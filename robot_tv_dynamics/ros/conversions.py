@@ -1,0 +1,402 @@
+"""ROS 2 messages ↔ NumPy arrays for the robot_tv_dynamics nodes.
+
+Pure conversions and validation: no node, no publishing. Every check raises an error
+of the package (:class:`~robot_tv_dynamics.exceptions.InvalidInputError`,
+:class:`~robot_tv_dynamics.exceptions.UnknownNameError`) whose message names the
+topic, the field and what is wrong, so a node can reject the message with that text.
+
+**Label convention of std_msgs/Float64MultiArray.** Every array the nodes publish has
+one ``MultiArrayDimension`` per axis, row-major (``dim[0].stride`` = total size,
+``dim[1].stride`` = row length), ``data_offset`` 0, and labels of the form
+``"<axis>:<name>,<name>,..."`` that name the entries along that axis, e.g.
+``"body:panda_link1,...,panda_rightfinger"`` × ``"phi:m,h1,h2,h3,I11,I22,I33,I12,I23,I13"``.
+On input the axis part (before ``:``) must be the expected one (``body`` then ``phi``
+or ``psi``); the names are optional, and when the ``body`` names are given they may be
+in any order (rows are permuted into model order). A flat array without layout
+(``dim`` empty) of exactly N·10 (N·12) values in model row order is also accepted.
+Strides of 0 are read as "not filled in".
+"""
+
+from __future__ import annotations
+
+import array
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from geometry_msgs.msg import InertiaStamped
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+from trajectory_msgs.msg import JointTrajectory
+
+from robot_tv_dynamics.exceptions import InvalidInputError, UnknownNameError
+from robot_tv_dynamics.inertia import phi_from_mass_com_inertia
+from robot_tv_dynamics.reference import ReferenceAccelerations
+
+#: Entry names along the ``phi`` axis (eq. (7) order).
+PHI_LABELS = ("m", "h1", "h2", "h3", "I11", "I22", "I33", "I12", "I23", "I13")
+#: Entry names along the ``psi`` axis (eq. (27): ∫σρ𝓋 then ∫σρ vec(x𝓋ᵀ)-type entries).
+PSI_LABELS = tuple(f"psi{i}" for i in range(1, 13))
+#: Rows of ``generalized_terms``: the addends of eq. (39) in τ, then τ (their sum).
+TERM_LABELS = ("inertia", "coriolis", "mass_rate", "gyroscopic", "gravity", "psi_dot", "tau")
+
+
+# ---------------------------------------------------------------------------- basics
+def stamp_to_seconds(stamp: Time) -> float:
+    """builtin_interfaces/Time → seconds [s]."""
+    return stamp.sec + 1e-9 * stamp.nanosec
+
+
+def seconds_to_stamp(seconds: float) -> Time:
+    """Seconds [s] → builtin_interfaces/Time (nearest nanosecond)."""
+    sec = math.floor(seconds)
+    nanosec = int(round((seconds - sec) * 1e9))
+    if nanosec >= 1_000_000_000:
+        sec, nanosec = sec + 1, nanosec - 1_000_000_000
+    return Time(sec=int(sec), nanosec=nanosec)
+
+
+def to_float_array(values: np.ndarray) -> array.array:
+    """A float64 ndarray → ``array.array('d')``, the fast path of rclpy sequence setters."""
+    out = array.array("d")
+    out.frombytes(np.ascontiguousarray(values, dtype=np.float64).tobytes())
+    return out
+
+
+def dim_label(axis: str, names: Sequence[str] | None = None) -> str:
+    """``"axis"`` or ``"axis:name,name,..."`` (see the module docstring)."""
+    return axis if not names else axis + ":" + ",".join(names)
+
+
+def parse_dim_label(label: str) -> tuple[str, list[str] | None]:
+    """Inverse of :func:`dim_label`: (axis, names or None)."""
+    axis, sep, rest = label.partition(":")
+    if not sep:
+        return axis.strip(), None
+    return axis.strip(), [name.strip() for name in rest.split(",")]
+
+
+# ---------------------------------------------------------------------------- joint states
+class JointStateReader:
+    """Reads q, q̇ in model joint order from sensor_msgs/JointState, matched by name.
+
+    The mapping from the message's name list to model order is computed once per
+    distinct name list (a publisher sends the same list every time), so the per-sample
+    cost is a list comparison and two fancy-indexed copies.
+    """
+
+    def __init__(self, joint_names: Sequence[str], ignore_unknown: bool = False) -> None:
+        """Build the reader.
+
+        Args:
+            joint_names: model joint names, in model order.
+            ignore_unknown: accept (and ignore) joints the model does not have; by
+                default they reject the message.
+        """
+        self.joint_names = list(joint_names)
+        self.ignore_unknown = ignore_unknown
+        self._index = {name: i for i, name in enumerate(self.joint_names)}
+        self._names: list[str] | None = None
+        self._take: np.ndarray | None = None
+
+    def indices(self, names: Sequence[str]) -> np.ndarray:
+        """Positions in ``names`` of each model joint (cached per name list).
+
+        Raises:
+            UnknownNameError: a name the model does not have (unless ignored).
+            InvalidInputError: duplicate names, or model joints missing.
+        """
+        if self._take is not None and names == self._names:
+            return self._take
+        take = np.full(len(self.joint_names), -1, dtype=np.intp)
+        for position, name in enumerate(names):
+            i = self._index.get(name)
+            if i is None:
+                if self.ignore_unknown:
+                    continue
+                raise UnknownNameError("joint", name, self.joint_names)
+            if take[i] >= 0:
+                raise InvalidInputError("joint_states.name", f'joint "{name}" appears twice')
+            take[i] = position
+        if np.any(take < 0):
+            missing = [self.joint_names[i] for i in np.flatnonzero(take < 0)]
+            raise InvalidInputError("joint_states.name", f"lacks the model joints {missing}")
+        self._names, self._take = list(names), take
+        return take
+
+    def read(self, msg: JointState) -> tuple[np.ndarray, np.ndarray]:
+        """(q, q̇), each (nv,) in model order [rad, m; rad/s, m/s].
+
+        Raises:
+            UnknownNameError: a joint the model does not have.
+            InvalidInputError: sizes that do not match ``name``, missing joints, no
+                velocities, NaN/Inf.
+        """
+        names = msg.name
+        n = len(names)
+        if len(msg.position) != n:
+            raise InvalidInputError(
+                "joint_states.position", f"has {len(msg.position)} entries for {n} names")
+        if len(msg.velocity) != n:
+            raise InvalidInputError(
+                "joint_states.velocity",
+                f"has {len(msg.velocity)} entries for {n} names (q̇ is required)")
+        take = self.indices(names)
+        q = np.frombuffer(msg.position, dtype=np.float64)[take] if n else np.zeros(0)
+        qd = np.frombuffer(msg.velocity, dtype=np.float64)[take] if n else np.zeros(0)
+        if not np.isfinite(q).all():
+            bad = self.joint_names[int(np.flatnonzero(~np.isfinite(q))[0])]
+            raise InvalidInputError("joint_states.position", f'non-finite value for "{bad}"')
+        if not np.isfinite(qd).all():
+            bad = self.joint_names[int(np.flatnonzero(~np.isfinite(qd))[0])]
+            raise InvalidInputError("joint_states.velocity", f'non-finite value for "{bad}"')
+        return q, qd
+
+
+def fill_joint_state(
+    msg: JointState, stamp: Time, q: np.ndarray, qd: np.ndarray, tau: np.ndarray
+) -> JointState:
+    """Fill a preallocated JointState (names set once) with position, velocity, effort."""
+    msg.header.stamp = stamp
+    msg.position = to_float_array(q)
+    msg.velocity = to_float_array(qd)
+    msg.effort = to_float_array(tau)
+    return msg
+
+
+# ---------------------------------------------------------------------------- body arrays
+class BodyArrayReader:
+    """Reads an (N, width) body array (Θ, Θ̇, Ψ, Ψ̇) from std_msgs/Float64MultiArray."""
+
+    def __init__(self, topic: str, body_names: Sequence[str], axis: str, width: int) -> None:
+        """Build the reader.
+
+        Args:
+            topic: topic name, used in error messages.
+            body_names: model body names, in Θ row order.
+            axis: label of the second axis (``"phi"`` or ``"psi"``).
+            width: its size (10 or 12).
+        """
+        self.topic = topic
+        self.body_names = list(body_names)
+        self.axis = axis
+        self.width = width
+        self._label: str | None = None
+        self._rows: np.ndarray | None = None
+
+    def _row_order(self, label: str) -> np.ndarray | None:
+        if label == self._label:
+            return self._rows
+        axis, names = parse_dim_label(label)
+        rows = None
+        if names is not None:
+            if len(names) != len(self.body_names) or len(set(names)) != len(names):
+                raise InvalidInputError(
+                    f"{self.topic}.layout.dim[0].label",
+                    f"names {len(names)} bodies (duplicates?), the model has "
+                    f"{len(self.body_names)}: {self.body_names}")
+            index = {name: i for i, name in enumerate(self.body_names)}
+            for name in names:
+                if name not in index:
+                    raise UnknownNameError("body", name, self.body_names)
+            order = np.array([names.index(b) for b in self.body_names], dtype=np.intp)
+            rows = None if np.array_equal(order, np.arange(len(names))) else order
+        self._label, self._rows = label, rows
+        return rows
+
+    def read(self, msg: Float64MultiArray) -> np.ndarray:
+        """The array, (N, width) in model row order (a new array).
+
+        Raises:
+            InvalidInputError: wrong layout (axes, sizes, strides, offset), wrong data
+                length, NaN/Inf.
+            UnknownNameError: a body name in the label that the model does not have.
+        """
+        n, w, topic = len(self.body_names), self.width, self.topic
+        layout = msg.layout
+        dims = layout.dim
+        offset = layout.data_offset
+        rows = None
+        if len(dims) == 0:
+            if offset != 0:
+                raise InvalidInputError(f"{topic}.layout", "data_offset without dimensions")
+        else:
+            if len(dims) != 2:
+                raise InvalidInputError(
+                    f"{topic}.layout",
+                    f"expected 2 dimensions (body, {self.axis}), got {len(dims)}")
+            axis0 = parse_dim_label(dims[0].label)[0]
+            axis1 = parse_dim_label(dims[1].label)[0]
+            if axis0 != "body" or axis1 != self.axis:
+                raise InvalidInputError(
+                    f"{topic}.layout",
+                    f'dimension labels must be "body" x "{self.axis}", got '
+                    f'"{axis0}" x "{axis1}"')
+            if dims[0].size != n or dims[1].size != w:
+                raise InvalidInputError(
+                    f"{topic}.layout",
+                    f"expected sizes {n} x {w}, got {dims[0].size} x {dims[1].size}")
+            if dims[0].stride not in (0, n * w) or dims[1].stride not in (0, w):
+                raise InvalidInputError(
+                    f"{topic}.layout",
+                    f"strides must be {n * w}, {w} (row-major), got "
+                    f"{dims[0].stride}, {dims[1].stride}")
+            rows = self._row_order(dims[0].label)
+        if len(msg.data) != offset + n * w:
+            raise InvalidInputError(
+                f"{topic}.data", f"has {len(msg.data)} values, expected {offset + n * w} "
+                f"({n} bodies x {w}" + (f" after offset {offset})" if offset else ")"))
+        values = np.frombuffer(msg.data, dtype=np.float64)[offset:].reshape(n, w)
+        if not np.isfinite(values).all():
+            l, k = np.argwhere(~np.isfinite(values))[0]
+            body = self.body_names[int(rows[l]) if rows is not None else int(l)]
+            raise InvalidInputError(f"{topic}.data", f'non-finite value at body "{body}", '
+                                    f"entry {int(k)}")
+        return values[rows] if rows is not None else values.copy()
+
+
+def labelled_array(
+    values: np.ndarray, axes: Sequence[tuple[str, Sequence[str] | None]],
+    msg: Float64MultiArray | None = None,
+) -> Float64MultiArray:
+    """A row-major labelled Float64MultiArray (see the module docstring).
+
+    Args:
+        values: the array, one axis per entry of ``axes``.
+        axes: (axis label, entry names or None) per axis.
+        msg: a message to fill (its layout is rebuilt only if empty), or None.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if msg is None:
+        msg = Float64MultiArray()
+    if not msg.layout.dim:
+        stride = int(values.size)
+        dims = []
+        for (axis, names), size in zip(axes, values.shape, strict=True):
+            dims.append(MultiArrayDimension(
+                label=dim_label(axis, names), size=int(size), stride=stride))
+            stride = stride // max(int(size), 1)
+        msg.layout.dim = dims
+        msg.layout.data_offset = 0
+    msg.data = to_float_array(values.ravel())
+    return msg
+
+
+def body_array(
+    values: np.ndarray, body_names: Sequence[str], axis: str = "phi",
+) -> Float64MultiArray:
+    """Θ / Θ̇ (``axis="phi"``) or Ψ / Ψ̇ (``axis="psi"``) as a labelled message."""
+    labels = PHI_LABELS if axis == "phi" else PSI_LABELS if axis == "psi" else None
+    return labelled_array(values, [("body", body_names), (axis, labels)])
+
+
+# ---------------------------------------------------------------------------- payload
+def inertia_stamped_to_phi(msg: InertiaStamped) -> tuple[str, np.ndarray]:
+    """(link, Φ_link) from geometry_msgs/InertiaStamped.
+
+    ``header.frame_id`` names the URDF link; ``inertia`` gives the mass [kg], the
+    centre of mass in link coordinates [m] and the inertia about the centre of mass in
+    link axes [kg·m²] (as franka ``set_load`` and UR ``set_payload`` take it). Φ_link
+    is about the link-frame origin, eq. (7) order.
+
+    Raises:
+        InvalidInputError: empty frame_id, NaN/Inf, negative mass.
+    """
+    link = msg.header.frame_id.strip()
+    if not link:
+        raise InvalidInputError("payload.header.frame_id", "is empty; it must name a URDF link")
+    i = msg.inertia
+    inertia = np.array([[i.ixx, i.ixy, i.ixz], [i.ixy, i.iyy, i.iyz], [i.ixz, i.iyz, i.izz]])
+    com = np.array([i.com.x, i.com.y, i.com.z])
+    try:
+        phi = phi_from_mass_com_inertia(i.m, com, inertia, what=f'payload link "{link}"')
+    except ValueError as error:  # InvalidInputError, PhysicalConsistencyError
+        raise InvalidInputError("payload", str(error)) from None
+    return link, phi
+
+
+# ---------------------------------------------------------------------------- reference
+def duration_to_seconds(duration: object) -> float:
+    """builtin_interfaces/Duration → seconds [s]."""
+    return duration.sec + 1e-9 * duration.nanosec  # type: ignore[attr-defined]
+
+
+def joint_trajectory_to_reference(
+    msg: JointTrajectory, model_joints: Sequence[str], now: float, tolerance: float = 0.0,
+) -> ReferenceAccelerations | None:
+    """The accelerations of a trajectory_msgs/JointTrajectory, or None for "clear".
+
+    Points are due at ``header.stamp + time_from_start`` (a zero stamp means ``now``,
+    as for JointTrajectoryController). A message without points clears the reference.
+
+    Args:
+        msg: the trajectory.
+        model_joints: model joint names, in model order.
+        now: the receiving node's clock [s], used for a zero stamp.
+        tolerance: end tolerance of the match [s].
+
+    Raises:
+        InvalidInputError: a point without accelerations (or of the wrong size), times
+            not increasing, NaN/Inf.
+        UnknownNameError: a joint the model does not have.
+    """
+    if len(msg.points) == 0:
+        return None
+    k = len(msg.joint_names)
+    offsets = np.empty(len(msg.points))
+    acc = np.empty((len(msg.points), k))
+    for p, point in enumerate(msg.points):
+        if len(point.accelerations) != k:
+            raise InvalidInputError(
+                f"reference.points[{p}].accelerations",
+                f"has {len(point.accelerations)} entries for {k} joints "
+                "(accelerations are required)")
+        offsets[p] = duration_to_seconds(point.time_from_start)
+        acc[p] = point.accelerations
+    stamp = stamp_to_seconds(msg.header.stamp)
+    start = now if stamp == 0.0 else stamp
+    try:
+        return ReferenceAccelerations(
+            model_joints, list(msg.joint_names), start, offsets, acc, tolerance)
+    except InvalidInputError as error:
+        raise InvalidInputError(f"reference.{error.argument}", error.problem) from None
+
+
+# ---------------------------------------------------------------------------- diagnostics
+def format_value(value: object) -> str:
+    """A KeyValue string: floats with 6 significant digits, others with str()."""
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.6g}"
+    return str(value)
+
+
+def make_status(
+    name: str,
+    level: int,
+    message: str,
+    hardware_id: str,
+    values: Sequence[tuple[str, object]] = (),
+) -> DiagnosticStatus:
+    """A diagnostic_msgs/DiagnosticStatus.
+
+    Args:
+        name: status name (a body name, or ``"<node>: input"``).
+        level: 0 OK, 1 WARN, 2 ERROR, 3 STALE.
+        message: one line.
+        hardware_id: the robot name.
+        values: (key, value) pairs; floats are written with 6 significant digits.
+    """
+    if level not in (0, 1, 2, 3):
+        raise InvalidInputError("level", f"must be 0..3, got {level}")
+    return DiagnosticStatus(
+        level=bytes([level]), name=name, message=message, hardware_id=hardware_id,
+        values=[KeyValue(key=key, value=format_value(value)) for key, value in values],
+    )
+
+
+def status_level(status: DiagnosticStatus) -> int:
+    """The level of a DiagnosticStatus as an int (rclpy holds it as one byte)."""
+    level = status.level
+    return level[0] if isinstance(level, (bytes, bytearray)) else int(level)

@@ -1,0 +1,544 @@
+"""dynamics_node: τ of the generalized robotics equation (39) per joint-state sample.
+
+.. code-block:: text
+
+    M(q,Θ) q̈ + (C(q,q̇,Θ) + M(q,Θ̇) + H(q,Ψ)) q̇ + G(q,Θ) = τ + w − Jᵀ Q₀ Ψ̇       (39)
+
+On every ``joint_states`` sample (matched by joint name) the node takes q, q̇ from it,
+q̈ from the ``reference`` trajectory when one covers the sample's stamp and otherwise
+by filtered differentiation of q̇ (:mod:`robot_tv_dynamics.filters`), the latest Θ, Θ̇,
+Ψ, Ψ̇ from their topics (defaults: the URDF's Θ, zero rates, zero Ψ), and publishes
+
+- ``generalized_torques`` (sensor_msgs/JointState, effort = τ with w = 0, the input's
+  stamp, q and q̇ echoed in model joint order);
+- ``generalized_terms`` (Float64MultiArray ``term`` × ``joint``: the addends of (39)
+  M q̈, C q̇, M(Θ̇) q̇, H q̇, G, Jᵀ Q₀ Ψ̇, then τ);
+- ``mass_matrix_bounds`` (Float64MultiArray, labelled entries): exact λ_min/λ_max of
+  M(q, Θ), the Theorem 2/3 bounds at the current q, α₁/α₂ (eq. 45/46) from the running
+  inf/sup of the margins and the Jacobian extremes γ, δ computed once at start-up
+  (cached on disk by URDF hash; ``sampled`` or ``certified``, said in the layout).
+
+Bad input never stops the node: it is rejected with a throttled log line and a
+``dynamics_node: input`` status on ``/diagnostics``, and the last good state is kept.
+Every topic and parameter: docs/ros_interface.md.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import InertiaStamped
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
+
+from robot_tv_dynamics import bounds, dynamics
+from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
+from robot_tv_dynamics.filters import DerivativeFilter
+from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.reference import ReferenceAccelerations
+from robot_tv_dynamics.ros import common
+from robot_tv_dynamics.ros.common import ParameterSpec
+from robot_tv_dynamics.ros.conversions import (
+    TERM_LABELS,
+    BodyArrayReader,
+    JointStateReader,
+    inertia_stamped_to_phi,
+    joint_trajectory_to_reference,
+    labelled_array,
+    stamp_to_seconds,
+    to_float_array,
+)
+
+NODE_NAME = "dynamics_node"
+#: ``method`` label of mass_matrix_bounds when the Jacobian extremes could not be computed.
+UNAVAILABLE = "unavailable"
+
+#: Entries of ``mass_matrix_bounds``, in order (see docs/ros_interface.md).
+BOUND_LABELS = (
+    "lambda_min_M",      # λ_min(M(q, Θ(t))), exact at this sample
+    "lambda_max_M",      # λ_max(M(q, Θ(t)))
+    "lower_bound_q",     # min_l μ_l(t) · λ_min(J(q)ᵀJ(q)) ≤ λ_min(M)   (Theorem 2 at q)
+    "upper_bound_q",     # 2 max_l ν_l(t) · σ_max(J(q))² ≥ λ_max(M)     (Theorem 3 at q)
+    "alpha1",            # min_l inf_t μ_l · γ                           (eq. 45)
+    "alpha2",            # 2 max_l sup_t ν_l · δ                         (eq. 46)
+    "gamma",             # inf_q λ_min(JᵀJ) (sampled estimate or certified lower end)
+    "delta",             # sup_q σ_max(J)² (sampled estimate or certified upper end)
+    "min_margin",        # min_l μ_l(t)
+    "max_size",          # max_l ν_l(t)
+    "inf_margin",        # min_l inf_t μ_l since start-up (or the last URDF swap)
+    "sup_size",          # max_l sup_t ν_l
+    "mass_rate_sigma_max",  # σ_max(M(q, Θ̇)), exact
+    "mass_rate_bound",   # σ_max(Z(Θ̇)) σ_max(J(q))² ≥ σ_max(M(q, Θ̇))  (Theorem 4 at q)
+    "certified",         # 1 if γ, δ are certified brackets, 0 if sampled estimates
+)
+
+PARAMETERS = common.COMMON_PARAMETERS + (
+    ParameterSpec(
+        "acceleration_cutoff", 20.0,
+        "corner frequency of the critically damped 2nd-order filter that differentiates "
+        "q̇ into q̈ when no reference covers a sample (delay 1/(pi f_c))", "Hz", 0.1, 1000.0),
+    ParameterSpec(
+        "theta_rate_cutoff", 5.0,
+        "corner frequency of the filter that differentiates Θ into Θ̇ when "
+        "inertial_parameter_rates is not being published", "Hz", 0.01, 1000.0),
+    ParameterSpec(
+        "max_gap", 0.5,
+        "a gap between samples longer than this restarts the differentiating filters",
+        "s", 1e-3, 3600.0),
+    ParameterSpec(
+        "rate_timeout", 0.5,
+        "inertial_parameter_rates / psi / psi_rates older than this are stale: Θ̇ falls back "
+        "to filtered differences, Ψ and Ψ̇ to zero; 0 = never stale", "s", 0.0, 3600.0),
+    ParameterSpec(
+        "reference_tolerance", 0.0,
+        "a sample up to this long before the first or after the last reference point "
+        "still takes q̈ from the reference (end value held)", "s", 0.0, 10.0),
+    ParameterSpec(
+        "joint_states_depth", 100,
+        "queue depth of the joint_states subscription", "", 1, 10000),
+    ParameterSpec(
+        "joint_states_reliable", False,
+        "subscribe joint_states RELIABLE (then best-effort publishers do not match); "
+        "default BEST_EFFORT, which matches both"),
+    ParameterSpec(
+        "ignore_unknown_joints", False,
+        "accept joint_states with joints the URDF does not have (ignoring them) instead of "
+        "rejecting them"),
+    ParameterSpec(
+        "publish_terms", True,
+        "publish generalized_terms (computed only while it has subscribers)"),
+    ParameterSpec(
+        "publish_bounds", True,
+        "publish mass_matrix_bounds (computed only while it has subscribers)"),
+    ParameterSpec(
+        "bounds_decimation", 1,
+        "publish mass_matrix_bounds on every k-th answered sample", "", 1, 100000),
+    ParameterSpec(
+        "cache_dir", "~/.cache/robot_tv_dynamics",
+        "directory of the on-disk cache of the Jacobian extremes (keyed by the URDF hash and "
+        "the search settings); empty disables the cache"),
+    ParameterSpec(
+        "certified_bounds", False,
+        "compute certified brackets of the Jacobian extremes (branch and bound) instead of "
+        "sampled estimates"),
+    ParameterSpec(
+        "bounds_time_limit", 60.0,
+        "time limit of the Jacobian-extremes search at start-up", "s", 0.1, 86400.0),
+    ParameterSpec(
+        "jacobian_samples", 4096,
+        "quasi-random configurations of the Jacobian-extremes search", "", 16, 10_000_000),
+    ParameterSpec(
+        "diagnostics_period", 1.0,
+        "period of the node's own input status on /diagnostics", "s", 0.01, 3600.0),
+)
+
+
+@dataclass(frozen=True)
+class DynamicsNodeConfig:
+    """The dynamics node's parameters (see ``PARAMETERS`` for meaning and units)."""
+
+    robot_description: str = ""
+    urdf_path: str = ""
+    robot_description_timeout: float = 10.0
+    log_throttle: float = 1.0
+    executor: str = "events"
+    acceleration_cutoff: float = 20.0
+    theta_rate_cutoff: float = 5.0
+    max_gap: float = 0.5
+    rate_timeout: float = 0.5
+    reference_tolerance: float = 0.0
+    joint_states_depth: int = 100
+    joint_states_reliable: bool = False
+    ignore_unknown_joints: bool = False
+    publish_terms: bool = True
+    publish_bounds: bool = True
+    bounds_decimation: int = 1
+    cache_dir: str = "~/.cache/robot_tv_dynamics"
+    certified_bounds: bool = False
+    bounds_time_limit: float = 60.0
+    jacobian_samples: int = 4096
+    diagnostics_period: float = 1.0
+
+
+class DynamicsNode(Node):
+    """Generalized torques, terms and mass-matrix bounds per joint-state sample."""
+
+    def __init__(self) -> None:
+        """Declare parameters, load the URDF, compute γ/δ, create topics and timers.
+
+        Raises:
+            URDFError: no usable URDF (the node cannot start).
+            rclpy.exceptions.ParameterException: a parameter of the wrong type or range.
+        """
+        super().__init__(NODE_NAME)
+        try:
+            self._start()
+        except BaseException:
+            self.destroy_node()
+            raise
+
+    # ------------------------------------------------------------------ start-up
+    def _start(self) -> None:
+        values = common.declare_parameters(self, PARAMETERS)
+        self.config = cfg = common.config_from_parameters(DynamicsNodeConfig, values)
+        common.check_executor(cfg.executor)
+        self._description = common.RobotDescription(
+            self, cfg.robot_description, cfg.urdf_path, cfg.robot_description_timeout)
+        model = self._description.acquire()
+        self._diagnostics_pub = self.create_publisher(
+            DiagnosticArray, "/diagnostics", common.RELIABLE_QOS)
+        self._guard = common.InputGuard(
+            self, self._diagnostics_pub, common.robot_name(model), cfg.log_throttle,
+            cfg.diagnostics_period)
+        self._description.guard = self._guard
+        self._description.on_swap = self._on_urdf_swap
+        self._qdd_filter = DerivativeFilter(cfg.acceleration_cutoff, cfg.max_gap)
+        self._theta_filter = DerivativeFilter(cfg.theta_rate_cutoff, cfg.max_gap)
+        self._extremes: bounds.JacobianExtremes | None = None
+        self._set_model(model, keep_state=False)
+        self._extremes = self._jacobian_extremes(model)
+        self._update_theta_statistics()
+
+        self._torques_pub = self.create_publisher(
+            JointState, "generalized_torques", common.RELIABLE_QOS)
+        self._terms_pub = self.create_publisher(
+            Float64MultiArray, "generalized_terms", common.RELIABLE_QOS)
+        self._bounds_pub = self.create_publisher(
+            Float64MultiArray, "mass_matrix_bounds", common.RELIABLE_QOS)
+        stream = common.stream_qos(10)
+        self.create_subscription(
+            JointState, "joint_states", self._on_joint_states,
+            common.stream_qos(cfg.joint_states_depth, cfg.joint_states_reliable))
+        self.create_subscription(
+            Float64MultiArray, "inertial_parameters", self._on_theta, stream)
+        self.create_subscription(
+            Float64MultiArray, "inertial_parameter_rates", self._on_theta_rates, stream)
+        self.create_subscription(Float64MultiArray, "psi", self._on_psi, stream)
+        self.create_subscription(Float64MultiArray, "psi_rates", self._on_psi_rates, stream)
+        self.create_subscription(
+            InertiaStamped, "payload", self._on_payload, common.RELIABLE_QOS)
+        self.create_subscription(
+            JointTrajectory, "reference", self._on_reference, common.RELIABLE_QOS)
+        self.create_timer(cfg.diagnostics_period, self._guard.publish)
+        filter_note = (
+            f"q̈ by a critically damped 2nd-order filter, f_c = {cfg.acceleration_cutoff:g} Hz, "
+            f"delay {1e3 * self._qdd_filter.delay:.1f} ms")
+        self.get_logger().info(
+            f"ready: {self._model.nv} joints, {self._model.n_bodies} bodies from "
+            f"{self._description.source}; {filter_note}")
+
+    def _set_model(self, model: RobotModel, keep_state: bool) -> None:
+        """(Re)build everything that depends on the model."""
+        cfg = self.config
+        old_theta_topic = keep_state and self._theta_from_topic
+        self._model = model
+        n = model.n_bodies
+        self._joints = JointStateReader(model.joint_names, cfg.ignore_unknown_joints)
+        self._theta_reader = BodyArrayReader("inertial_parameters", model.body_names, "phi", 10)
+        self._theta_rate_reader = BodyArrayReader(
+            "inertial_parameter_rates", model.body_names, "phi", 10)
+        self._psi_reader = BodyArrayReader("psi", model.body_names, "psi", 12)
+        self._psi_rate_reader = BodyArrayReader("psi_rates", model.body_names, "psi", 12)
+        if not old_theta_topic:
+            self._theta_base = np.array(model.theta_nominal)
+            self._theta_from_topic = False
+            self._theta_filter.reset()
+            self._theta_time = -math.inf
+        previous = dict(self._payloads) if keep_state else {}
+        self._payloads: dict[str, np.ndarray] = {}  # link → Φ_link (about the link frame)
+        self._payload_deltas: dict[str, np.ndarray] = {}  # link → its change of Θ (N, 10)
+        self._payload_delta = np.zeros((n, 10))
+        for link, phi in previous.items():
+            try:
+                self._apply_payload(link, phi)
+            except RobotTvDynamicsError as error:
+                self._guard.reject("payload", f"dropped after the URDF swap: {error}")
+        if not keep_state:
+            # (Θ̇, σ_max(Z(Θ̇))) from inertial_parameter_rates / from differences of Θ
+            self._theta_rate_topic: tuple[np.ndarray, float] | None = None
+            self._theta_rate_filtered: tuple[np.ndarray, float] = (np.zeros((n, 10)), 0.0)
+            self._theta_rate_time = -math.inf
+            self._gamma = self._gamma_dot = None
+            self._gamma_time = self._gamma_dot_time = -math.inf
+            self._reference: ReferenceAccelerations | None = None
+            self._last_stamp = -math.inf
+            self._answered = 0
+        self._theta = self._theta_base + self._payload_delta
+        self._tracker = bounds.ConsistencyTracker(n)
+        self._zero_theta = np.zeros((n, 10))
+        self._zero_gamma = np.zeros((n, 6))
+        self._torques_msg = JointState()
+        self._torques_msg.name = list(model.joint_names)
+        self._terms_msg = Float64MultiArray()
+        self._terms_axes = [("term", TERM_LABELS), ("joint", model.joint_names)]
+        self._terms_buffer = np.empty((len(TERM_LABELS), model.nv))
+        self._bounds_msg: Float64MultiArray | None = None
+
+    def _jacobian_extremes(self, model: RobotModel) -> bounds.JacobianExtremes | None:
+        """γ, δ once per model (disk cache, else computed and stored); None if that fails."""
+        try:
+            return self._compute_jacobian_extremes(model)
+        except Exception as error:  # the torques do not need γ, δ: keep running
+            self.get_logger().error(
+                f"Jacobian extremes unavailable ({type(error).__name__}: {error}); "
+                "mass_matrix_bounds carries NaN for alpha1, alpha2, gamma, delta")
+            return None
+
+    def _compute_jacobian_extremes(self, model: RobotModel) -> bounds.JacobianExtremes:
+        cfg = self.config
+        method = bounds.CERTIFIED if cfg.certified_bounds else bounds.SAMPLED
+        settings = {"samples": cfg.jacobian_samples, "time_limit": cfg.bounds_time_limit}
+        start = time.monotonic()
+        cache = os.path.expanduser(cfg.cache_dir.strip()) if cfg.cache_dir.strip() else ""
+        extremes = None
+        if cache:
+            key = bounds.extremes_cache_key(model, method, settings)
+            extremes = bounds.load_cached_extremes(cache, key)
+        origin = "cache"
+        if extremes is None:
+            self.get_logger().info(
+                f"computing the Jacobian extremes ({method}, up to {cfg.bounds_time_limit:g} s)")
+            extremes = bounds.jacobian_extremes(model, method, **settings)
+            origin = "computed"
+            if cache:
+                try:
+                    bounds.store_cached_extremes(cache, key, extremes)
+                except RobotTvDynamicsError as error:
+                    self.get_logger().warning(f"not cached: {error}")
+        self.get_logger().info(
+            f"Jacobian extremes ({extremes.method}, {origin} in "
+            f"{time.monotonic() - start:.2f} s): gamma = {extremes.inf_lambda_min_JtJ:.6g}, "
+            f"delta = {extremes.sup_sigma_max_J_sq:.6g}")
+        return extremes
+
+    def _on_urdf_swap(self, model: RobotModel) -> None:
+        keep_extremes = common.same_kinematics(self._model, model)
+        self._set_model(model, keep_state=True)
+        self._guard.hardware_id = common.robot_name(model)
+        if not keep_extremes:
+            self.get_logger().warning(
+                "the new URDF changes the kinematics: recomputing the Jacobian extremes "
+                "(the node does not answer meanwhile)")
+            self._extremes = self._jacobian_extremes(model)
+        self._update_theta_statistics()
+
+    # ------------------------------------------------------------------ state inputs
+    def _update_theta_statistics(self) -> None:
+        """Running μ/ν statistics and α₁/α₂ after Θ changed."""
+        snapshot = self._tracker.update(self._theta)
+        self._min_margin = float(np.min(snapshot.margin))
+        self._max_size = float(np.max(snapshot.size))
+        if self._extremes is not None:
+            self._uniform = bounds.uniform_mass_matrix_bounds(
+                self._extremes, snapshot.inf_margin, snapshot.sup_size)
+        else:
+            self._uniform = bounds.UniformMassMatrixBounds(
+                method=UNAVAILABLE, alpha1=math.nan, alpha2=math.nan, gamma=math.nan,
+                delta=math.nan, min_margin=float(np.min(snapshot.inf_margin)),
+                max_size=float(np.max(snapshot.sup_size)))
+
+    @common.guarded("inertial_parameters")
+    def _on_theta(self, msg: Float64MultiArray) -> None:
+        try:
+            theta = self._theta_reader.read(msg)
+        except RobotTvDynamicsError as error:
+            self._guard.reject("inertial_parameters", error)
+            return
+        now = time.monotonic()
+        rate = self._theta_filter.update(now, theta)
+        self._theta_rate_filtered = (rate, bounds.rate_spatial_inertia_norm(rate))
+        self._theta_time = now
+        self._theta_base = theta
+        self._theta_from_topic = True
+        self._theta = theta + self._payload_delta
+        self._update_theta_statistics()
+        self._guard.accept("inertial_parameters")
+
+    @common.guarded("inertial_parameter_rates")
+    def _on_theta_rates(self, msg: Float64MultiArray) -> None:
+        try:
+            rate = self._theta_rate_reader.read(msg)
+        except RobotTvDynamicsError as error:
+            self._guard.reject("inertial_parameter_rates", error)
+            return
+        self._theta_rate_topic = (rate, bounds.rate_spatial_inertia_norm(rate))
+        self._theta_rate_time = time.monotonic()
+        self._guard.accept("inertial_parameter_rates")
+
+    @common.guarded("psi")
+    def _on_psi(self, msg: Float64MultiArray) -> None:
+        try:
+            psi = self._psi_reader.read(msg)
+        except RobotTvDynamicsError as error:
+            self._guard.reject("psi", error)
+            return
+        self._gamma = dynamics.psi_momentum(psi)
+        self._gamma_time = time.monotonic()
+        self._guard.accept("psi")
+
+    @common.guarded("psi_rates")
+    def _on_psi_rates(self, msg: Float64MultiArray) -> None:
+        try:
+            psi_dot = self._psi_rate_reader.read(msg)
+        except RobotTvDynamicsError as error:
+            self._guard.reject("psi_rates", error)
+            return
+        self._gamma_dot = dynamics.psi_momentum(psi_dot)
+        self._gamma_dot_time = time.monotonic()
+        self._guard.accept("psi_rates")
+
+    def _apply_payload(self, link: str, phi: np.ndarray) -> None:
+        """Replace a link's URDF share of its body's Φ by ``phi`` (about the link frame)."""
+        zero = np.zeros((self._model.n_bodies, 10))
+        delta = self._model.theta_with_link_inertia(zero, link, phi)
+        self._payloads[link] = phi
+        self._payload_deltas[link] = delta
+        self._payload_delta = np.sum(list(self._payload_deltas.values()), axis=0)
+
+    @common.guarded("payload")
+    def _on_payload(self, msg: InertiaStamped) -> None:
+        try:
+            link, phi = inertia_stamped_to_phi(msg)
+            self._apply_payload(link, phi)
+        except RobotTvDynamicsError as error:
+            self._guard.reject("payload", error)
+            return
+        self._theta = self._theta_base + self._payload_delta
+        self._update_theta_statistics()
+        self._guard.accept("payload")
+        self.get_logger().info(
+            f'payload on link "{link}": mass {phi[0]:.6g} kg (replaces the URDF inertia of '
+            "that link)")
+
+    @common.guarded("reference")
+    def _on_reference(self, msg: JointTrajectory) -> None:
+        now = self.get_clock().now().nanoseconds * 1e-9
+        try:
+            self._reference = joint_trajectory_to_reference(
+                msg, self._model.joint_names, now, self.config.reference_tolerance)
+        except RobotTvDynamicsError as error:
+            self._guard.reject("reference", error)
+            return
+        self._guard.accept("reference")
+
+    # ------------------------------------------------------------------ per sample
+    def _acceleration(self, t: float, qd: np.ndarray) -> np.ndarray:
+        """q̈ at stamp t: the reference where it covers t, else the filtered derivative."""
+        estimate = self._qdd_filter.update(t, qd, checked=True)
+        reference = self._reference
+        if reference is None:
+            return estimate
+        qdd = reference.at(t)
+        if qdd is None:
+            return estimate
+        if reference.covers_all_joints:
+            return qdd
+        return np.where(reference.covered, qdd, estimate)
+
+    def _theta_dot(self, now: float) -> tuple[np.ndarray, float]:
+        """Θ̇ (topic, else filtered differences, else 0) and σ_max(Z(Θ̇)) (Theorem 4)."""
+        timeout = self.config.rate_timeout
+        if self._theta_rate_topic is not None and (
+                timeout == 0.0 or now - self._theta_rate_time <= timeout):
+            return self._theta_rate_topic
+        if now - self._theta_time > self.config.max_gap:
+            return self._zero_theta, 0.0
+        return self._theta_rate_filtered
+
+    def _fresh(self, value: np.ndarray | None, stamp: float, now: float) -> np.ndarray:
+        timeout = self.config.rate_timeout
+        if value is None or (timeout > 0.0 and now - stamp > timeout):
+            return self._zero_gamma
+        return value
+
+    @common.guarded("joint_states")
+    def _on_joint_states(self, msg: JointState) -> None:
+        try:
+            t = stamp_to_seconds(msg.header.stamp)
+            if t < self._last_stamp:
+                raise InvalidInputError(
+                    "joint_states.header.stamp",
+                    f"goes backwards ({t:.9f} s after {self._last_stamp:.9f} s)")
+            q, qd = self._joints.read(msg)
+        except RobotTvDynamicsError as error:
+            self._guard.reject("joint_states", error)
+            return
+        self._last_stamp = t
+        now = time.monotonic()
+        qdd = self._acceleration(t, qd)
+        theta_dot, z_rate_norm = self._theta_dot(now)
+        kin = self._model.kinematics(q)
+        terms = dynamics.generalized_terms(
+            kin, qd, qdd, self._theta, theta_dot,
+            self._fresh(self._gamma, self._gamma_time, now),
+            self._fresh(self._gamma_dot, self._gamma_dot_time, now))
+        out = self._torques_msg
+        out.header.stamp = msg.header.stamp
+        out.header.frame_id = msg.header.frame_id
+        out.position = to_float_array(q)
+        out.velocity = to_float_array(qd)
+        out.effort = to_float_array(terms.tau)
+        self._torques_pub.publish(out)
+        self._answered += 1
+        # terms and bounds are computed only while someone subscribes to them
+        if self.config.publish_terms and self._terms_pub.get_subscription_count():
+            self._publish_terms(terms)
+        if (self.config.publish_bounds and self._answered % self.config.bounds_decimation == 0
+                and self._bounds_pub.get_subscription_count()):
+            self._publish_bounds(kin, terms, z_rate_norm)
+        self._guard.accept("joint_states")
+
+    def _publish_terms(self, terms: dynamics.GeneralizedTerms) -> None:
+        buffer = self._terms_buffer
+        np.matmul(terms.mass_matrix, terms.qdd, out=buffer[0])
+        np.matmul(terms.coriolis_matrix, terms.qd, out=buffer[1])
+        np.matmul(terms.mass_rate_matrix, terms.qd, out=buffer[2])
+        np.matmul(terms.gyroscopic_matrix, terms.qd, out=buffer[3])
+        buffer[4] = terms.gravity
+        buffer[5] = terms.psi_dot_force
+        buffer[6] = terms.tau
+        self._terms_pub.publish(labelled_array(buffer, self._terms_axes, self._terms_msg))
+
+    def _publish_bounds(
+        self, kin: object, terms: dynamics.GeneralizedTerms, z_rate_norm: float,
+    ) -> None:
+        jac = kin.stacked_jacobian  # type: ignore[attr-defined]
+        eig_j = np.linalg.eigvalsh(jac.T @ jac)
+        eig_m = np.linalg.eigvalsh(terms.mass_matrix)
+        uniform = self._uniform
+        if z_rate_norm == 0.0:
+            rate_exact = rate_bound = 0.0
+        else:  # M(q, Θ̇) is symmetric: σ_max = max |λ|
+            eig_rate = np.linalg.eigvalsh(terms.mass_rate_matrix)
+            rate_exact = float(max(-eig_rate[0], eig_rate[-1]))
+            rate_bound = z_rate_norm * float(eig_j[-1])  # Theorem 4 at q
+        values = np.array([
+            eig_m[0], eig_m[-1],
+            self._min_margin * eig_j[0], 2.0 * self._max_size * eig_j[-1],
+            uniform.alpha1, uniform.alpha2, uniform.gamma, uniform.delta,
+            self._min_margin, self._max_size, uniform.min_margin, uniform.max_size,
+            rate_exact, rate_bound, 1.0 if uniform.method == bounds.CERTIFIED else 0.0,
+        ])
+        if self._bounds_msg is None or self._bounds_method != uniform.method:
+            self._bounds_method = uniform.method
+            self._bounds_msg = labelled_array(
+                values[:, None], [("bound", BOUND_LABELS), ("method", [uniform.method])])
+        else:
+            labelled_array(values[:, None], (), self._bounds_msg)
+        self._bounds_pub.publish(self._bounds_msg)
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the node until Ctrl-C / SIGTERM; exit code 1 if it cannot start."""
+    return common.run_node(DynamicsNode, NODE_NAME, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

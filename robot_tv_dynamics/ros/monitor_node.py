@@ -1,0 +1,286 @@
+"""monitor_node: uniform physical consistency of Θ(t) on ``/diagnostics`` (Definition 3).
+
+Subscribes ``inertial_parameters`` (Θ(t), true or estimated) and
+``inertial_parameter_rates`` (Θ̇(t); when absent or stale, Θ̇ comes from filtered
+differences of Θ), runs :class:`~robot_tv_dynamics.monitor.ConsistencyMonitor`
+(margins μ_l, sizes ν_l, running inf/sup, rates, trend prediction, hysteresis) and
+publishes
+
+- ``/diagnostics`` (diagnostic_msgs/DiagnosticArray): one DiagnosticStatus per body,
+  named with the body name, hardware_id = the URDF's robot name, level OK / WARN /
+  ERROR (STALE when Θ stops arriving), the reasons as the message and the numbers as
+  key-values; plus the node's own ``monitor_node: input`` status. Published at
+  ``publish_rate`` and at once when a body changes level;
+- ``consistency`` (Float64MultiArray ``body`` × ``field``: μ, ν, ε, level, inf μ, sup ν,
+  rate, predicted time to crossing), on every Θ sample.
+
+Each level change is logged once, when it happens. Topics and parameters:
+docs/ros_interface.md.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.node import Node
+from std_msgs.msg import Float64MultiArray
+
+from robot_tv_dynamics.exceptions import RobotTvDynamicsError
+from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.monitor import TABLE_FIELDS, ConsistencyMonitor, Level, MonitorConfig
+from robot_tv_dynamics.ros import common
+from robot_tv_dynamics.ros.common import ParameterSpec
+from robot_tv_dynamics.ros.conversions import BodyArrayReader, labelled_array, make_status
+
+NODE_NAME = "monitor_node"
+_INF = math.inf
+
+PARAMETERS = common.COMMON_PARAMETERS + (
+    ParameterSpec(
+        "margin_fraction", 0.1,
+        "epsilon_l = margin_fraction x the body's nominal margin lambda_min(f(Phi_l)) "
+        "(the URDF's), unless uniform_margin is set", "", 0.0, 1.0),
+    ParameterSpec(
+        "uniform_margin", 0.0,
+        "when > 0: epsilon_l = uniform_margin for every body (0 = unset)", "kg·m² or kg",
+        0.0, _INF),
+    ParameterSpec(
+        "upper_bound", 0.0,
+        "when > 0: ERROR when lambda_max(f(Phi_l)) exceeds it, for every body (0 = use "
+        "upper_factor)", "kg·m² or kg", 0.0, _INF),
+    ParameterSpec(
+        "upper_factor", 10.0,
+        "when upper_bound is 0: the bound is upper_factor x the body's nominal "
+        "lambda_max(f(Phi_l)); 0 disables the upper check", "", 0.0, 1e9),
+    ParameterSpec(
+        "rate_bound", 0.0,
+        "ERROR when sigma_max(f(dPhi_l/dt)) exceeds it; 0 disables the rate check",
+        "per s", 0.0, _INF),
+    ParameterSpec(
+        "warn_band", 1.0,
+        "WARN band b in front of each threshold: margin < (1+b) epsilon, size > bound/(1+b), "
+        "rate > rate_bound/(1+b)", "", 0.0, 1e3),
+    ParameterSpec(
+        "horizon", 2.0,
+        "WARN when the margin is predicted to reach epsilon within this time (0 disables "
+        "the prediction)", "s", 0.0, 86400.0),
+    ParameterSpec(
+        "trend_window", 2.0,
+        "window of the least-squares line through the margins that predicts the crossing",
+        "s", 0.01, 86400.0),
+    ParameterSpec(
+        "hysteresis", 0.1,
+        "an active condition clears only once its quantity is past the threshold by this "
+        "fraction (no flapping on a noisy margin)", "", 0.0, 10.0),
+    ParameterSpec(
+        "rate_cutoff", 5.0,
+        "corner frequency of the filter that differentiates Θ into Θ̇ when "
+        "inertial_parameter_rates is absent or stale", "Hz", 0.01, 1000.0),
+    ParameterSpec(
+        "rate_timeout", 0.5,
+        "inertial_parameter_rates older than this are stale (filtered differences are used); "
+        "0 = never stale", "s", 0.0, 3600.0),
+    ParameterSpec(
+        "publish_rate", 1.0, "rate of /diagnostics publication (also on every level change)",
+        "Hz", 0.01, 1000.0),
+    ParameterSpec(
+        "stale_timeout", 5.0,
+        "STALE when no inertial_parameters arrived for this long (after the first); 0 "
+        "disables", "s", 0.0, 86400.0),
+)
+
+
+@dataclass(frozen=True)
+class MonitorNodeConfig:
+    """The monitor node's parameters (see ``PARAMETERS`` for meaning and units)."""
+
+    robot_description: str = ""
+    urdf_path: str = ""
+    robot_description_timeout: float = 10.0
+    log_throttle: float = 1.0
+    executor: str = "events"
+    margin_fraction: float = 0.1
+    uniform_margin: float = 0.0
+    upper_bound: float = 0.0
+    upper_factor: float = 10.0
+    rate_bound: float = 0.0
+    warn_band: float = 1.0
+    horizon: float = 2.0
+    trend_window: float = 2.0
+    hysteresis: float = 0.1
+    rate_cutoff: float = 5.0
+    rate_timeout: float = 0.5
+    publish_rate: float = 1.0
+    stale_timeout: float = 5.0
+
+    def monitor_config(self) -> MonitorConfig:
+        """The core :class:`~robot_tv_dynamics.monitor.MonitorConfig`."""
+        return MonitorConfig(
+            margin_fraction=self.margin_fraction, uniform_margin=self.uniform_margin,
+            upper_bound=self.upper_bound, upper_factor=self.upper_factor,
+            rate_bound=self.rate_bound, warn_band=self.warn_band, horizon=self.horizon,
+            trend_window=self.trend_window, hysteresis=self.hysteresis,
+            rate_cutoff=self.rate_cutoff)
+
+
+class MonitorNode(Node):
+    """Per-body uniform consistency of Θ(t), published on /diagnostics."""
+
+    def __init__(self) -> None:
+        """Declare parameters, load the URDF, create topics and the publish timer.
+
+        Raises:
+            URDFError: no usable URDF (the node cannot start).
+            rclpy.exceptions.ParameterException: a parameter of the wrong type or range.
+        """
+        super().__init__(NODE_NAME)
+        try:
+            self._start()
+        except BaseException:
+            self.destroy_node()
+            raise
+
+    def _start(self) -> None:
+        values = common.declare_parameters(self, PARAMETERS)
+        self.config = cfg = common.config_from_parameters(MonitorNodeConfig, values)
+        common.check_executor(cfg.executor)
+        self._description = common.RobotDescription(
+            self, cfg.robot_description, cfg.urdf_path, cfg.robot_description_timeout)
+        model = self._description.acquire()
+        self._diagnostics_pub = self.create_publisher(
+            DiagnosticArray, "/diagnostics", common.RELIABLE_QOS)
+        self._guard = common.InputGuard(
+            self, self._diagnostics_pub, common.robot_name(model), cfg.log_throttle,
+            max(1.0 / cfg.publish_rate, 1.0))
+        self._description.guard = self._guard
+        self._description.on_swap = self._on_urdf_swap
+        self._monitor = ConsistencyMonitor(
+            model.body_names, model.theta_nominal, cfg.monitor_config())
+        self._set_model(model)
+        self._theta_time = -math.inf
+        self._rates: np.ndarray | None = None
+        self._rates_time = -math.inf
+        self._stale = False
+        self._consistency_pub = self.create_publisher(
+            Float64MultiArray, "consistency", common.RELIABLE_QOS)
+        stream = common.stream_qos(10)
+        self.create_subscription(
+            Float64MultiArray, "inertial_parameters", self._on_theta, stream)
+        self.create_subscription(
+            Float64MultiArray, "inertial_parameter_rates", self._on_rates, stream)
+        self.create_timer(1.0 / cfg.publish_rate, self._publish_diagnostics)
+        eps = ", ".join(f"{n} {e:.3g}" for n, e in zip(
+            model.body_names, self._monitor.epsilon, strict=True))
+        self.get_logger().info(
+            f"ready: {model.n_bodies} bodies from {self._description.source}; epsilon: {eps}")
+
+    def _set_model(self, model: RobotModel) -> None:
+        self._model = model
+        self._theta_reader = BodyArrayReader("inertial_parameters", model.body_names, "phi", 10)
+        self._rates_reader = BodyArrayReader(
+            "inertial_parameter_rates", model.body_names, "phi", 10)
+        self._axes = [("body", model.body_names), ("field", TABLE_FIELDS)]
+        self._consistency_msg = Float64MultiArray()
+
+    def _on_urdf_swap(self, model: RobotModel) -> None:
+        self._set_model(model)
+        self._monitor.body_names = list(model.body_names)
+        self._monitor.set_nominal(model.theta_nominal)
+        self._guard.hardware_id = common.robot_name(model)
+
+    # ------------------------------------------------------------------ inputs
+    @common.guarded("inertial_parameter_rates")
+    def _on_rates(self, msg: Float64MultiArray) -> None:
+        try:
+            self._rates = self._rates_reader.read(msg)
+        except RobotTvDynamicsError as error:
+            self._guard.reject("inertial_parameter_rates", error)
+            return
+        self._rates_time = time.monotonic()
+        self._guard.accept("inertial_parameter_rates")
+
+    @common.guarded("inertial_parameters")
+    def _on_theta(self, msg: Float64MultiArray) -> None:
+        now = time.monotonic()
+        try:
+            theta = self._theta_reader.read(msg)
+            timeout = self.config.rate_timeout
+            fresh = self._rates is not None and (
+                timeout == 0.0 or now - self._rates_time <= timeout)
+            transitions = self._monitor.update(now, theta, self._rates if fresh else None)
+        except RobotTvDynamicsError as error:
+            self._guard.reject("inertial_parameters", error)
+            return
+        self._guard.accept("inertial_parameters")
+        self._theta_time = now
+        if self._stale:
+            self._stale = False
+            self.get_logger().info("inertial_parameters arrive again")
+        for transition in transitions:
+            self._log_transition(transition.level, transition.message)
+        self._consistency_pub.publish(
+            labelled_array(self._monitor.table(), self._axes, self._consistency_msg))
+        if transitions:
+            self._publish_diagnostics()
+
+    def _log_transition(self, level: Level, message: str) -> None:
+        logger = self.get_logger()
+        if level == Level.ERROR:
+            logger.error(message)
+        elif level == Level.WARN:
+            logger.warning(message)
+        else:
+            logger.info(message)
+
+    # ------------------------------------------------------------------ output
+    def _publish_diagnostics(self) -> None:
+        monitor, hardware_id = self._monitor, self._guard.hardware_id
+        now = time.monotonic()
+        timeout = self.config.stale_timeout
+        statuses = []
+        if monitor.samples == 0:
+            for l, name in enumerate(monitor.body_names):
+                statuses.append(make_status(
+                    name, int(Level.OK),
+                    "no inertial_parameters received yet; the URDF's nominal values are shown",
+                    hardware_id, [
+                        ("margin", float(monitor.nominal_mu[l])),
+                        ("size", float(monitor.nominal_nu[l])),
+                        ("epsilon", float(monitor.epsilon[l])),
+                        ("upper bound", float(monitor.upper[l])),
+                        ("samples", 0)]))
+        else:
+            stale = timeout > 0.0 and now - self._theta_time > timeout
+            if stale and not self._stale:
+                self._stale = True
+                self.get_logger().warning(
+                    f"no inertial_parameters for {now - self._theta_time:.1f} s: STALE")
+            for l in range(monitor.n_bodies):
+                s = monitor.status(l)
+                level, message = int(s.level), s.message
+                if stale:
+                    level = int(Level.STALE)
+                    message = (f"no inertial_parameters for {now - self._theta_time:.1f} s "
+                               f"(last: {s.level.name}, {s.message})")
+                statuses.append(make_status(s.name, level, message, hardware_id, [
+                    ("margin", s.mu), ("size", s.nu), ("epsilon", s.epsilon),
+                    ("upper bound", s.upper), ("inf margin", s.inf_mu),
+                    ("sup size", s.sup_nu), ("rate", s.rate),
+                    ("rate bound", monitor.rate_bound),
+                    ("predicted time to crossing", s.time_to_crossing),
+                    ("nominal margin", float(monitor.nominal_mu[l])),
+                    ("samples", monitor.samples)]))
+        self._guard.publish(statuses)
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the node until Ctrl-C / SIGTERM; exit code 1 if it cannot start."""
+    return common.run_node(MonitorNode, NODE_NAME, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,178 @@
+"""The launch file, the parameter file, the CLI bring-up and the interface docs agree.
+
+launch_ros exists only in a ROS 2 install, so the launch file is compiled and read as
+an AST here (and executed when launch_ros happens to be importable).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import py_compile
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+LAUNCH = REPO / "launch" / "tv_dynamics.launch.py"
+CONFIG = REPO / "config" / "tv_dynamics.yaml"
+DOCS = REPO / "docs" / "ros_interface.md"
+ARGUMENTS = {"urdf", "use_sim", "config", "namespace"}
+NODES = {"dynamics_node": "robot_tv_dynamics.ros.dynamics_node",
+         "monitor_node": "robot_tv_dynamics.ros.monitor_node"}
+
+
+def console_scripts() -> dict[str, str]:
+    """name → target of setup.py's console_scripts (read, not run)."""
+    tree = ast.parse((REPO / "setup.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "entry_points":
+            entries = ast.literal_eval(node.value).get("console_scripts", [])
+            return {line.split("=")[0].strip(): line.split("=")[1].strip() for line in entries}
+    return {}
+
+
+def launch_tree() -> ast.Module:
+    return ast.parse(LAUNCH.read_text(), filename=str(LAUNCH))
+
+
+def module_constants(tree: ast.Module) -> dict[str, object]:
+    out = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if isinstance(target, ast.Name):
+                try:
+                    out[target.id] = ast.literal_eval(statement.value)
+                except ValueError:
+                    pass
+    return out
+
+
+def calls(tree: ast.AST, name: str) -> list[ast.Call]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and (
+        getattr(n.func, "id", None) == name or getattr(n.func, "attr", None) == name)]
+
+
+def test_launch_file_compiles_and_declares_the_four_arguments(tmp_path):
+    py_compile.compile(str(LAUNCH), cfile=str(tmp_path / "launch.pyc"), doraise=True)
+    tree = launch_tree()
+    declared = {ast.literal_eval(c.args[0]) for c in calls(tree, "DeclareLaunchArgument")}
+    assert declared == ARGUMENTS
+    assert any(f.name == "generate_launch_description" for f in tree.body
+               if isinstance(f, ast.FunctionDef))
+
+
+def test_launch_file_only_wires_nodes_and_parameters():
+    tree = launch_tree()
+    imported = {alias.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
+                for alias in n.names}
+    imported |= {n.module.split(".")[0] for n in ast.walk(tree)
+                 if isinstance(n, ast.ImportFrom) and n.module}
+    assert imported <= {"launch", "launch_ros"}
+    nodes = calls(tree, "Node")
+    assert nodes, "no launch_ros Node"
+    for node in nodes:
+        keywords = {k.arg for k in node.keywords}
+        assert {"package", "executable", "name", "namespace", "parameters"} <= keywords
+    sim = [n for n in nodes if any(k.arg == "condition" for k in n.keywords)]
+    assert len(sim) == 1 and "IfCondition" in ast.unparse(sim[0])
+
+
+def test_launch_file_starts_only_executables_of_setup_py():
+    constants = module_constants(launch_tree())
+    executables = set(constants["NODES"]) | {constants["SIM_NODE"]}
+    assert executables == {"dynamics_node", "monitor_node", "sim_node"}
+    scripts = console_scripts()
+    for name, target in NODES.items():
+        assert scripts.get(name) == f"{target}:main", f"{name} missing from console_scripts"
+
+
+def test_sim_node_executable_exists_when_declared():
+    scripts = console_scripts()
+    if "sim_node" not in scripts:
+        pytest.xfail("sim_node (the simulated arm) is built by another issue; the launch file "
+                     "starts it only with use_sim:=true")
+    module = scripts["sim_node"].split(":")[0]
+    assert importlib.util.find_spec(module) is not None, module
+
+
+def test_launch_description_builds_when_launch_ros_is_installed():
+    pytest.importorskip("launch_ros")
+    spec = importlib.util.spec_from_file_location("tv_dynamics_launch", LAUNCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    description = module.generate_launch_description()
+    names = {a.name for a in description.get_launch_arguments()}
+    assert names == ARGUMENTS
+
+
+@pytest.fixture(scope="module")
+def node_parameters():
+    pytest.importorskip("rclpy")
+    from robot_tv_dynamics.ros import dynamics_node, monitor_node
+
+    return {"dynamics_node": dynamics_node.PARAMETERS, "monitor_node": monitor_node.PARAMETERS}
+
+
+def test_config_file_has_every_parameter_of_both_nodes_with_its_default(node_parameters):
+    config = yaml.safe_load(CONFIG.read_text())
+    assert set(config) == {f"/**/{name}" for name in node_parameters}
+    for name, specs in node_parameters.items():
+        values = config[f"/**/{name}"]["ros__parameters"]
+        assert set(values) == {s.name for s in specs}, name
+        for spec in specs:
+            assert values[spec.name] == spec.default, (name, spec.name)
+            assert type(values[spec.name]) is type(spec.default), (name, spec.name)
+
+
+def test_config_dataclasses_match_the_declared_parameters(node_parameters):
+    from dataclasses import fields
+
+    from robot_tv_dynamics.ros.dynamics_node import DynamicsNodeConfig
+    from robot_tv_dynamics.ros.monitor_node import MonitorNodeConfig
+
+    for cls, specs in ((DynamicsNodeConfig, node_parameters["dynamics_node"]),
+                       (MonitorNodeConfig, node_parameters["monitor_node"])):
+        assert {f.name: f.default for f in fields(cls)} == {s.name: s.default for s in specs}
+
+
+def test_every_parameter_has_a_description_and_a_range_where_numeric(node_parameters):
+    for specs in node_parameters.values():
+        for spec in specs:
+            descriptor = spec.descriptor()
+            assert descriptor.description
+            if isinstance(spec.default, float):
+                assert len(descriptor.floating_point_range) == 1, spec.name
+            elif isinstance(spec.default, int) and not isinstance(spec.default, bool):
+                assert len(descriptor.integer_range) == 1, spec.name
+
+
+def test_docs_list_every_topic_and_parameter(node_parameters):
+    text = DOCS.read_text()
+    for specs in node_parameters.values():
+        for spec in specs:
+            assert f"`{spec.name}`" in text, spec.name
+    for topic in ("robot_description", "joint_states", "reference", "inertial_parameters",
+                  "inertial_parameter_rates", "psi", "psi_rates", "payload",
+                  "generalized_torques", "generalized_terms", "mass_matrix_bounds",
+                  "/diagnostics", "consistency"):
+        assert f"`{topic}`" in text, topic
+
+
+def test_cli_bring_up_passes_the_config_then_the_urdf_like_the_launch_file(tmp_path):
+    from robot_tv_dynamics.ros import bringup
+
+    urdf = tmp_path / "it's.urdf"
+    command = bringup.node_command("monitor_node", urdf=str(urdf), config=CONFIG,
+                                   namespace="arm1", python="python3")
+    assert command[:4] == ["python3", "-m", "robot_tv_dynamics.ros.monitor_node", "--ros-args"]
+    rest = command[4:]
+    assert rest.index("--params-file") < rest.index("-p")  # -p overrides the file
+    assert rest[rest.index("--params-file") + 1] == str(CONFIG)
+    assert f"urdf_path:='{str(urdf).replace(chr(39), chr(39) * 2)}'" in rest
+    assert "__ns:=/arm1" in rest and "__node:=monitor_node" in rest
+    assert bringup.default_config().is_file()
+    with pytest.raises(bringup.BringUpError, match="does not exist"):
+        bringup.bring_up(str(urdf))
