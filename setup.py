@@ -16,6 +16,8 @@ setup(
         # The globs may match nothing yet (an empty folder is installed then).
         ("share/" + package_name + "/launch", sorted(glob("launch/*.launch.py"))),
         ("share/" + package_name + "/config", sorted(glob("config/*.yaml"))),
+        ("share/" + package_name + "/config/loading", sorted(glob("config/loading/*.yaml"))),
+        ("share/" + package_name + "/config/examples", sorted(glob("config/examples/*.yaml"))),
     ],
     install_requires=["setuptools"],
     zip_safe=True,

@@ -9,7 +9,6 @@ config/tv_dynamics.yaml), then ``urdf_path`` from ``urdf`` (empty: the nodes rea
 same bring-up: ``python -m robot_tv_dynamics.ros.bringup`` (robot_tv_dynamics.ros.bringup).
 """
 
-# ruff: noqa: I001  (ruff takes the repo's launch/ folder for the first-party `launch` package)
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition

@@ -63,7 +63,8 @@ class UnknownNameError(RobotTvDynamicsError):
         self.kind = kind
         self.name = name
         self.known = list(known)
-        super().__init__(f'{kind} "{name}" is not in the URDF; {kind}s: {self.known}')
+        plural = "bodies" if kind == "body" else f"{kind}s"
+        super().__init__(f'{kind} "{name}" is not in the URDF; {plural}: {self.known}')
 
 
 class InvalidInputError(RobotTvDynamicsError, ValueError):

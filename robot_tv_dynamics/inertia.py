@@ -31,9 +31,9 @@ Array = npt.NDArray[np.float64]
 M, H1, H2, H3, I11, I22, I33, I12, I23, I13 = range(10)
 
 #: Pinocchio ``toDynamicParameters()`` order is (m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz);
-#: ``phi = dyn[_FROM_PINOCCHIO]`` and ``dyn = phi[_TO_PINOCCHIO]``.
-_FROM_PINOCCHIO = np.array([0, 1, 2, 3, 4, 6, 9, 5, 8, 7])
-_TO_PINOCCHIO = np.argsort(_FROM_PINOCCHIO)
+#: ``phi = dyn[PINOCCHIO_TO_PHI]`` and ``dyn = phi[PHI_TO_PINOCCHIO]``.
+PINOCCHIO_TO_PHI = np.array([0, 1, 2, 3, 4, 6, 9, 5, 8, 7])
+PHI_TO_PINOCCHIO = np.argsort(PINOCCHIO_TO_PHI)
 
 
 def check_finite(value: npt.ArrayLike, argument: str, shape: tuple[int | None, ...]) -> Array:
@@ -361,7 +361,7 @@ def phi_from_urdf_inertial(
 
 def phi_from_pinocchio(inertia: pin.Inertia) -> Array:
     """Φ (eq. 7 order) from a Pinocchio ``Inertia`` (a reorder of ``toDynamicParameters``)."""
-    return np.asarray(inertia.toDynamicParameters(), dtype=np.float64)[_FROM_PINOCCHIO]
+    return np.asarray(inertia.toDynamicParameters(), dtype=np.float64)[PINOCCHIO_TO_PHI]
 
 
 def phi_to_pinocchio(phi: npt.ArrayLike) -> pin.Inertia:
@@ -369,7 +369,7 @@ def phi_to_pinocchio(phi: npt.ArrayLike) -> pin.Inertia:
     phi = check_finite(phi, "phi", (10,))
     if phi[M] == 0.0:
         raise PhysicalConsistencyError("phi", "Pinocchio cannot hold a zero-mass Φ")
-    return pin.Inertia.FromDynamicParameters(phi[_TO_PINOCCHIO])
+    return pin.Inertia.FromDynamicParameters(phi[PHI_TO_PINOCCHIO])
 
 
 def project_uniformly_consistent(phi: npt.ArrayLike, epsilon: float, beta: float) -> Array:

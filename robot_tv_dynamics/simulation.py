@@ -46,7 +46,7 @@ from robot_tv_dynamics.estimation import (
 )
 from robot_tv_dynamics.exceptions import InvalidInputError, PhysicalConsistencyError
 from robot_tv_dynamics.inertia import (
-    _TO_PINOCCHIO,
+    PHI_TO_PINOCCHIO,
     SPATIAL_BASIS,
     Array,
     check_finite,
@@ -201,7 +201,7 @@ class ArmSimulator:
         b = self.load_body
         if b is not None:
             pm.inertias[b + 1] = pin.Inertia.FromDynamicParameters(
-                loads.theta[b][_TO_PINOCCHIO])
+                loads.theta[b][PHI_TO_PINOCCHIO])
             gamma, gamma_dot, phi_dot = loads.gamma[b], loads.gamma_dot[b], loads.theta_dot[b]
         if b is not None and (phi_dot.any() or gamma.any() or gamma_dot.any()):
             pin.computeJointJacobians(pm, data, q_pin)
@@ -418,7 +418,7 @@ class ClosedLoop:
         t, q, qd = plant.t, plant.q.copy(), plant.qd.copy()
         reference = self.reference(t)
         self._hat_model.inertias[self.body + 1] = pin.Inertia.FromDynamicParameters(
-            self.projected.phi[_TO_PINOCCHIO])
+            self.projected.phi[PHI_TO_PINOCCHIO])
         q_pin = self.model.pinocchio_configuration(q) if self.plant._continuous else q
         tau_hat = pin.rnea(self._hat_model, self._hat_data, q_pin, qd,
                            self.controller.command(q, qd, reference))

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-pytest.importorskip("rclpy")
-
 from builtin_interfaces.msg import Duration, Time  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
 from geometry_msgs.msg import InertiaStamped  # noqa: E402

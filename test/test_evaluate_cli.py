@@ -218,11 +218,9 @@ def test_subprocess_success_exit_code(ur5_args):
 
 
 def test_wired_into_the_package_cli(ur5_args):
-    """Once cli.py has the subcommand: ``python -m robot_tv_dynamics.cli evaluate``."""
+    """The package CLI runs it: ``python -m robot_tv_dynamics.cli evaluate``."""
     result = subprocess.run(
         [sys.executable, "-m", "robot_tv_dynamics.cli", "evaluate", *ur5_args, "--json"],
         capture_output=True, text=True, env=subprocess_env(), cwd=REPO, timeout=120)
-    if result.returncode == 2 and "invalid choice" in result.stderr:
-        pytest.skip("evaluate is not wired into robot_tv_dynamics/cli.py yet")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["max_payload_joint"] == "shoulder_lift_joint"

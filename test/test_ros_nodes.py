@@ -11,9 +11,6 @@ import time
 
 import numpy as np
 import pytest
-
-rclpy = pytest.importorskip("rclpy")
-
 from builtin_interfaces.msg import Duration, Time  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from geometry_msgs.msg import InertiaStamped  # noqa: E402

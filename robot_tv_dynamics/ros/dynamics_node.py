@@ -55,6 +55,7 @@ from robot_tv_dynamics.ros.conversions import (
     stamp_to_seconds,
     to_float_array,
 )
+from robot_tv_dynamics.ros.trajectory_conversions import evaluate_planned_trajectory
 
 NODE_NAME = "dynamics_node"
 #: ``method`` label of mass_matrix_bounds when the Jacobian extremes could not be computed.
@@ -135,6 +136,10 @@ PARAMETERS = common.COMMON_PARAMETERS + (
         "jacobian_samples", 4096,
         "quasi-random configurations of the Jacobian-extremes search", "", 16, 10_000_000),
     ParameterSpec(
+        "effort_warn_ratio", 0.9,
+        "planned_trajectory: the status is WARN when a joint's peak |tau|/tau_max reaches this",
+        "", 0.0, 100.0),
+    ParameterSpec(
         "diagnostics_period", 1.0,
         "period of the node's own input status on /diagnostics", "s", 0.01, 3600.0),
 )
@@ -164,6 +169,7 @@ class DynamicsNodeConfig:
     certified_bounds: bool = False
     bounds_time_limit: float = 60.0
     jacobian_samples: int = 4096
+    effort_warn_ratio: float = 0.9
     diagnostics_period: float = 1.0
 
 
@@ -226,6 +232,12 @@ class DynamicsNode(Node):
             InertiaStamped, "payload", self._on_payload, common.RELIABLE_QOS)
         self.create_subscription(
             JointTrajectory, "reference", self._on_reference, common.RELIABLE_QOS)
+        # MoveIt pipeline (issue #7): a planned trajectory → its efforts + a verdict
+        self._planned_pub = self.create_publisher(
+            JointTrajectory, "planned_trajectory_efforts", common.RELIABLE_QOS)
+        self.create_subscription(
+            JointTrajectory, "planned_trajectory", self._on_planned_trajectory,
+            common.RELIABLE_QOS)
         self.create_timer(cfg.diagnostics_period, self._guard.publish)
         filter_note = (
             f"q̈ by a critically damped 2nd-order filter, f_c = {cfg.acceleration_cutoff:g} Hz, "
@@ -270,6 +282,7 @@ class DynamicsNode(Node):
             self._reference: ReferenceAccelerations | None = None
             self._last_stamp = -math.inf
             self._answered = 0
+            self._last_q: np.ndarray | None = None
         self._theta = self._theta_base + self._payload_delta
         self._tracker = bounds.ConsistencyTracker(n)
         self._zero_theta = np.zeros((n, 10))
@@ -428,6 +441,19 @@ class DynamicsNode(Node):
             return
         self._guard.accept("reference")
 
+    def _on_planned_trajectory(self, msg: JointTrajectory) -> None:
+        """Efforts of eq. (39) along a planned trajectory under the current Θ (payload)."""
+        try:
+            report = evaluate_planned_trajectory(
+                self._model, msg, self._theta, self._guard.hardware_id, self._last_q,
+                warn_ratio=self.config.effort_warn_ratio)
+        except RobotTvDynamicsError as error:
+            self._guard.reject("planned_trajectory", error)
+            return
+        self._planned_pub.publish(report.efforts_msg)
+        self._guard.accept("planned_trajectory")
+        self._guard.publish(extra=[report.status])
+
     # ------------------------------------------------------------------ per sample
     def _acceleration(self, t: float, qd: np.ndarray) -> np.ndarray:
         """q̈ at stamp t: the reference where it covers t, else the filtered derivative."""
@@ -471,6 +497,7 @@ class DynamicsNode(Node):
             self._guard.reject("joint_states", error)
             return
         self._last_stamp = t
+        self._last_q = q
         now = time.monotonic()
         qdd = self._acceleration(t, qd)
         theta_dot, z_rate_norm = self._theta_dot(now)
