@@ -33,6 +33,7 @@ setup(
         # One line per executable: "name = robot_tv_dynamics.module:function",
         # installed into lib/robot_tv_dynamics/ (see setup.cfg) for `ros2 run`.
         "console_scripts": [
+            "robot-tv-dynamics = robot_tv_dynamics.cli:main",
             "dynamics_node = robot_tv_dynamics.ros.dynamics_node:main",
             "monitor_node = robot_tv_dynamics.ros.monitor_node:main",
             "sim_node = robot_tv_dynamics.ros.sim_node:main",

@@ -317,7 +317,7 @@ class RobotModel:
         local = pin.LOCAL
         oMi = data.oMi
         for l in range(n):
-            jacobians[l] = get_jacobian(model, data, l + 1, local)
+            jacobians[l] = np.reshape(get_jacobian(model, data, l + 1, local), (6, nv))
             # the binding's buffer is column-major read as row-major: see hessian_to_derivative
             derivatives[l] = np.asarray(get_hessian(model, data, l + 1, local)).reshape(nv, nv, 6)
             placements[l] = oMi[l + 1].homogeneous

@@ -311,7 +311,7 @@ class ConsistencyMonitor:
             return out
         times = self._times[mask] - t
         span = times.max() - times.min()
-        if span <= 0.1 * cfg.trend_window:
+        if span < 0.5 * cfg.trend_window:  # a short fit of a noisy margin predicts nothing
             return out
         mus = self._mus[mask]
         tm = times.mean()

@@ -246,3 +246,22 @@ def test_link_load_moves_into_the_owning_body_like_its_particles(panda: RobotMod
     assert body == panda.body_index("panda_link7")
     for got, want in zip(moved, in_body, strict=True):
         np.testing.assert_allclose(got, want, atol=1e-8)
+
+
+SLIDER = """<robot name="sphere_on_a_rail">
+  <link name="rail"/>
+  <link name="sphere"><inertial><mass value="2"/>
+    <inertia ixx="0.008" ixy="0" ixz="0" iyy="0.008" iyz="0" izz="0.008"/></inertial></link>
+  <joint name="x" type="prismatic"><parent link="rail"/><child link="sphere"/>
+    <axis xyz="1 0 0"/><limit lower="-1" upper="1" effort="10" velocity="1"/></joint>
+</robot>"""
+
+
+def test_one_dof_robot_has_mass_matrix_m() -> None:
+    """The paper's sphere on the x-axis: J = (1, 0, 0, 0, 0, 0)ᵀ and M(q, Θ) = m."""
+    robot = RobotModel.from_urdf_string(SLIDER)
+    assert robot.nv == 1
+    np.testing.assert_allclose(robot.body_jacobians_local([0.3]), [[1], [0], [0], [0], [0], [0]])
+    terms = robot.inverse_dynamics([0.3], [0.5], [2.0], robot.theta_nominal)
+    np.testing.assert_allclose(terms.mass_matrix, [[2.0]])
+    np.testing.assert_allclose(terms.tau, [4.0])  # m q̈, gravity ⟂ the rail

@@ -46,12 +46,14 @@ def test_nominal_stream_is_ok_with_no_transition(monitor, panda):
 def test_body_decaying_to_one_percent_goes_warn_then_error_each_reported_once(monitor, panda):
     k = 6
 
+    onset = 1.5  # the monitor has watched the nominal Θ for a while when the decay starts
+
     def theta(t):
         out = np.array(panda.theta_nominal)
-        out[k] *= max(np.exp(-t / 0.6), 0.01)
+        out[k] *= max(np.exp(-max(t - onset, 0.0) / 0.6), 0.01)
         return out
 
-    transitions, levels = stream(monitor, theta, 6.0)
+    transitions, levels = stream(monitor, theta, 6.0 + onset)
     mine = [tr for tr in transitions if tr.index == k]
     assert [tr.level for tr in mine] == [Level.WARN, Level.ERROR]
     assert mine[0].time < mine[1].time
@@ -62,7 +64,8 @@ def test_body_decaying_to_one_percent_goes_warn_then_error_each_reported_once(mo
     assert monitor.status(k).inf_mu == pytest.approx(0.01 * monitor.nominal_mu[k], rel=1e-6)
     # the prediction warned while the margin was still above the warn band (2 ε)
     first_warn = int(np.argmax(levels[:, k] == Level.WARN)) / RATE
-    assert np.exp(-first_warn / 0.6) > 2 * 0.1
+    assert first_warn > onset
+    assert np.exp(-(first_warn - onset) / 0.6) > 2 * 0.1
 
 
 def test_stream_varying_thirty_percent_stays_ok(monitor, panda):

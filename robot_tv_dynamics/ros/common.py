@@ -2,7 +2,8 @@
 
 - :class:`ParameterSpec` and :func:`declare_parameters`: every parameter is declared
   with a ``ParameterDescriptor`` (description, and a range where one is meaningful);
-  the node's config dataclass is built from the declared values.
+  the node's config dataclass (whose first fields are :class:`UrdfConfig` or
+  :class:`CommonConfig`) is built from the declared values.
 - QoS profiles: ``robot_description`` (depth 1, reliable, transient local, as
   robot_state_publisher publishes it), streaming inputs (best effort: a best-effort
   subscription matches reliable *and* best-effort publishers, whereas a reliable one
@@ -13,6 +14,8 @@
   joints, rejected with a reason otherwise.
 - :class:`InputGuard`: rejects bad input with a throttled log line per topic and a
   ``"<node>: input"`` DiagnosticStatus on ``/diagnostics``.
+- :class:`ModelNode`: the start-up of dynamics_node and monitor_node (parameters →
+  config, URDF, ``/diagnostics``, input guard, URDF swaps).
 - :func:`run_node`: the ``main(args=None)`` pattern of ros2/demos.
 """
 
@@ -152,6 +155,23 @@ COMMON_PARAMETERS = URDF_PARAMETERS + (
         '"single_threaded") or "single_threaded" (rclpy.executors.SingleThreadedExecutor)'),
 )
 EXECUTORS = ("events", "single_threaded")
+
+
+@dataclass(frozen=True)
+class UrdfConfig:
+    """The fields of :data:`URDF_PARAMETERS`, first in every node's config dataclass."""
+
+    robot_description: str = ""
+    urdf_path: str = ""
+    robot_description_timeout: float = 10.0
+    log_throttle: float = 1.0
+
+
+@dataclass(frozen=True)
+class CommonConfig(UrdfConfig):
+    """The fields of :data:`COMMON_PARAMETERS` (dynamics_node and monitor_node)."""
+
+    executor: str = "events"
 
 
 # ---------------------------------------------------------------------------- input guard
@@ -408,6 +428,62 @@ class RobotDescription:
             self.guard.reject(self.TOPIC, reason)
         else:  # pragma: no cover - the nodes always set a guard
             self._node.get_logger().warning(reason)
+
+
+# ---------------------------------------------------------------------------- node
+class ModelNode(Node):
+    """The start-up dynamics_node and monitor_node share; each adds what is its own.
+
+    In order: declare ``parameters`` and build ``self.config`` (a ``config_type``, a
+    :class:`CommonConfig`), check the executor, acquire the URDF
+    (``self._description``, a :class:`RobotDescription`), create the ``/diagnostics``
+    publisher and the :class:`InputGuard` ``self._guard`` (WARN for
+    :meth:`_input_status_period` after a rejection), hand URDF swaps to
+    :meth:`_on_urdf_swap`, then :meth:`_start` with the model. Any failure destroys the
+    node and re-raises.
+    """
+
+    def __init__(
+        self, node_name: str, parameters: Sequence[ParameterSpec], config_type: type,
+    ) -> None:
+        """Run the shared start-up, then :meth:`_start`.
+
+        Raises:
+            URDFError: no usable URDF (the node cannot start).
+            InvalidInputError: an unknown executor.
+            rclpy.exceptions.ParameterException: a parameter of the wrong type or range.
+        """
+        super().__init__(node_name)
+        try:
+            values = declare_parameters(self, parameters)
+            self.config = cfg = config_from_parameters(config_type, values)
+            check_executor(cfg.executor)
+            self._description = RobotDescription(
+                self, cfg.robot_description, cfg.urdf_path, cfg.robot_description_timeout)
+            model = self._description.acquire()
+            self._diagnostics_pub = self.create_publisher(
+                DiagnosticArray, "/diagnostics", RELIABLE_QOS)
+            self._guard = InputGuard(
+                self, self._diagnostics_pub, robot_name(model), cfg.log_throttle,
+                self._input_status_period())
+            self._description.guard = self._guard
+            self._description.on_swap = self._on_urdf_swap
+            self._start(model)
+        except BaseException:
+            self.destroy_node()
+            raise
+
+    def _input_status_period(self) -> float:
+        """How long a rejection keeps the input status at WARN [s] (``self.config`` is set)."""
+        raise NotImplementedError
+
+    def _start(self, model: RobotModel) -> None:
+        """The node's own start-up: its state, topics and timers for ``model``."""
+        raise NotImplementedError
+
+    def _on_urdf_swap(self, model: RobotModel) -> None:
+        """Take over an accepted URDF swap (same joints) to ``model``."""
+        raise NotImplementedError
 
 
 # ---------------------------------------------------------------------------- main

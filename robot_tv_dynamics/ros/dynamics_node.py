@@ -31,9 +31,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped
-from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
@@ -146,14 +144,9 @@ PARAMETERS = common.COMMON_PARAMETERS + (
 
 
 @dataclass(frozen=True)
-class DynamicsNodeConfig:
+class DynamicsNodeConfig(common.CommonConfig):
     """The dynamics node's parameters (see ``PARAMETERS`` for meaning and units)."""
 
-    robot_description: str = ""
-    urdf_path: str = ""
-    robot_description_timeout: float = 10.0
-    log_throttle: float = 1.0
-    executor: str = "events"
     acceleration_cutoff: float = 20.0
     theta_rate_cutoff: float = 5.0
     max_gap: float = 0.5
@@ -173,7 +166,7 @@ class DynamicsNodeConfig:
     diagnostics_period: float = 1.0
 
 
-class DynamicsNode(Node):
+class DynamicsNode(common.ModelNode):
     """Generalized torques, terms and mass-matrix bounds per joint-state sample."""
 
     def __init__(self) -> None:
@@ -183,28 +176,14 @@ class DynamicsNode(Node):
             URDFError: no usable URDF (the node cannot start).
             rclpy.exceptions.ParameterException: a parameter of the wrong type or range.
         """
-        super().__init__(NODE_NAME)
-        try:
-            self._start()
-        except BaseException:
-            self.destroy_node()
-            raise
+        super().__init__(NODE_NAME, PARAMETERS, DynamicsNodeConfig)
 
     # ------------------------------------------------------------------ start-up
-    def _start(self) -> None:
-        values = common.declare_parameters(self, PARAMETERS)
-        self.config = cfg = common.config_from_parameters(DynamicsNodeConfig, values)
-        common.check_executor(cfg.executor)
-        self._description = common.RobotDescription(
-            self, cfg.robot_description, cfg.urdf_path, cfg.robot_description_timeout)
-        model = self._description.acquire()
-        self._diagnostics_pub = self.create_publisher(
-            DiagnosticArray, "/diagnostics", common.RELIABLE_QOS)
-        self._guard = common.InputGuard(
-            self, self._diagnostics_pub, common.robot_name(model), cfg.log_throttle,
-            cfg.diagnostics_period)
-        self._description.guard = self._guard
-        self._description.on_swap = self._on_urdf_swap
+    def _input_status_period(self) -> float:
+        return self.config.diagnostics_period
+
+    def _start(self, model: RobotModel) -> None:
+        cfg = self.config
         self._qdd_filter = DerivativeFilter(cfg.acceleration_cutoff, cfg.max_gap)
         self._theta_filter = DerivativeFilter(cfg.theta_rate_cutoff, cfg.max_gap)
         self._extremes: bounds.JacobianExtremes | None = None

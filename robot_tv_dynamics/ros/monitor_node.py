@@ -22,11 +22,9 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray
-from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray
 
 from robot_tv_dynamics.exceptions import RobotTvDynamicsError
@@ -95,14 +93,9 @@ PARAMETERS = common.COMMON_PARAMETERS + (
 
 
 @dataclass(frozen=True)
-class MonitorNodeConfig:
+class MonitorNodeConfig(common.CommonConfig):
     """The monitor node's parameters (see ``PARAMETERS`` for meaning and units)."""
 
-    robot_description: str = ""
-    urdf_path: str = ""
-    robot_description_timeout: float = 10.0
-    log_throttle: float = 1.0
-    executor: str = "events"
     margin_fraction: float = 0.1
     uniform_margin: float = 0.0
     upper_bound: float = 0.0
@@ -118,16 +111,14 @@ class MonitorNodeConfig:
     stale_timeout: float = 5.0
 
     def monitor_config(self) -> MonitorConfig:
-        """The core :class:`~robot_tv_dynamics.monitor.MonitorConfig`."""
-        return MonitorConfig(
-            margin_fraction=self.margin_fraction, uniform_margin=self.uniform_margin,
-            upper_bound=self.upper_bound, upper_factor=self.upper_factor,
-            rate_bound=self.rate_bound, warn_band=self.warn_band, horizon=self.horizon,
-            trend_window=self.trend_window, hysteresis=self.hysteresis,
-            rate_cutoff=self.rate_cutoff)
+        """The core :class:`~robot_tv_dynamics.monitor.MonitorConfig` (same-named fields).
+
+        Its fields that are not parameters keep the core's defaults.
+        """
+        return common.config_from_parameters(MonitorConfig, asdict(self))
 
 
-class MonitorNode(Node):
+class MonitorNode(common.ModelNode):
     """Per-body uniform consistency of Θ(t), published on /diagnostics."""
 
     def __init__(self) -> None:
@@ -137,27 +128,13 @@ class MonitorNode(Node):
             URDFError: no usable URDF (the node cannot start).
             rclpy.exceptions.ParameterException: a parameter of the wrong type or range.
         """
-        super().__init__(NODE_NAME)
-        try:
-            self._start()
-        except BaseException:
-            self.destroy_node()
-            raise
+        super().__init__(NODE_NAME, PARAMETERS, MonitorNodeConfig)
 
-    def _start(self) -> None:
-        values = common.declare_parameters(self, PARAMETERS)
-        self.config = cfg = common.config_from_parameters(MonitorNodeConfig, values)
-        common.check_executor(cfg.executor)
-        self._description = common.RobotDescription(
-            self, cfg.robot_description, cfg.urdf_path, cfg.robot_description_timeout)
-        model = self._description.acquire()
-        self._diagnostics_pub = self.create_publisher(
-            DiagnosticArray, "/diagnostics", common.RELIABLE_QOS)
-        self._guard = common.InputGuard(
-            self, self._diagnostics_pub, common.robot_name(model), cfg.log_throttle,
-            max(1.0 / cfg.publish_rate, 1.0))
-        self._description.guard = self._guard
-        self._description.on_swap = self._on_urdf_swap
+    def _input_status_period(self) -> float:
+        return max(1.0 / self.config.publish_rate, 1.0)
+
+    def _start(self, model: RobotModel) -> None:
+        cfg = self.config
         self._monitor = ConsistencyMonitor(
             model.body_names, model.theta_nominal, cfg.monitor_config())
         self._set_model(model)

@@ -42,7 +42,6 @@ from pathlib import Path
 import numpy as np
 from builtin_interfaces.msg import Duration
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -101,13 +100,9 @@ PARAMETERS = common.URDF_PARAMETERS + (
 
 
 @dataclass(frozen=True)
-class SimNodeConfig:
+class SimNodeConfig(common.UrdfConfig):
     """The sim node's parameters (see ``PARAMETERS`` for meaning and units)."""
 
-    robot_description: str = ""
-    urdf_path: str = ""
-    robot_description_timeout: float = 10.0
-    log_throttle: float = 1.0
     loading: str = "fill"
     rate: float = 1000.0
     publish_rate: float = 100.0
@@ -166,9 +161,7 @@ class SimNode(Node):
         cfg = self.config
         if cfg.controller not in ("adaptive", "none"):
             raise InvalidInputError("controller", f'"{cfg.controller}" is not adaptive or none')
-        latched = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
-                             reliability=ReliabilityPolicy.RELIABLE,
-                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        latched = common.ROBOT_DESCRIPTION_QOS  # reliable, transient local, depth 1
         description_pub = self.create_publisher(String, "robot_description", latched)
         if cfg.robot_description.strip():
             xml = cfg.robot_description

@@ -1,0 +1,98 @@
+"""Timing of the Jacobian extremes γ, δ: sampled estimate and certified bracket.
+
+Run: ``python benchmarks/bench_bounds.py [--quick] [--robots ur5 panda]``.
+
+For each robot: the wall time of the sampled estimate (goal ≤ 5 s), and one certified
+branch-and-bound run whose relative gap is read at checkpoints (1 min and 10 min by
+default; goal: ≤ 5 % within 10 min on the UR5). ``--quick`` uses 10 s and 30 s.
+The certified run is single-threaded numpy; note the machine load in the output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from particle_lagrangian import find_example_robot_urdf  # noqa: E402
+
+from robot_tv_dynamics import RobotModel  # noqa: E402
+from robot_tv_dynamics.bounds import (  # noqa: E402
+    SearchProgress,
+    certified_jacobian_extremes,
+    joint_search_box,
+    sampled_jacobian_extremes,
+)
+
+
+def bench(name: str, checkpoints: list[float]) -> dict[str, object]:
+    model = RobotModel.from_urdf(find_example_robot_urdf(name))
+    start = time.perf_counter()
+    sampled = sampled_jacobian_extremes(model)
+    sampled_s = time.perf_counter() - start
+    gaps: dict[float, float] = {}
+    reached: dict[str, float] = {}
+    pending = sorted(checkpoints)
+
+    def progress(p: SearchProgress) -> None:
+        while pending and p.elapsed_s >= pending[0]:
+            gaps[pending.pop(0)] = p.gap
+        if p.gap <= 0.05 and "5%" not in reached:
+            reached["5%"] = p.elapsed_s
+        if p.gap <= 0.01 and "1%" not in reached:
+            reached["1%"] = p.elapsed_s
+
+    certified = certified_jacobian_extremes(
+        model, time_limit=max(checkpoints), target_gap=0.0, progress=progress)
+    for checkpoint in pending:  # the run ended early (gap 0) or exactly at the limit
+        gaps[checkpoint] = certified.gap
+    return {
+        "robot": name,
+        "active": len(joint_search_box(model).active_joints),
+        "nv": model.nv,
+        "sampled_s": sampled_s,
+        "sampled_gamma": sampled.inf_lambda_min_JtJ,
+        "sampled_delta": sampled.sup_sigma_max_J_sq,
+        "gaps": gaps,
+        "reached": reached,
+        "gamma": certified.inf_lambda_min_JtJ_bracket,
+        "delta": certified.sup_sigma_max_J_sq_bracket,
+        "boxes": certified.evaluations,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="checkpoints 10 s and 30 s")
+    parser.add_argument("--robots", nargs="+", default=["ur5", "panda"])
+    args = parser.parse_args()
+    checkpoints = [10.0, 30.0] if args.quick else [60.0, 600.0]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"cores {os.cpu_count()}, load average at start {load:.2f}")
+    rows = [bench(name, checkpoints) for name in args.robots]
+    head = " | ".join(f"gap@{c:g}s" for c in checkpoints)
+    print(f"\n| robot | searched/nv | sampled [s] | γ̂ (sampled) | δ̂ (sampled) | {head} "
+          "| t(gap≤5%) [s] | γ bracket | δ bracket | boxes |")
+    print("|---" * (9 + len(checkpoints)) + "|")
+    for row in rows:
+        gaps = row["gaps"]
+        assert isinstance(gaps, dict)
+        reached = row["reached"]
+        assert isinstance(reached, dict)
+        cells = " | ".join(f"{100 * gaps[c]:.3g} %" for c in checkpoints)
+        t5 = f"{reached['5%']:.0f}" if "5%" in reached else "—"
+        g_lo, g_hi = row["gamma"]  # type: ignore[misc]
+        d_lo, d_hi = row["delta"]  # type: ignore[misc]
+        print(f"| {row['robot']} | {row['active']}/{row['nv']} | {row['sampled_s']:.2f} "
+              f"| {row['sampled_gamma']:.5g} | {row['sampled_delta']:.5g} | {cells} | {t5} "
+              f"| [{g_lo:.5g}, {g_hi:.5g}] | [{d_lo:.5g}, {d_hi:.5g}] | {row['boxes']} |")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"\nload average at end {load:.2f}")
+
+
+if __name__ == "__main__":
+    main()
