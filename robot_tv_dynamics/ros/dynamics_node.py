@@ -20,7 +20,7 @@ by filtered differentiation of q̇ (:mod:`robot_tv_dynamics.filters`), the lates
 
 Bad input never stops the node: it is rejected with a throttled log line and a
 ``dynamics_node: input`` status on ``/diagnostics``, and the last good state is kept.
-Every topic and parameter: docs/ros_interface.md.
+Every topic and parameter: README.md, "ROS 2 interface".
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ NODE_NAME = "dynamics_node"
 #: ``method`` label of mass_matrix_bounds when the Jacobian extremes could not be computed.
 UNAVAILABLE = "unavailable"
 
-#: Entries of ``mass_matrix_bounds``, in order (see docs/ros_interface.md).
+#: Entries of ``mass_matrix_bounds``, in order (see README.md, "ROS 2 interface").
 BOUND_LABELS = (
     "lambda_min_M",      # λ_min(M(q, Θ(t))), exact at this sample
     "lambda_max_M",      # λ_max(M(q, Θ(t)))

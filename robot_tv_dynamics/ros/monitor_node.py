@@ -15,7 +15,7 @@ publishes
   rate, predicted time to crossing), on every Θ sample.
 
 Each level change is logged once, when it happens. Topics and parameters:
-docs/ros_interface.md.
+README.md, "ROS 2 interface".
 """
 
 from __future__ import annotations
