@@ -1638,15 +1638,24 @@ class ConsistencyTracker:
 class UniformMassMatrixBounds:
     """α₁ ⪯ M(q, Θ(t)) ⪯ α₂ of Theorems 2 and 3 (Corollary 1), labelled by method.
 
+    α₁ and α₂ are always computed from the safe ends of the γ and δ brackets (the
+    certified or structural lower end of γ, the upper end of δ), so they are bounds
+    whatever the method; the method says how tight they are. The sampled estimates
+    give ``alpha1_estimate``/``alpha2_estimate`` (possibly too optimistic).
+
+    Theorems 2 and 3 need physically consistent Θ: when some μ_l ≤ 0 the inequality
+    λ_min(Z) ≥ λ_min(f) fails and neither α is a bound, so both are NaN.
+
     Attributes:
-        method: how γ, δ were obtained (``"certified"``: α's are bounds given the
-            margins; ``"sampled"``: α₁ may be too large and α₂ too small).
-        alpha1: min_l inf_t μ_l · γ, eq. (45); ≤ 0 when some μ ≤ 0 (no positive bound).
-        alpha2: 2 max_l sup_t ν_l · δ, eq. (46); ∞ when δ is.
-        gamma: the γ used (certified lower end or sampled estimate).
-        delta: the δ used (certified upper end or sampled estimate).
+        method: how γ, δ were obtained (``"certified"`` or ``"sampled"``).
+        alpha1: min_l inf_t μ_l · γ_lower, eq. (45); NaN when some μ ≤ 0.
+        alpha2: 2 max_l sup_t ν_l · δ_upper, eq. (46); ∞ when δ is; NaN when some μ ≤ 0.
+        gamma: the γ used (the lower end of its bracket).
+        delta: the δ used (the upper end of its bracket).
         min_margin: min_l inf_t μ_l.
         max_size: max_l sup_t ν_l.
+        alpha1_estimate: min μ · γ̂ with the point estimate of γ (sampled: not a bound).
+        alpha2_estimate: 2 max ν · δ̂ with the point estimate of δ (sampled: not a bound).
     """
 
     method: str
@@ -1656,6 +1665,8 @@ class UniformMassMatrixBounds:
     delta: float
     min_margin: float
     max_size: float
+    alpha1_estimate: float = math.nan
+    alpha2_estimate: float = math.nan
 
     @property
     def positive_lower_bound(self) -> bool:
@@ -1667,7 +1678,9 @@ class UniformMassMatrixBounds:
         return {"method": self.method, "alpha1": _finite_or_none(self.alpha1),
                 "alpha2": _finite_or_none(self.alpha2), "gamma": _finite_or_none(self.gamma),
                 "delta": _finite_or_none(self.delta), "min_margin": self.min_margin,
-                "max_size": self.max_size}
+                "max_size": self.max_size,
+                "alpha1_estimate": _finite_or_none(self.alpha1_estimate),
+                "alpha2_estimate": _finite_or_none(self.alpha2_estimate)}
 
 
 def uniform_mass_matrix_bounds(
@@ -1676,7 +1689,8 @@ def uniform_mass_matrix_bounds(
     """α₁ (Theorem 2, eq. 45) and α₂ (Theorem 3, eq. 46) from γ, δ and the Θ statistics.
 
     Args:
-        extremes: γ and δ (α₁ uses γ's certified lower end, α₂ δ's certified upper end).
+        extremes: γ and δ (α₁ uses the lower end of γ's bracket, α₂ the upper end of
+            δ's: certified, or the structural bounds when sampled).
         inf_margin: inf_t μ_l per body (N,) or its minimum.
         sup_size: sup_t ν_l per body (N,) or its maximum.
 
@@ -1685,11 +1699,22 @@ def uniform_mass_matrix_bounds(
     """
     margin = float(np.min(check_finite(np.atleast_1d(inf_margin), "inf_margin", (None,))))
     size = float(np.max(check_finite(np.atleast_1d(sup_size), "sup_size", (None,))))
-    gamma, delta = extremes.inf_lambda_min_JtJ, extremes.sup_sigma_max_J_sq
-    alpha2 = math.inf if not math.isfinite(delta) else 2.0 * size * delta
+    gamma = extremes.inf_lambda_min_JtJ_bracket[0]
+    delta = extremes.sup_sigma_max_J_sq_bracket[1]
+
+    def upper(size_: float, delta_: float) -> float:
+        return math.inf if not math.isfinite(delta_) else 2.0 * size_ * delta_
+
+    if margin > 0.0:
+        alpha1, alpha2 = margin * gamma, upper(size, delta)
+        estimate1 = margin * extremes.inf_lambda_min_JtJ
+        estimate2 = upper(size, extremes.sup_sigma_max_J_sq)
+    else:  # not consistent: Theorems 2 and 3 do not apply
+        alpha1 = alpha2 = estimate1 = estimate2 = math.nan
     return UniformMassMatrixBounds(
-        method=extremes.method, alpha1=margin * gamma, alpha2=alpha2, gamma=gamma,
-        delta=delta, min_margin=margin, max_size=size)
+        method=extremes.method, alpha1=alpha1, alpha2=alpha2, gamma=gamma,
+        delta=delta, min_margin=margin, max_size=size, alpha1_estimate=estimate1,
+        alpha2_estimate=estimate2)
 
 
 def rate_spatial_inertia_norm(theta_dot: npt.ArrayLike) -> float:
@@ -1878,7 +1903,10 @@ _CACHE_VERSION = 1
 
 def extremes_cache_key(model: RobotModel, method: str, settings: Mapping[str, Any]) -> str:
     """Cache key of Jacobian extremes: URDF hash + method + settings (hex sha256)."""
-    payload = json.dumps({"version": _CACHE_VERSION, "urdf_sha256": model.urdf_sha256,
+    from robot_tv_dynamics import __version__
+
+    payload = json.dumps({"version": _CACHE_VERSION, "package": __version__,
+                          "urdf_sha256": model.urdf_sha256,
                           "method": method, "settings": dict(settings)}, sort_keys=True)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 

@@ -5,7 +5,8 @@ subparser); each subparser sets ``handler`` to the function that runs it and ret
 the exit code:
 
 * ``demo`` (the default when no subcommand is given): the simulated arm under payload
-  loading with estimators, dynamics and monitor nodes over DDS (robot_tv_dynamics.demo);
+  loading with estimators, dynamics and monitor nodes over DDS (options and analysis in
+  robot_tv_dynamics.demo, the run in robot_tv_dynamics.ros.demo, imported only then);
 * ``bounds``: mass-matrix bounds of a URDF (Theorems 2–4), implemented here;
 * ``evaluate``: a planned trajectory under a payload (robot_tv_dynamics.evaluate_cli).
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import math
 import os
@@ -26,7 +28,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from typing import TextIO
 
-from robot_tv_dynamics import bounds
+from robot_tv_dynamics import bounds, demo
 from robot_tv_dynamics.exceptions import RobotTvDynamicsError, URDFError
 from robot_tv_dynamics.model import RobotModel
 
@@ -234,8 +236,10 @@ def format_bounds_table(report: bounds.BoundsReport) -> str:
     lines += [
         "",
         f"Mass-matrix bounds [{mmb.method}]:",
-        f"  α₁ = min μ · γ     = {_number(mmb.alpha1)}   (Theorem 2, eq. 45)",
-        f"  α₂ = 2 max ν · δ   = {_number(mmb.alpha2)}   (Theorem 3, eq. 46)",
+        f"  α₁ = min μ · γ     = {_number(mmb.alpha1)}   (Theorem 2, eq. 45; γ = lower end "
+        f"{_number(mmb.gamma)}; with the point estimate: {_number(mmb.alpha1_estimate)})",
+        f"  α₂ = 2 max ν · δ   = {_number(mmb.alpha2)}   (Theorem 3, eq. 46; δ = upper end "
+        f"{_number(mmb.delta)}; with the point estimate: {_number(mmb.alpha2_estimate)})",
         "",
         f"Normality (Definition 2): {_verdict(report.normality)}",
         f"Assumption 2 (Lemma 2):   {_verdict(report.assumption2)}",
@@ -251,12 +255,23 @@ def _verdict(verdict: bounds.Verdict) -> str:
     return f"{word} [{verdict.method}] — {verdict.reason}"
 
 
+#: The demo's DDS side, imported by :func:`run_demo` only (``bounds`` and ``evaluate``
+#: never load rclpy; test/test_layering.py checks it).
+DEMO_RUNNER = "robot_tv_dynamics.ros.demo"
+
+
 @subcommand("demo")
 def add_demo_parser(subparsers: argparse._SubParsersAction) -> None:
     """Add ``demo``: the embedded default (simulated arm, estimators, nodes over DDS)."""
-    from robot_tv_dynamics import demo
+    parser = subparsers.add_parser("demo", help=demo.HELP, description=demo.DESCRIPTION)
+    demo.add_arguments(parser)
+    parser.set_defaults(handler=run_demo)
 
-    demo.add_parser(subparsers)
+
+def run_demo(args: argparse.Namespace) -> int:
+    """Run ``demo``: import its ROS side (rclpy, the nodes' bring-up) now, and run it."""
+    runner = importlib.import_module(DEMO_RUNNER)
+    return int(runner.run(args))
 
 
 @subcommand("evaluate")

@@ -1,6 +1,7 @@
 """``robot-tv-dynamics demo``: the simulated arm, estimators, dynamics and monitors over DDS.
 
-Brings up, as separate processes talking over real DDS (no launch_ros needed):
+The run (:mod:`robot_tv_dynamics.ros.demo`) brings up, as separate processes talking
+over real DDS (no launch_ros needed):
 
 - ``sim_node``: the Panda (or ``--urdf``) integrating eq. (39) under a loading process,
   with a computed-torque controller on the *projected* payload estimate and the
@@ -12,7 +13,8 @@ Brings up, as separate processes talking over real DDS (no launch_ros needed):
   per-body statuses are named by body only).
 
 It records every topic into ``DIR/run.mcap`` (rosbag2 MCAP, readable by rosbags and
-Foxglove) while showing a progress bar, then reads the bag back with rosbags and writes
+Foxglove) while showing a progress bar. This module is the part without ROS: the
+options, the scenario file, and reading the bag back with rosbags to write
 ``DIR/report.png`` and ``DIR/summary.json``. Alarms in the summary are the ERROR
 transitions of :class:`~robot_tv_dynamics.monitor.ConsistencyMonitor` replayed on the
 recorded estimates with the monitor nodes' settings (deterministic, in simulated time);
@@ -23,14 +25,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import os
-import shutil
-import signal
-import subprocess
 import sys
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +38,8 @@ from robot_tv_dynamics.inertia import Array, pseudo_inertia
 from robot_tv_dynamics.loading import KINDS, load_loading_process
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.monitor import ConsistencyMonitor, Level, MonitorConfig
-from robot_tv_dynamics.simulation import DEMO_MARGIN_FRACTION, example_robot_urdf
+from robot_tv_dynamics.paths import package_config_dir
+from robot_tv_dynamics.simulation import DEMO_MARGIN_FRACTION
 
 #: Scenarios with a file in config/loading/.
 SCENARIOS = ("fill", "drain", "grasp")
@@ -79,6 +76,12 @@ class DemoError(RobotTvDynamicsError):
     """The demo could not run (a node failed, nothing was recorded, ...)."""
 
 
+#: ``robot-tv-dynamics --help`` line and ``demo --help`` description of the subcommand.
+HELP = ("simulated arm under payload loading, estimators, dynamics and monitor nodes over "
+        "DDS; writes run.mcap, report.png, summary.json (default)")
+DESCRIPTION = __doc__.split("\n\n")[0] if __doc__ else ""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the demo's options to ``parser``."""
     parser.add_argument(
@@ -101,20 +104,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def add_parser(subparsers: Any) -> None:
-    """Register ``demo`` on an ``argparse`` subparsers action (cli.py's registry)."""
-    parser = subparsers.add_parser(
-        "demo", help="simulated arm under payload loading, estimators, dynamics and monitor "
-                     "nodes over DDS; writes run.mcap, report.png, summary.json (default)",
-        description=__doc__.split("\n\n")[0])
-    add_arguments(parser)
-    parser.set_defaults(handler=run)
+# ------------------------------------------------------------------------ scenario
+def scenario_file(scenario: str, link: str, out: Path) -> Path:
+    """The loading-process file of ``--scenario`` (with ``--link``: a copy in ``out``).
 
+    Args:
+        scenario: one of :data:`SCENARIOS` (config/loading/) or a YAML file.
+        link: attach the load to this URDF link instead ("": the file's link).
+        out: output directory, where the copy with ``link`` is written.
 
-# ------------------------------------------------------------------------ bring-up
-def _scenario_file(scenario: str, link: str, out: Path) -> Path:
-    from robot_tv_dynamics.ros.sim_node import package_config_dir
+    Returns:
+        The file to hand to ``sim_node`` (absolute).
 
+    Raises:
+        InvalidInputError: neither a scenario name nor a file.
+        RobotTvDynamicsError: the file is not a valid loading process.
+    """
     path = (package_config_dir() / "loading" / f"{scenario}.yaml" if scenario in KINDS
             else Path(scenario).expanduser())
     if not path.is_file():
@@ -133,189 +138,6 @@ def _scenario_file(scenario: str, link: str, out: Path) -> Path:
     target.write_text(yaml.safe_dump(data, sort_keys=False))
     load_loading_process(target)
     return target
-
-
-def _node_command(module: str, params: dict[str, Any], remaps: dict[str, str]) -> list[str]:
-    command = [sys.executable, "-m", f"robot_tv_dynamics.ros.{module}", "--ros-args"]
-    for name, value in params.items():
-        text = str(value).lower() if isinstance(value, bool) else str(value)
-        command += ["-p", f"{name}:={text}"]
-    for old, new in remaps.items():
-        command += ["-r", f"{old}:={new}"]
-    return command
-
-
-@dataclass
-class _Processes:
-    """The node processes of a run, with their log files."""
-
-    logs: Path
-    procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
-
-    def start(self, name: str, command: list[str]) -> None:
-        log = (self.logs / f"{name}.log").open("wb")
-        self.procs[name] = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy(),
-            start_new_session=True)
-
-    def failed(self) -> list[str]:
-        return [name for name, p in self.procs.items()
-                if p.poll() not in (None, 0) and name != "sim_node"]
-
-    def stop(self) -> None:
-        for p in self.procs.values():
-            if p.poll() is None:
-                p.send_signal(signal.SIGINT)
-        deadline = time.monotonic() + 5.0
-        for p in self.procs.values():
-            try:
-                p.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-
-
-def _bring_up(urdf: Path, scenario: Path, args: argparse.Namespace, logs: Path) -> _Processes:
-    procs = _Processes(logs)
-    common = {"urdf_path": str(urdf)}
-    procs.start("dynamics_node", _node_command(
-        "dynamics_node",
-        {**common, "bounds_time_limit": 5.0, "jacobian_samples": 512, "publish_bounds": True},
-        {"reference": "joint_accelerations"}))
-    procs.start("monitor_truth", _node_command(
-        "monitor_node", {**common, **MONITOR_PARAMETERS}, {"__node": "monitor_truth"}))
-    for name in ESTIMATORS:
-        ns = f"estimates/{name}"
-        procs.start(f"monitor_{name}", _node_command(
-            "monitor_node", {**common, **MONITOR_PARAMETERS}, {
-                "__node": f"monitor_{name}",
-                "inertial_parameters": f"{ns}/inertial_parameters",
-                "inertial_parameter_rates": f"{ns}/inertial_parameter_rates",
-                "consistency": f"{ns}/consistency",
-                "/diagnostics": f"/{ns}/diagnostics"}))
-    # the dynamics node computes the Jacobian extremes γ, δ before it takes samples: start
-    # the arm once it (and the monitors) say "ready"
-    deadline = time.monotonic() + 120.0
-    for name in ("dynamics_node", "monitor_truth", *(f"monitor_{e}" for e in ESTIMATORS)):
-        log = logs / f"{name}.log"
-        while "ready" not in log.read_text(errors="replace"):
-            if procs.procs[name].poll() is not None or time.monotonic() > deadline:
-                procs.stop()
-                raise DemoError(f"{name} did not start; see {log}")
-            time.sleep(0.1)
-    # subscribers of joint_states the simulator waits for: the recorder, the dynamics node
-    procs.start("sim_node", _node_command("sim_node", {
-        **common, "loading": str(scenario), "duration": float(args.duration),
-        "publish_rate": float(args.publish_rate),
-        "seed": int(args.seed), "wait_for_subscribers": 2, "wait_timeout": 60.0}, {}))
-    return procs
-
-
-# ------------------------------------------------------------------------ recording
-class _Recorder:
-    """Subscribes (raw CDR) to every recorded topic and writes it to an MCAP bag."""
-
-    def __init__(self, node: Any, bag_dir: Path) -> None:
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-        from rosbags.rosbag2 import StoragePlugin, Writer
-        from rosbags.typesys import Stores, get_typestore
-
-        from robot_tv_dynamics.ros import conversions  # noqa: F401 - message packages load
-
-        self.typestore = get_typestore(Stores.ROS2_JAZZY)
-        self.writer = Writer(bag_dir, version=9, storage_plugin=StoragePlugin.MCAP)
-        self.writer.open()
-        self.counts: dict[str, int] = {}
-        self.sim_time = 0.0
-        self.epoch: float | None = None
-        self._subs = []
-        for topic, msgtype in RECORDED.items():
-            connection = self.writer.add_connection(topic, msgtype, typestore=self.typestore)
-            module, _, name = msgtype.replace("/msg/", "/").partition("/")
-            cls = getattr(__import__(f"{module}.msg", fromlist=[name]), name)
-            latched = topic in ("/simulation_info", "/robot_description")
-            qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
-                             durability=DurabilityPolicy.TRANSIENT_LOCAL if latched
-                             else DurabilityPolicy.VOLATILE)
-            self._subs.append(node.create_subscription(
-                cls, topic, self._callback(topic, connection), qos, raw=True))
-
-    def _callback(self, topic: str, connection: Any) -> Any:
-        def record(data: bytes) -> None:
-            self.writer.write(connection, time.time_ns(), data)
-            self.counts[topic] = self.counts.get(topic, 0) + 1
-            if topic == "/joint_states" and self.epoch is not None:
-                msg: Any = self.typestore.deserialize_cdr(data, "sensor_msgs/msg/JointState")
-                self.sim_time = _stamp(msg) - self.epoch
-            elif topic == "/simulation_info":
-                info: Any = self.typestore.deserialize_cdr(data, "std_msgs/msg/String")
-                text = info.data
-                self.epoch = float(json.loads(text)["epoch"])
-        return record
-
-    def close(self) -> None:
-        self.writer.close()
-
-
-def _progress(fraction: float, sim_time: float, duration: float, rtf: float) -> None:
-    width = 30
-    filled = int(round(width * min(max(fraction, 0.0), 1.0)))
-    sys.stderr.write(f"\r[demo] [{'#' * filled}{'.' * (width - filled)}] "
-                     f"{sim_time:5.2f}/{duration:.2f} s simulated, real-time factor {rtf:4.2f}")
-    sys.stderr.flush()
-
-
-def _record(procs: _Processes, bag_dir: Path, args: argparse.Namespace) -> tuple[dict, float]:
-    """Spin the recorder until the simulator exits; returns (counts, wall seconds)."""
-    import rclpy
-
-    rclpy.init()
-    node = rclpy.create_node("demo_recorder")
-    recorder = _Recorder(node, bag_dir)
-    sim = procs.procs["sim_node"]
-    start = None
-    last_draw = 0.0
-    tty = sys.stderr.isatty() and not args.no_progress
-    next_line = 0.0
-    try:
-        deadline = time.monotonic() + 120.0 + 10.0 * args.duration
-        while sim.poll() is None:
-            rclpy.spin_once(node, timeout_sec=0.02)
-            now = time.monotonic()
-            if recorder.epoch is not None and start is None:
-                start = now
-            if now > deadline:
-                raise DemoError("the simulator did not finish in time (see logs/sim_node.log)")
-            failed = procs.failed()
-            if failed:
-                raise DemoError(f"{', '.join(failed)} exited early (see {procs.logs})")
-            if start is not None and not args.no_progress:
-                elapsed = max(now - start, 1e-6)
-                fraction = recorder.sim_time / args.duration
-                if tty and now - last_draw > 0.1:
-                    last_draw = now
-                    _progress(fraction, recorder.sim_time, args.duration,
-                              recorder.sim_time / elapsed)
-                elif not tty and fraction >= next_line:
-                    next_line += 0.25
-                    _progress(fraction, recorder.sim_time, args.duration,
-                              recorder.sim_time / elapsed)
-                    sys.stderr.write("\n")
-        wall = time.monotonic() - (start if start is not None else time.monotonic())
-        end = time.monotonic() + 0.5  # the last messages in flight
-        while time.monotonic() < end:
-            rclpy.spin_once(node, timeout_sec=0.02)
-        if tty:
-            _progress(1.0, recorder.sim_time, args.duration,
-                      recorder.sim_time / max(wall, 1e-6))
-            sys.stderr.write("\n")
-    finally:
-        recorder.close()
-        node.destroy_node()
-        rclpy.try_shutdown()
-    if sim.returncode != 0:
-        raise DemoError(f"sim_node failed (exit {sim.returncode}); see {procs.logs}/sim_node.log")
-    return dict(recorder.counts), wall
 
 
 # ------------------------------------------------------------------------ analysis
@@ -454,7 +276,9 @@ def analyse(rec: Recording, model: RobotModel, gamma: float | None) -> dict[str,
             lams.append(np.linalg.eigvalsh(model.mass_matrix(q_for(t), th))[0])
         mu_hat, lam_hat = np.array(mus), np.array(lams)
         inf_mu = mu_hat.min(axis=0) if len(mu_hat) else np.full(model.n_bodies, np.nan)
-        alpha1 = None if gamma is None else float(np.min(inf_mu) * gamma)
+        # Theorem 2 gives a bound only for a uniformly consistent estimate (inf μ > 0)
+        alpha1 = (None if gamma is None or not np.min(inf_mu) > 0.0
+                  else float(np.min(inf_mu) * gamma))
         first_alarm = alarms[0]["t"] if alarms else None
         crossing = _first(t_hat, lam_hat <= 0.0)
         lead = (None if first_alarm is None or crossing is None
@@ -542,6 +366,29 @@ def summary(rec: Recording, result: dict[str, Any], model: RobotModel, scenario:
             "tracking_rms_rad": result["tracking_rms"] if name == "projected" else None,
         }
     return out
+
+
+def write_results(out: Path, model: RobotModel, scenario: str, counts: dict[str, int],
+                  wall: float) -> dict[str, Any]:
+    """Read ``out/run.mcap`` back; write ``out/summary.json`` and ``out/report.png``.
+
+    Args:
+        out: output directory holding run.mcap.
+        model: the arm that was simulated.
+        scenario: ``--scenario`` as given (named in the summary and the report).
+        counts: messages recorded per topic.
+        wall: wall-clock duration of the run [s] (used if the bag has no span).
+
+    Returns:
+        The summary (as written to summary.json).
+    """
+    rec = read_recording(out / "run.mcap")
+    gamma, method = _gamma(rec)
+    result = analyse(rec, model, gamma)
+    data = summary(rec, result, model, scenario, method, counts, wall)
+    (out / "summary.json").write_text(json.dumps(data, indent=2) + "\n")
+    report(out / "report.png", rec, result, model, data)
+    return data
 
 
 # ------------------------------------------------------------------------ report
@@ -661,80 +508,11 @@ def report(path: Path, rec: Recording, result: dict[str, Any], model: RobotModel
 
 
 # ------------------------------------------------------------------------ main
-def run(args: argparse.Namespace) -> int:
-    """Run the demo; returns the process exit code (0 on success)."""
-    out = Path(args.out).expanduser().resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    logs = out / "logs"
-    logs.mkdir(exist_ok=True)
-    if not (math.isfinite(args.duration) and args.duration > 0):
-        print(f"[demo] error: --duration must be > 0, got {args.duration}", file=sys.stderr)
-        return 2
-    try:
-        urdf = Path(args.urdf).expanduser() if args.urdf else example_robot_urdf()
-        model = RobotModel.from_urdf(urdf)
-        scenario = _scenario_file(args.scenario, args.link, out)
-        process = load_loading_process(scenario)
-        model.link_attachment(process.link)
-    except RobotTvDynamicsError as error:
-        print(f"[demo] error: {error}", file=sys.stderr)
-        return 2
-    bag_tmp = out / ".bag"
-    for stale in (bag_tmp, out / "run.mcap"):
-        if stale.is_dir():
-            shutil.rmtree(stale)
-        elif stale.exists():
-            stale.unlink()
-    print(f"[demo] {Path(urdf).name}, scenario {args.scenario} ({scenario}), "
-          f"{args.duration:g} s; ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}; "
-          f"node logs in {logs}", file=sys.stderr)
-    try:
-        procs = _bring_up(urdf, scenario, args, logs)
-    except DemoError as error:
-        print(f"[demo] error: {error}", file=sys.stderr)
-        return 1
-    try:
-        counts, wall = _record(procs, bag_tmp, args)
-    except (DemoError, RobotTvDynamicsError) as error:
-        print(f"\n[demo] error: {error}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("\n[demo] interrupted", file=sys.stderr)
-        return 130
-    finally:
-        procs.stop()
-    mcap = next(bag_tmp.glob("*.mcap"), None)
-    if mcap is None:
-        print(f"[demo] error: no MCAP file in {bag_tmp}", file=sys.stderr)
-        return 1
-    shutil.move(str(mcap), out / "run.mcap")
-    shutil.rmtree(bag_tmp, ignore_errors=True)
-    try:
-        rec = read_recording(out / "run.mcap")
-        gamma, method = _gamma(rec)
-        result = analyse(rec, model, gamma)
-        data = summary(rec, result, model, args.scenario, method, counts, wall)
-        (out / "summary.json").write_text(json.dumps(data, indent=2) + "\n")
-        report(out / "report.png", rec, result, model, data)
-    except (DemoError, RobotTvDynamicsError, KeyError, ValueError, IndexError) as error:
-        print(f"[demo] error while analysing {out / 'run.mcap'}: {error}", file=sys.stderr)
-        return 1
-    for name in ESTIMATORS:
-        est = data["estimators"][name]
-        print(f"[demo] {name:9s}: {len(est['alarms'])} alarm(s), min λ_min(M(q,Θ̂)) = "
-              f"{est['min_lambda_min_M_hat']:.3g}, α₁ = {est['alpha1']}, "
-              f"lead time = {est['lead_time_s']}", file=sys.stderr)
-    print(f"[demo] real-time factor {data['real_time_factor']}; wrote {out / 'run.mcap'}, "
-          f"{out / 'report.png'}, {out / 'summary.json'}", file=sys.stderr)
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
-    """``python -m robot_tv_dynamics.demo``."""
-    parser = argparse.ArgumentParser(prog="robot-tv-dynamics demo", description=__doc__.split(
-        "\n\n")[0])
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
+    """``python -m robot_tv_dynamics.demo``: the same as ``robot-tv-dynamics demo``."""
+    from robot_tv_dynamics.cli import main as cli_main
+
+    return cli_main(["demo", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

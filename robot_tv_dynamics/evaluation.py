@@ -48,7 +48,6 @@ import scipy.interpolate
 from robot_tv_dynamics import dynamics
 from robot_tv_dynamics.exceptions import (
     InvalidInputError,
-    PhysicalConsistencyError,
     RobotTvDynamicsError,
     UnknownNameError,
 )
@@ -57,6 +56,7 @@ from robot_tv_dynamics.inertia import (
     check_finite,
     consistency_margin,
     phi_from_mass_com_inertia,
+    require_realizable,
     spatial_inertia,
 )
 from robot_tv_dynamics.kinematics import Kinematics
@@ -306,11 +306,7 @@ class Payload:
                                                   .copy()))
         inertia = check_finite(self.inertia, f"{what}.inertia", (3, 3))
         object.__setattr__(self, "inertia", _readonly(0.5 * (inertia + inertia.T)))
-        scale = max(1.0, float(np.abs(phi).max()))
-        if float(consistency_margin(phi)) < -1e-12 * scale:
-            raise PhysicalConsistencyError(
-                what, "mass, centre of mass and inertia describe no physical body "
-                "(the pseudo-inertia f(Φ) is not positive semidefinite, Theorem 1)")
+        require_realizable(phi, what)
 
     def phi(self) -> Array:
         """Φ of the payload about the link frame, (10,), eq. (7) order."""

@@ -190,6 +190,33 @@ def consistency_size(phi: npt.ArrayLike) -> Array | float:
     return float(values) if values.ndim == 0 else values
 
 
+def require_realizable(phi: npt.ArrayLike, what: str) -> Array:
+    """Φ if some non-negative mass distribution has it (f(Φ) ⪰ 0, point masses allowed).
+
+    Theorem 1's boundary is admitted (a point mass or a rod has a singular f), up to
+    rounding of 1e-12 relative to the largest entry of Φ.
+
+    Args:
+        phi: (10,), eq. (7) order.
+        what: the parameters' name in the error message (e.g. a payload link).
+
+    Returns:
+        ``phi`` as a float array.
+
+    Raises:
+        PhysicalConsistencyError: f(Φ) has a negative eigenvalue (negative mass, an
+            inertia violating the triangle inequality, …).
+    """
+    phi = check_finite(phi, f"{what} phi", (10,))
+    margin = float(np.linalg.eigvalsh(pseudo_inertia(phi))[0])
+    if margin < -1e-12 * max(1.0, float(np.abs(phi).max())):
+        raise PhysicalConsistencyError(
+            what, "mass, centre of mass and inertia describe no physical body (the "
+            f"pseudo-inertia f(Φ) has eigenvalue {margin:.3g} < 0, Theorem 1; e.g. the "
+            "triangle inequality of the principal moments fails)")
+    return phi
+
+
 def is_physically_consistent(phi: npt.ArrayLike, tolerance: float = 0.0) -> bool:
     """Theorem 1: Φ is physically consistent iff f(Φ) ≻ 0.
 

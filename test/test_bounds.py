@@ -226,6 +226,35 @@ def test_mass_matrix_eigenvalues_lie_in_alpha1_alpha2_for_random_consistent_thet
             assert bounds.alpha1 <= eig[0] and eig[-1] <= bounds.alpha2
 
 
+def test_sampled_alphas_are_bounds_and_estimates_are_labelled(robot: RobotModel) -> None:
+    """Sampled mode: α₁, α₂ come from the structural ends, so they still bound M."""
+    ext = B.sampled_jacobian_extremes(robot, samples=256, refine=2)
+    rng = np.random.default_rng(6)
+    theta = _random_consistent_theta(robot.n_bodies, rng)
+    tracker = B.ConsistencyTracker(robot.n_bodies)
+    snapshot = tracker.update(theta)
+    bounds = B.uniform_mass_matrix_bounds(ext, snapshot.inf_margin, snapshot.sup_size)
+    assert bounds.method == B.SAMPLED
+    assert bounds.gamma == ext.inf_lambda_min_JtJ_bracket[0] <= ext.inf_lambda_min_JtJ
+    assert bounds.alpha1 <= bounds.alpha1_estimate
+    assert bounds.alpha2 >= bounds.alpha2_estimate
+    for q in _random_q(robot, rng, 50):
+        eig = np.linalg.eigvalsh(robot.mass_matrix(q, theta))
+        assert bounds.alpha1 <= eig[0] and eig[-1] <= bounds.alpha2
+
+
+def test_no_alpha_for_inconsistent_theta(robot: RobotModel) -> None:
+    """Theorems 2, 3 need f(Φ_l) ≻ 0: with some μ ≤ 0 neither α is claimed."""
+    ext = B.sampled_jacobian_extremes(robot, samples=64, refine=1)
+    theta = np.array(robot.theta_nominal)
+    theta[-1, 0] = -abs(theta[-1, 0])  # a negative mass
+    snapshot = B.ConsistencyTracker(robot.n_bodies).update(theta)
+    assert snapshot.inf_margin.min() < 0
+    bounds = B.uniform_mass_matrix_bounds(ext, snapshot.inf_margin, snapshot.sup_size)
+    assert math.isnan(bounds.alpha1) and math.isnan(bounds.alpha2)
+    assert bounds.to_dict()["alpha1"] is None
+
+
 def test_theorem4_bounds_the_mass_rate_matrix_for_random_theta_dot(
         robot: RobotModel, certified: dict[str, B.JacobianExtremes]) -> None:
     ext = certified["ur5" if robot.nv == 6 else "panda"]

@@ -97,9 +97,17 @@ def test_broken_urdf_through_python_m_gives_one_line_and_no_traceback(tmp_path) 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["bounds"]) == 2  # --urdf is required
-    assert cli.main([]) == 2  # no subcommand: help on stderr
+    assert cli.main(["--no-such-option"]) == 2
     assert cli.main(["bounds", "--urdf", "x.urdf", "--time-limit", "-3"]) == 2
     capsys.readouterr()
+
+
+def test_no_subcommand_runs_the_default(monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.DEFAULT_COMMAND == "demo"  # the README's main job
+    monkeypatch.setattr(cli, "DEFAULT_COMMAND", "bounds")
+    assert cli.main([]) == 2  # dispatched to `bounds`, which then wants --urdf
+    assert "--urdf" in capsys.readouterr().err
 
 
 def test_subcommands_are_registered_for_others_to_extend() -> None:

@@ -119,10 +119,10 @@ def test_inertia_stamped_gives_phi_about_the_link_origin():
     msg.header.frame_id = "panda_hand"
     msg.inertia.m = 1.5
     msg.inertia.com.x, msg.inertia.com.y, msg.inertia.com.z = 0.01, -0.02, 0.1
-    msg.inertia.ixx, msg.inertia.iyy, msg.inertia.izz = 0.01, 0.02, 0.03
+    msg.inertia.ixx, msg.inertia.iyy, msg.inertia.izz = 0.01, 0.02, 0.025
     msg.inertia.ixy, msg.inertia.ixz, msg.inertia.iyz = 0.001, -0.002, 0.003
     link, phi = cv.inertia_stamped_to_phi(msg)
-    inertia = np.array([[0.01, 0.001, -0.002], [0.001, 0.02, 0.003], [-0.002, 0.003, 0.03]])
+    inertia = np.array([[0.01, 0.001, -0.002], [0.001, 0.02, 0.003], [-0.002, 0.003, 0.025]])
     assert link == "panda_hand"
     np.testing.assert_allclose(
         phi, phi_from_mass_com_inertia(1.5, [0.01, -0.02, 0.1], inertia), rtol=1e-15)

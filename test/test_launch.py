@@ -174,3 +174,36 @@ def test_cli_bring_up_passes_the_config_then_the_urdf_like_the_launch_file(tmp_p
     assert bringup.default_config().is_file()
     with pytest.raises(bringup.BringUpError, match="does not exist"):
         bringup.bring_up(str(urdf))
+
+
+def test_node_command_names_the_node_and_puts_parameters_and_remaps_after_the_file():
+    from robot_tv_dynamics.ros import bringup
+
+    command = bringup.node_command(
+        "monitor_node", config=CONFIG, python="python3", name="monitor_truth",
+        parameters={"publish_rate": 10.0, "publish_bounds": True, "loading": "a b.yaml"},
+        remaps={"/diagnostics": "/estimates/x/diagnostics"})
+    rest = command[4:]
+    assert "__node:=monitor_truth" in rest and "__node:=monitor_node" not in rest
+    assert rest.index("--params-file") < rest.index("publish_rate:=10.0")
+    assert "publish_bounds:=true" in rest and "loading:='a b.yaml'" in rest
+    assert rest[rest.index("/diagnostics:=/estimates/x/diagnostics") - 1] == "-r"
+
+
+def test_bring_up_logs_each_node_to_its_file_and_waits_for_its_output(tmp_path):
+    import sys
+
+    from robot_tv_dynamics.ros import bringup
+
+    running = bringup.BringUp(logs=tmp_path)
+    try:
+        running.start("talker", [sys.executable, "-c", "import time; print('ready', flush=True);"
+                                 " time.sleep(30)"])
+        running.start("quitter", [sys.executable, "-c", "print('bye')"])
+        running.wait_for_output(["talker"], "ready", timeout=30.0)
+        assert "ready" in running.log("talker").read_text()
+        with pytest.raises(bringup.BringUpError, match="quitter did not start"):
+            running.wait_for_output(["quitter"], "ready", timeout=30.0)
+    finally:
+        codes = running.stop(timeout=5.0)
+    assert codes["quitter"] == 0 and set(codes) == {"talker", "quitter"}

@@ -11,6 +11,10 @@ This module starts the same nodes with the same parameters: every node gets
 It runs until Ctrl-C (then stops the nodes with SIGINT) or until a node exits (then
 stops the others and returns that node's exit code). The nodes run as
 ``<python> -m robot_tv_dynamics.ros.<executable>``, so no colcon install is needed.
+
+The demo (:mod:`robot_tv_dynamics.ros.demo`) starts its own set of nodes with the same
+pieces: :func:`node_command` (with a node ``name``, ``parameters`` and ``remaps``) and
+:class:`BringUp` (with a log file per node and :meth:`BringUp.wait_for_output`).
 """
 
 from __future__ import annotations
@@ -56,6 +60,15 @@ def _yaml_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def _yaml_value(value: bool | int | float | str) -> str:
+    """A parameter value as ``-p name:=value`` takes it (strings stay strings)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return _yaml_string(value)
+    return str(value)
+
+
 def node_command(
     executable: str,
     *,
@@ -64,6 +77,9 @@ def node_command(
     namespace: str = "",
     python: str = sys.executable,
     ros_args: Sequence[str] = (),
+    name: str | None = None,
+    parameters: Mapping[str, bool | int | float | str] | None = None,
+    remaps: Mapping[str, str] | None = None,
 ) -> list[str]:
     """The command line that starts one node like the launch file does.
 
@@ -74,17 +90,24 @@ def node_command(
         namespace: namespace of the node and its relative topics ("" = root).
         python: interpreter (the venv's: it must import rclpy).
         ros_args: more ``--ros-args`` arguments (e.g. ``["-p", "publish_rate:=10.0"]``).
+        name: node name (None: ``executable``), e.g. to run two monitor nodes.
+        parameters: ``-p name:=value`` overrides, after the file and the URDF.
+        remaps: ``-r from:=to`` topic remappings.
 
     Returns:
         argv for :class:`subprocess.Popen`.
     """
     config = default_config() if config is None else Path(config)
     command = [python, "-m", f"{PACKAGE}.ros.{executable}", "--ros-args",
-               "-r", f"__node:={executable}", "--params-file", str(config)]
+               "-r", f"__node:={name or executable}", "--params-file", str(config)]
     if namespace.strip("/"):
         command += ["-r", f"__ns:=/{namespace.strip('/')}"]
     if urdf:
         command += ["-p", f"urdf_path:={_yaml_string(os.path.abspath(urdf))}"]
+    for key, value in (parameters or {}).items():
+        command += ["-p", f"{key}:={_yaml_value(value)}"]
+    for old, new in (remaps or {}).items():
+        command += ["-r", f"{old}:={new}"]
     return command + list(ros_args)
 
 
@@ -93,10 +116,64 @@ class BringUp:
     """The running node processes.
 
     Attributes:
-        processes: executable name → process.
+        processes: node name → process.
+        logs: directory of one log file per node, ``<name>.log`` with its stdout and
+            stderr (None: the output goes where :meth:`start` is told).
     """
 
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
+    logs: Path | None = None
+
+    def start(self, name: str, command: Sequence[str],
+              env: Mapping[str, str] | None = None, **popen: object) -> subprocess.Popen:
+        """Start one node process under ``name``.
+
+        Args:
+            name: key in :attr:`processes` (and the log file's name).
+            command: argv, e.g. from :func:`node_command`.
+            env: environment of the node (None: this process's).
+            **popen: more :class:`subprocess.Popen` arguments (with :attr:`logs`, not
+                ``stdout``/``stderr``).
+
+        Returns:
+            The started process.
+        """
+        environment = dict(env) if env is not None else None
+        if self.logs is not None:
+            with self.log(name).open("wb") as log:  # the child keeps its own descriptor
+                process = subprocess.Popen(  # type: ignore[call-overload]
+                    list(command), env=environment, stdout=log, stderr=subprocess.STDOUT,
+                    **popen)
+        else:
+            process = subprocess.Popen(
+                list(command), env=environment, **popen)  # type: ignore[call-overload]
+        self.processes[name] = process
+        return process
+
+    def log(self, name: str) -> Path:
+        """The log file of node ``name`` (only with :attr:`logs`)."""
+        if self.logs is None:
+            raise BringUpError(f"no log directory: the output of {name} is not kept")
+        return self.logs / f"{name}.log"
+
+    def wait_for_output(self, names: Sequence[str], text: str = "ready",
+                        timeout: float = 120.0) -> None:
+        """Wait until the log of every node in ``names`` contains ``text``.
+
+        The nodes log "ready: ..." once their model is loaded (the dynamics node after
+        computing the Jacobian extremes γ, δ).
+
+        Raises:
+            BringUpError: a node exited first, or ``timeout`` [s] passed; the nodes keep
+                running (:meth:`stop` them).
+        """
+        deadline = time.monotonic() + timeout
+        for name in names:
+            log = self.log(name)
+            while text not in log.read_text(errors="replace"):
+                if self.processes[name].poll() is not None or time.monotonic() > deadline:
+                    raise BringUpError(f"{name} did not start; see {log}")
+                time.sleep(0.1)
 
     def poll(self) -> tuple[str, int] | None:
         """(name, exit code) of the first node that has exited, or None."""
@@ -163,10 +240,9 @@ def bring_up(
     started = BringUp()
     try:
         for name in names:
-            command = node_command(name, urdf=urdf, config=config, namespace=namespace,
-                                   python=python, ros_args=ros_args)
-            started.processes[name] = subprocess.Popen(
-                command, env=dict(env) if env is not None else None, **popen)  # type: ignore[call-overload]
+            started.start(name, node_command(name, urdf=urdf, config=config,
+                                             namespace=namespace, python=python,
+                                             ros_args=ros_args), env=env, **popen)
     except BaseException:
         started.stop()
         raise

@@ -537,7 +537,7 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
     Returns:
         The process exit code.
     """
-    rclpy.init(args=args)
+    rclpy.init(args=None if args is None else list(args))
     node = None
     code = 0
     try:

@@ -32,7 +32,7 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_tv_dynamics.exceptions import InvalidInputError, UnknownNameError
-from robot_tv_dynamics.inertia import phi_from_mass_com_inertia
+from robot_tv_dynamics.inertia import phi_from_mass_com_inertia, require_realizable
 from robot_tv_dynamics.reference import ReferenceAccelerations
 
 #: Entry names along the ``phi`` axis (eq. (7) order).
@@ -302,7 +302,8 @@ def inertia_stamped_to_phi(msg: InertiaStamped) -> tuple[str, np.ndarray]:
     is about the link-frame origin, eq. (7) order.
 
     Raises:
-        InvalidInputError: empty frame_id, NaN/Inf, negative mass.
+        InvalidInputError: empty frame_id, NaN/Inf, a negative mass or an inertia no
+            body has (Theorem 1).
     """
     link = msg.header.frame_id.strip()
     if not link:
@@ -311,7 +312,8 @@ def inertia_stamped_to_phi(msg: InertiaStamped) -> tuple[str, np.ndarray]:
     inertia = np.array([[i.ixx, i.ixy, i.ixz], [i.ixy, i.iyy, i.iyz], [i.ixz, i.iyz, i.izz]])
     com = np.array([i.com.x, i.com.y, i.com.z])
     try:
-        phi = phi_from_mass_com_inertia(i.m, com, inertia, what=f'payload link "{link}"')
+        what = f'payload link "{link}"'
+        phi = require_realizable(phi_from_mass_com_inertia(i.m, com, inertia, what=what), what)
     except ValueError as error:  # InvalidInputError, PhysicalConsistencyError
         raise InvalidInputError("payload", str(error)) from None
     return link, phi

@@ -420,6 +420,7 @@ class DynamicsNode(common.ModelNode):
             return
         self._guard.accept("reference")
 
+    @common.guarded("planned_trajectory")
     def _on_planned_trajectory(self, msg: JointTrajectory) -> None:
         """Efforts of eq. (39) along a planned trajectory under the current Θ (payload)."""
         try:
@@ -467,10 +468,15 @@ class DynamicsNode(common.ModelNode):
     def _on_joint_states(self, msg: JointState) -> None:
         try:
             t = stamp_to_seconds(msg.header.stamp)
-            if t < self._last_stamp:
+            if t == 0.0:
                 raise InvalidInputError(
                     "joint_states.header.stamp",
-                    f"goes backwards ({t:.9f} s after {self._last_stamp:.9f} s)")
+                    "is zero (unstamped): q̈ by differentiation and the reference need stamps")
+            if t <= self._last_stamp:
+                raise InvalidInputError(
+                    "joint_states.header.stamp",
+                    f"{'repeats' if t == self._last_stamp else 'goes backwards from'} the "
+                    f"previous sample ({t:.9f} s after {self._last_stamp:.9f} s)")
             q, qd = self._joints.read(msg)
         except RobotTvDynamicsError as error:
             self._guard.reject("joint_states", error)
@@ -512,6 +518,12 @@ class DynamicsNode(common.ModelNode):
         buffer[6] = terms.tau
         self._terms_pub.publish(labelled_array(buffer, self._terms_axes, self._terms_msg))
 
+    def _instantaneous(self, eig_j: np.ndarray) -> tuple[float, float]:
+        """Theorems 2, 3 at the current q; NaN when Θ is inconsistent (they do not apply)."""
+        if self._min_margin <= 0.0:
+            return math.nan, math.nan
+        return self._min_margin * float(eig_j[0]), 2.0 * self._max_size * float(eig_j[-1])
+
     def _publish_bounds(
         self, kin: object, terms: dynamics.GeneralizedTerms, z_rate_norm: float,
     ) -> None:
@@ -527,7 +539,7 @@ class DynamicsNode(common.ModelNode):
             rate_bound = z_rate_norm * float(eig_j[-1])  # Theorem 4 at q
         values = np.array([
             eig_m[0], eig_m[-1],
-            self._min_margin * eig_j[0], 2.0 * self._max_size * eig_j[-1],
+            *self._instantaneous(eig_j),
             uniform.alpha1, uniform.alpha2, uniform.gamma, uniform.delta,
             self._min_margin, self._max_size, uniform.min_margin, uniform.max_size,
             rate_exact, rate_bound, 1.0 if uniform.method == bounds.CERTIFIED else 0.0,

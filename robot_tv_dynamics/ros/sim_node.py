@@ -47,8 +47,10 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
+from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.loading import KINDS, LoadingProcess, load_loading_process
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.paths import package_config_dir
 from robot_tv_dynamics.ros import common
 from robot_tv_dynamics.ros.common import ParameterSpec
 from robot_tv_dynamics.ros.conversions import (
@@ -60,6 +62,9 @@ from robot_tv_dynamics.ros.conversions import (
 from robot_tv_dynamics.simulation import (
     ArmSimulator,
     ClosedLoop,
+    ClosedLoopConfig,
+    Loads,
+    LoopSample,
     SimulationDivergedError,
     demo_loop,
     example_robot_urdf,
@@ -113,19 +118,6 @@ class SimNodeConfig(common.UrdfConfig):
     joint_states_delay: float = 0.002
     wait_for_subscribers: int = 0
     wait_timeout: float = 20.0
-
-
-def package_config_dir() -> Path:
-    """``config/`` of the package: the source tree, else the ament share directory."""
-    source = Path(__file__).resolve().parents[2] / "config"
-    if source.is_dir():
-        return source
-    try:
-        from ament_index_python.packages import get_package_share_directory
-
-        return Path(get_package_share_directory("robot_tv_dynamics")) / "config"
-    except Exception:  # any lookup failure means "not installed"
-        return source
 
 
 def resolve_loading(name: str) -> LoadingProcess | None:
@@ -304,7 +296,8 @@ class SimNode(Node):
                 self.get_logger().info(
                     f"t = {t:.1f} s simulated, real-time factor {t / (now - start_wall):.2f}")
 
-    def _publish(self, t, q, qd, qdd, tau, loads, sample) -> None:  # noqa: ANN001
+    def _publish(self, t: float, q: Array, qd: Array, qdd: Array, tau: Array, loads: Loads,
+                 sample: LoopSample | None) -> None:
         stamp = seconds_to_stamp(self.epoch + t)
         names = self.model.body_names
         pubs = self._pubs
@@ -342,7 +335,7 @@ class SimNode(Node):
         super().destroy_node()
 
 
-def _with_rate(loop: ClosedLoop, rate: float):  # noqa: ANN202
+def _with_rate(loop: ClosedLoop, rate: float) -> ClosedLoopConfig:
     from dataclasses import replace
 
     return replace(loop.config, rate=rate)

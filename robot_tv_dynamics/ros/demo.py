@@ -1,0 +1,282 @@
+"""The DDS side of ``robot-tv-dynamics demo``: bring-up, recording, progress, the run.
+
+:func:`run` starts the nodes through :mod:`robot_tv_dynamics.ros.bringup` (one log file
+per node in ``DIR/logs``): ``dynamics_node`` and three ``monitor_node`` instances, and,
+once they log "ready", ``sim_node``. It records every topic of
+:data:`~robot_tv_dynamics.demo.RECORDED` into ``DIR/run.mcap`` with an rclpy
+subscription per topic (raw CDR, written by rosbags) while drawing a progress bar, then
+hands the bag to the core (:func:`robot_tv_dynamics.demo.write_results`) for
+``summary.json`` and ``report.png``. What the demo shows: :mod:`robot_tv_dynamics.demo`
+and docs/demo.md.
+
+The CLI imports this module only when the demo runs, so that the other subcommands
+never load rclpy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.typesys import Stores, get_typestore
+
+from robot_tv_dynamics.demo import (
+    ESTIMATORS,
+    MONITOR_PARAMETERS,
+    RECORDED,
+    DemoError,
+    scenario_file,
+    write_results,
+)
+from robot_tv_dynamics.exceptions import RobotTvDynamicsError
+from robot_tv_dynamics.loading import load_loading_process
+from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.ros.bringup import BringUp, BringUpError, node_command
+from robot_tv_dynamics.ros.conversions import stamp_to_seconds
+from robot_tv_dynamics.simulation import example_robot_urdf
+
+#: Seconds the nodes get to exit after SIGINT before they are killed.
+STOP_TIMEOUT = 5.0
+#: Seconds the dynamics and monitor nodes get to log "ready" (γ, δ are computed first).
+READY_TIMEOUT = 120.0
+#: Topics published once and latched (TRANSIENT_LOCAL).
+LATCHED = ("/simulation_info", "/robot_description")
+
+
+# ------------------------------------------------------------------------ bring-up
+def bring_up(urdf: Path, scenario: Path, args: argparse.Namespace, logs: Path) -> BringUp:
+    """Start the nodes of the demo; ``sim_node`` last, once the others are ready.
+
+    Raises:
+        BringUpError: a node exited or did not log "ready" in time (all are stopped).
+    """
+    running = BringUp(logs=logs)
+    urdf_path = str(urdf)
+
+    def start(name: str, command: list[str]) -> None:
+        running.start(name, command, start_new_session=True)  # Ctrl-C reaches only us
+
+    try:
+        start("dynamics_node", node_command(
+            "dynamics_node", urdf=urdf_path,
+            parameters={"bounds_time_limit": 5.0, "jacobian_samples": 512,
+                        "publish_bounds": True},
+            remaps={"reference": "joint_accelerations"}))
+        start("monitor_truth", node_command(
+            "monitor_node", urdf=urdf_path, name="monitor_truth", parameters=MONITOR_PARAMETERS))
+        for estimator in ESTIMATORS:
+            ns = f"estimates/{estimator}"
+            start(f"monitor_{estimator}", node_command(
+                "monitor_node", urdf=urdf_path, name=f"monitor_{estimator}",
+                parameters=MONITOR_PARAMETERS, remaps={
+                    "inertial_parameters": f"{ns}/inertial_parameters",
+                    "inertial_parameter_rates": f"{ns}/inertial_parameter_rates",
+                    "consistency": f"{ns}/consistency",
+                    "/diagnostics": f"/{ns}/diagnostics"}))
+        # the dynamics node computes the Jacobian extremes γ, δ before it takes samples:
+        # start the arm once it (and the monitors) say "ready"
+        running.wait_for_output(
+            ("dynamics_node", "monitor_truth", *(f"monitor_{e}" for e in ESTIMATORS)),
+            "ready", timeout=READY_TIMEOUT)
+        # subscribers of joint_states the simulator waits for: the recorder, the dynamics node
+        start("sim_node", node_command("sim_node", urdf=urdf_path, parameters={
+            "loading": str(scenario), "duration": float(args.duration),
+            "publish_rate": float(args.publish_rate),
+            "seed": int(args.seed), "wait_for_subscribers": 2, "wait_timeout": 60.0}))
+    except BaseException:
+        running.stop(STOP_TIMEOUT)
+        raise
+    return running
+
+
+def _failed(running: BringUp) -> list[str]:
+    """Nodes other than sim_node that exited with an error."""
+    return [name for name, p in running.processes.items()
+            if p.poll() not in (None, 0) and name != "sim_node"]
+
+
+# ------------------------------------------------------------------------ recording
+class Recorder:
+    """Subscribes (raw CDR) to every recorded topic and writes it to an MCAP bag.
+
+    Attributes:
+        counts: messages recorded per topic.
+        sim_time: simulated time of the last joint_states [s].
+        epoch: wall-clock stamp of simulated time 0 (from simulation_info) [s].
+    """
+
+    def __init__(self, node: Node, bag_dir: Path) -> None:
+        """Open the bag in ``bag_dir`` and subscribe ``node`` to every topic."""
+        self.typestore = get_typestore(Stores.ROS2_JAZZY)
+        self.writer = Writer(bag_dir, version=9, storage_plugin=StoragePlugin.MCAP)
+        self.writer.open()
+        self.counts: dict[str, int] = {}
+        self.sim_time = 0.0
+        self.epoch: float | None = None
+        self._subs = []
+        for topic, msgtype in RECORDED.items():
+            connection = self.writer.add_connection(topic, msgtype, typestore=self.typestore)
+            package, _, name = msgtype.replace("/msg/", "/").partition("/")
+            cls = getattr(importlib.import_module(f"{package}.msg"), name)
+            qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL if topic in LATCHED
+                             else DurabilityPolicy.VOLATILE)
+            self._subs.append(node.create_subscription(
+                cls, topic, self._callback(topic, connection), qos, raw=True))
+
+    def _callback(self, topic: str, connection: Any) -> Any:
+        def record(data: bytes) -> None:
+            self.writer.write(connection, time.time_ns(), data)
+            self.counts[topic] = self.counts.get(topic, 0) + 1
+            if topic == "/joint_states" and self.epoch is not None:
+                msg: Any = self.typestore.deserialize_cdr(data, "sensor_msgs/msg/JointState")
+                self.sim_time = stamp_to_seconds(msg.header.stamp) - self.epoch
+            elif topic == "/simulation_info":
+                info: Any = self.typestore.deserialize_cdr(data, "std_msgs/msg/String")
+                self.epoch = float(json.loads(info.data)["epoch"])
+        return record
+
+    def close(self) -> None:
+        """Close the bag."""
+        self.writer.close()
+
+
+def _progress(fraction: float, sim_time: float, duration: float, rtf: float) -> None:
+    width = 30
+    filled = int(round(width * min(max(fraction, 0.0), 1.0)))
+    sys.stderr.write(f"\r[demo] [{'#' * filled}{'.' * (width - filled)}] "
+                     f"{sim_time:5.2f}/{duration:.2f} s simulated, real-time factor {rtf:4.2f}")
+    sys.stderr.flush()
+
+
+def record(running: BringUp, bag_dir: Path, args: argparse.Namespace
+           ) -> tuple[dict[str, int], float]:
+    """Spin the recorder until the simulator exits; returns (counts, wall seconds).
+
+    Raises:
+        DemoError: a node failed, or the simulator did not finish in time.
+    """
+    rclpy.init()
+    node = rclpy.create_node("demo_recorder")
+    recorder = Recorder(node, bag_dir)
+    sim = running.processes["sim_node"]
+    start = None
+    last_draw = 0.0
+    tty = sys.stderr.isatty() and not args.no_progress
+    next_line = 0.0
+    try:
+        deadline = time.monotonic() + 120.0 + 10.0 * args.duration
+        while sim.poll() is None:
+            rclpy.spin_once(node, timeout_sec=0.02)
+            now = time.monotonic()
+            if recorder.epoch is not None and start is None:
+                start = now
+            if now > deadline:
+                raise DemoError("the simulator did not finish in time (see logs/sim_node.log)")
+            failed = _failed(running)
+            if failed:
+                raise DemoError(f"{', '.join(failed)} exited early (see {running.logs})")
+            if start is not None and not args.no_progress:
+                elapsed = max(now - start, 1e-6)
+                fraction = recorder.sim_time / args.duration
+                if tty and now - last_draw > 0.1:
+                    last_draw = now
+                    _progress(fraction, recorder.sim_time, args.duration,
+                              recorder.sim_time / elapsed)
+                elif not tty and fraction >= next_line:
+                    next_line += 0.25
+                    _progress(fraction, recorder.sim_time, args.duration,
+                              recorder.sim_time / elapsed)
+                    sys.stderr.write("\n")
+        wall = time.monotonic() - (start if start is not None else time.monotonic())
+        end = time.monotonic() + 0.5  # the last messages in flight
+        while time.monotonic() < end:
+            rclpy.spin_once(node, timeout_sec=0.02)
+        if tty:
+            _progress(1.0, recorder.sim_time, args.duration,
+                      recorder.sim_time / max(wall, 1e-6))
+            sys.stderr.write("\n")
+    finally:
+        recorder.close()
+        node.destroy_node()
+        rclpy.try_shutdown()
+    if sim.returncode != 0:
+        raise DemoError(
+            f"sim_node failed (exit {sim.returncode}); see {running.log('sim_node')}")
+    return dict(recorder.counts), wall
+
+
+# ------------------------------------------------------------------------ main
+def run(args: argparse.Namespace) -> int:
+    """Run the demo; returns the process exit code (0 on success)."""
+    out = Path(args.out).expanduser().resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    logs = out / "logs"
+    logs.mkdir(exist_ok=True)
+    if not (math.isfinite(args.duration) and args.duration > 0):
+        print(f"[demo] error: --duration must be > 0, got {args.duration}", file=sys.stderr)
+        return 2
+    try:
+        urdf = Path(args.urdf).expanduser() if args.urdf else example_robot_urdf()
+        model = RobotModel.from_urdf(urdf)
+        scenario = scenario_file(args.scenario, args.link, out)
+        process = load_loading_process(scenario)
+        model.link_attachment(process.link)
+    except RobotTvDynamicsError as error:
+        print(f"[demo] error: {error}", file=sys.stderr)
+        return 2
+    bag_tmp = out / ".bag"
+    for stale in (bag_tmp, out / "run.mcap"):
+        if stale.is_dir():
+            shutil.rmtree(stale)
+        elif stale.exists():
+            stale.unlink()
+    print(f"[demo] {Path(urdf).name}, scenario {args.scenario} ({scenario}), "
+          f"{args.duration:g} s; ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}; "
+          f"node logs in {logs}", file=sys.stderr)
+    try:
+        running = bring_up(urdf, scenario, args, logs)
+    except BringUpError as error:
+        print(f"[demo] error: {error}", file=sys.stderr)
+        return 1
+    try:
+        counts, wall = record(running, bag_tmp, args)
+    except RobotTvDynamicsError as error:  # DemoError: a node failed, a time-out
+        print(f"\n[demo] error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\n[demo] interrupted", file=sys.stderr)
+        return 130
+    finally:
+        running.stop(STOP_TIMEOUT)
+    mcap = next(bag_tmp.glob("*.mcap"), None)
+    if mcap is None:
+        print(f"[demo] error: no MCAP file in {bag_tmp}", file=sys.stderr)
+        return 1
+    shutil.move(str(mcap), out / "run.mcap")
+    shutil.rmtree(bag_tmp, ignore_errors=True)
+    try:
+        data = write_results(out, model, args.scenario, counts, wall)
+    except (RobotTvDynamicsError, KeyError, ValueError, IndexError) as error:
+        print(f"[demo] error while analysing {out / 'run.mcap'}: {error}", file=sys.stderr)
+        return 1
+    for name in ESTIMATORS:
+        est = data["estimators"][name]
+        print(f"[demo] {name:9s}: {len(est['alarms'])} alarm(s), min λ_min(M(q,Θ̂)) = "
+              f"{est['min_lambda_min_M_hat']:.3g}, α₁ = {est['alpha1']}, "
+              f"lead time = {est['lead_time_s']}", file=sys.stderr)
+    print(f"[demo] real-time factor {data['real_time_factor']}; wrote {out / 'run.mcap'}, "
+          f"{out / 'report.png'}, {out / 'summary.json'}", file=sys.stderr)
+    return 0
