@@ -239,6 +239,9 @@ class ConsistencyMonitor:
         else:
             self.upper = np.full(self.n_bodies, np.inf)
         self.rate_bound = cfg.rate_bound if cfg.rate_bound > 0.0 else math.inf
+        # a body the URDF gives no consistent inertia (a massless link: μ = 0) has no
+        # ε_l > 0 to hold it to; it is reported, not alarmed, unless uniform_margin is set
+        self.monitored = (mu > 0.0) | (cfg.uniform_margin > 0.0)
 
     def reset(self) -> None:
         """Forget every sample: running inf/sup, trend, levels."""
@@ -350,6 +353,7 @@ class ConsistencyMonitor:
             below(_TREND, self.time_to_crossing, cfg.horizon)
         else:
             act[_TREND] = False
+        act[:, ~self.monitored] = False
         levels = np.where(
             act[list(_ERROR_ROWS)].any(axis=0), int(Level.ERROR),
             np.where(act.any(axis=0), int(Level.WARN), int(Level.OK)))
@@ -366,6 +370,10 @@ class ConsistencyMonitor:
     # ------------------------------------------------------------------ read-out
     def reasons(self, l: int) -> tuple[str, ...]:
         """The active conditions of body ``l`` as sentences with the numbers."""
+        if not self.monitored[l]:
+            return (f"not monitored: the nominal (URDF) inertia is not consistent (margin "
+                    f"{self.nominal_mu[l]:.4g} <= 0, e.g. a massless link); set "
+                    "uniform_margin to monitor it",)
         act = self.active[:, l]
         mu, nu, eps, upper = self.mu[l], self.nu[l], self.epsilon[l], self.upper[l]
         rate, b = self.rate[l], self.config.warn_band

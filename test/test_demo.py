@@ -66,9 +66,19 @@ def test_summary_has_the_keys(demo_run):
             assert key in est
         for alarm in est["alarms"]:
             assert {"t", "body", "kind"} <= set(alarm)
-    # the projected estimate keeps M(q, Θ̂) positive definite
-    assert data["estimators"]["projected"]["alarms"] == []
-    assert data["estimators"]["projected"]["min_lambda_min_M_hat"] > 0
+
+def test_default_scenario_shows_the_papers_warning(demo_run):
+    """Classical: alarm, then λ_min(M(q, Θ̂)) ≤ 0 later; projected: no alarm, ≥ α₁ > 0."""
+    data = json.loads((demo_run / "summary.json").read_text())
+    classical, projected = data["estimators"]["classical"], data["estimators"]["projected"]
+    assert classical["alarms"], "the classical estimate must lose uniform consistency"
+    assert all(alarm["body"] == "panda_link7" for alarm in classical["alarms"])
+    assert classical["min_lambda_min_M_hat"] <= 0
+    assert classical["lead_time_s"] is not None and classical["lead_time_s"] > 0
+    assert classical["alpha1"] is None  # inf μ̂ < 0: Theorem 2 gives no bound
+    assert projected["alarms"] == []
+    assert projected["alpha1"] is not None and projected["alpha1"] > 0
+    assert projected["min_lambda_min_M_hat"] >= projected["alpha1"]
 
 
 def test_dynamics_node_reproduces_the_applied_torque(demo_run):

@@ -186,3 +186,16 @@ def test_bad_samples_raise_and_leave_the_state_unchanged(monitor, panda):
 def test_config_ranges_are_checked(kwargs):
     with pytest.raises(InvalidInputError):
         MonitorConfig(**kwargs)
+
+
+def test_a_massless_body_is_reported_not_alarmed_unless_a_uniform_margin_is_set(panda):
+    nominal = np.array(panda.theta_nominal)
+    nominal[3] = 0.0  # a massless link in the URDF: μ = 0, no ε > 0 to hold it to
+    monitor = ConsistencyMonitor(panda.body_names, nominal)
+    transitions, levels = stream(monitor, lambda t: nominal, 1.0)
+    assert transitions == [] and np.all(levels == Level.OK)
+    assert "not monitored" in monitor.status(3).reasons[0]
+    strict = ConsistencyMonitor(panda.body_names, nominal, MonitorConfig(uniform_margin=1e-9))
+    transitions, _ = stream(strict, lambda t: nominal, 0.2)
+    assert [tr.index for tr in transitions] == [3]
+    assert transitions[0].level == Level.ERROR and "inconsistent" in transitions[0].message
