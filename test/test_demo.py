@@ -69,7 +69,8 @@ def test_summary_has_the_keys(demo_run):
 
 def test_default_scenario_shows_the_papers_warning(demo_run):
     """Classical: alarm, then λ_min(M(q, Θ̂)) ≤ 0 later; projected: no alarm, ≥ α₁ > 0."""
-    data = json.loads((demo_run / "summary.json").read_text())
+    out, _ = demo_run
+    data = json.loads((out / "summary.json").read_text())
     classical, projected = data["estimators"]["classical"], data["estimators"]["projected"]
     assert classical["alarms"], "the classical estimate must lose uniform consistency"
     assert all(alarm["body"] == "panda_link7" for alarm in classical["alarms"])
