@@ -473,8 +473,10 @@ def report(path: Path, rec: Recording, result: dict[str, Any], model: RobotModel
         ax.plot(est["t"], est["lam"], color=colors[name], label=f"{name} Θ̂(t)")
         if est["alpha1"] is not None and est["alpha1"] > 0:
             method = summary_data["gamma_method"]
+            gamma = summary_data["gamma_inf_lambda_min_JtJ"]
             ax.axhline(est["alpha1"], color=colors[name], ls="--", lw=1,
-                       label=f"α₁ ({name}) = {est['alpha1']:.2g} ({method} γ)")
+                       label=f"α₁ ({name}) = {est['alpha1']:.2g} (γ ≥ {gamma:.3g}: "
+                             f"lower end of the {method} bracket)")
             lin = min(lin, est["alpha1"])
         crossing = est["first_nonpositive_lambda_min_M_hat_t"]
         if est["alarms"]:
