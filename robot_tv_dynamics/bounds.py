@@ -1239,14 +1239,32 @@ def sampled_jacobian_extremes(
     gamma = (0.0, 0.0) if box.zero_axis else (min(floor, incumbent.gamma), incumbent.gamma)
     delta_hi = math.inf if growing or box.unbounded else max(structural, incumbent.delta)
     delta = (incumbent.delta, delta_hi)
-    normality, assumption2 = _verdicts(SAMPLED, box, gamma, delta, growing, floor)
+    return _extremes_record(
+        SAMPLED, box, (gamma[1], math.inf if growing else incumbent.delta), gamma, delta,
+        max(_relative_gap(*gamma), _relative_gap(*delta)), incumbent,
+        _verdicts(SAMPLED, box, gamma, delta, growing, floor), count, start, False,
+        {"samples": int(samples), "seed": int(seed), "refine": int(refine),
+         "time_limit": float(time_limit)})
+
+
+def _extremes_record(
+    method: str, box: JointSearchBox, point: tuple[float, float],
+    gamma: tuple[float, float], delta: tuple[float, float], gap: float, incumbent: Any,
+    verdicts: tuple[Verdict, Verdict], evaluations: int, start: float, converged: bool,
+    settings: dict[str, Any],
+) -> JacobianExtremes:
+    """Assemble a :class:`JacobianExtremes` (shared by the sampled and certified search).
+
+    ``point`` is the (γ, δ) reported as the value; ``gamma``, ``delta`` the brackets.
+    """
+    normality, assumption2 = verdicts
     return JacobianExtremes(
-        method=SAMPLED,
-        inf_lambda_min_JtJ=gamma[1],
-        sup_sigma_max_J_sq=math.inf if growing else incumbent.delta,
+        method=method,
+        inf_lambda_min_JtJ=point[0],
+        sup_sigma_max_J_sq=point[1],
         inf_lambda_min_JtJ_bracket=gamma,
         sup_sigma_max_J_sq_bracket=delta,
-        gap=max(_relative_gap(*gamma), _relative_gap(*delta)),
+        gap=gap,
         argmin_q=incumbent.gamma_q,
         argmax_q=incumbent.delta_q,
         normal=normality.holds,
@@ -1257,11 +1275,10 @@ def sampled_jacobian_extremes(
         bounded_method=assumption2.method,
         active_joints=box.active_joints,
         notes=box.notes,
-        evaluations=count,
+        evaluations=evaluations,
         elapsed_s=time.monotonic() - start,
-        converged=False,
-        settings={"samples": int(samples), "seed": int(seed), "refine": int(refine),
-                  "time_limit": float(time_limit)},
+        converged=converged,
+        settings=settings,
     )
 
 
@@ -1451,29 +1468,10 @@ def certified_jacobian_extremes(
                     heap.push(bound, lo[c], hi[c], int(result["split_max"][c]))
     gamma, delta = brackets()
     gap = max(0.0 if exact_min else _relative_gap(*gamma), _relative_gap(*delta))
-    normality, assumption2 = _verdicts(CERTIFIED, box, gamma, delta, growing, floor)
-    return JacobianExtremes(
-        method=CERTIFIED,
-        inf_lambda_min_JtJ=gamma[0],
-        sup_sigma_max_J_sq=delta[1],
-        inf_lambda_min_JtJ_bracket=gamma,
-        sup_sigma_max_J_sq_bracket=delta,
-        gap=gap,
-        argmin_q=incumbent.gamma_q,
-        argmax_q=incumbent.delta_q,
-        normal=normality.holds,
-        bounded=assumption2.holds,
-        normal_reason=normality.reason,
-        bounded_reason=assumption2.reason,
-        normal_method=normality.method,
-        bounded_method=assumption2.method,
-        active_joints=box.active_joints,
-        notes=box.notes,
-        evaluations=count + boxes,
-        elapsed_s=time.monotonic() - start,
-        converged=gap <= target_gap,
-        settings=settings,
-    )
+    return _extremes_record(
+        CERTIFIED, box, (gamma[0], delta[1]), gamma, delta, gap, incumbent,
+        _verdicts(CERTIFIED, box, gamma, delta, growing, floor), count + boxes, start,
+        gap <= target_gap, settings)
 
 
 def jacobian_extremes(
