@@ -1249,7 +1249,7 @@ def sampled_jacobian_extremes(
 
 def _extremes_record(
     method: str, box: JointSearchBox, point: tuple[float, float],
-    gamma: tuple[float, float], delta: tuple[float, float], gap: float, incumbent: Any,
+    gamma: tuple[float, float], delta: tuple[float, float], gap: float, incumbent: _Incumbent,
     verdicts: tuple[Verdict, Verdict], evaluations: int, start: float, converged: bool,
     settings: dict[str, Any],
 ) -> JacobianExtremes:
