@@ -8,9 +8,9 @@ over real DDS (no launch_ros needed):
   *classical* estimator running open loop on the same noisy torque measurements;
 - ``dynamics_node``: τ of eq. (39) term by term and the mass-matrix bounds for the true
   Θ(t) (q̈ from the simulator's ``joint_accelerations``);
-- three ``monitor_node`` instances: on the true Θ(t) (``/diagnostics``) and on each
-  estimate (``estimates/<name>/diagnostics``: /diagnostics remapped, because the
-  per-body statuses are named by body only).
+- three ``monitor_node`` instances, all on ``/diagnostics``: on the true Θ(t) (statuses
+  named by body) and on each estimate (``status_prefix`` ``estimates/<name>``: statuses
+  named ``estimates/<name>: <body>``).
 
 It records every topic into ``DIR/run.mcap`` (rosbag2 MCAP, readable by rosbags and
 Foxglove) while showing a progress bar. This module is the part without ROS: the
@@ -62,14 +62,34 @@ RECORDED = {
     "/consistency": "std_msgs/msg/Float64MultiArray",
     "/estimates/classical/consistency": "std_msgs/msg/Float64MultiArray",
     "/estimates/projected/consistency": "std_msgs/msg/Float64MultiArray",
-    "/diagnostics": "diagnostic_msgs/msg/DiagnosticArray",
-    "/estimates/classical/diagnostics": "diagnostic_msgs/msg/DiagnosticArray",
-    "/estimates/projected/diagnostics": "diagnostic_msgs/msg/DiagnosticArray",
+    "/diagnostics": "diagnostic_msgs/msg/DiagnosticArray",  # every node, every monitor
     "/simulation_info": "std_msgs/msg/String",
     "/robot_description": "std_msgs/msg/String",
 }
 #: Monitor settings shared by the monitor nodes and the replay (see docs/demo.md).
 MONITOR_PARAMETERS = {"margin_fraction": DEMO_MARGIN_FRACTION, "publish_rate": 10.0}
+#: Source of the unprefixed statuses on /diagnostics (the monitor of the true Θ, the
+#: dynamics node's own).
+TRUTH = "truth"
+
+
+def status_prefix(estimator: str) -> str:
+    """``status_prefix`` of the monitor node of an estimate: ``estimates/<name>``."""
+    return f"estimates/{estimator}"
+
+
+def status_source(name: str) -> tuple[str, str]:
+    """(source, name without prefix) of a DiagnosticStatus name on the demo's /diagnostics.
+
+    ``"estimates/classical: panda_link7"`` → ``("classical", "panda_link7")``; a name
+    without an estimator's prefix (``"panda_link7"``, ``"dynamics_node: input"``) →
+    ``(TRUTH, name)``.
+    """
+    for estimator in ESTIMATORS:
+        prefix = f"{status_prefix(estimator)}: "
+        if name.startswith(prefix):
+            return estimator, name[len(prefix):]
+    return TRUTH, name
 
 
 class DemoError(RobotTvDynamicsError):
@@ -201,14 +221,13 @@ def read_recording(path: Path) -> Recording:
         return times, np.array(values).reshape([len(values), *shape])
 
     ref = rows.get("/reference_joint_states", [])
-    diagnostics: dict[str, list[tuple[float, str, int, str]]] = {}
-    for source, topic in (("truth", "/diagnostics"),
-                          ("classical", "/estimates/classical/diagnostics"),
-                          ("projected", "/estimates/projected/diagnostics")):
-        diagnostics[source] = [
-            (sim_time(lt), s.name, int(s.level[0] if isinstance(s.level, (bytes, bytearray))
-                                       else s.level), s.message)
-            for lt, m in rows.get(topic, []) for s in m.status]
+    diagnostics: dict[str, list[tuple[float, str, int, str]]] = {
+        source: [] for source in (TRUTH, *ESTIMATORS)}
+    for lt, m in rows.get("/diagnostics", []):
+        for s in m.status:
+            source, name = status_source(s.name)
+            level = int(s.level[0] if isinstance(s.level, (bytes, bytearray)) else s.level)
+            diagnostics[source].append((sim_time(lt), name, level, s.message))
     bounds_rows = rows.get("/mass_matrix_bounds", [])
     labels = ([lab for d in bounds_rows[0][1].layout.dim for lab in d.label.split(":", 1)[-1]
                .split(",")] if bounds_rows else [])

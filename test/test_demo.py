@@ -82,6 +82,46 @@ def test_default_scenario_shows_the_papers_warning(demo_run):
     assert projected["min_lambda_min_M_hat"] >= projected["alpha1"]
 
 
+def test_status_names_on_diagnostics_are_told_apart_by_the_prefix():
+    from robot_tv_dynamics.demo import TRUTH, status_prefix, status_source
+
+    assert status_prefix("classical") == "estimates/classical"
+    assert status_source("estimates/classical: panda_link7") == ("classical", "panda_link7")
+    assert status_source("estimates/projected: monitor_projected: input") == (
+        "projected", "monitor_projected: input")
+    assert status_source("panda_link7") == (TRUTH, "panda_link7")
+    assert status_source("dynamics_node: input") == (TRUTH, "dynamics_node: input")
+    assert status_source("estimates/other: panda_link7") == (
+        TRUTH, "estimates/other: panda_link7")
+
+
+def test_every_monitor_reports_on_the_shared_diagnostics_with_its_prefix(demo_run):
+    """One /diagnostics in the bag with the three monitors' statuses; live alarms read it."""
+    from rosbags.highlevel import AnyReader
+    from rosbags.typesys import Stores, get_typestore
+
+    from robot_tv_dynamics.demo import RECORDED
+
+    out, result = demo_run
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert not [topic for topic in RECORDED if topic.endswith("/diagnostics")
+                and topic != "/diagnostics"]
+    names: set[str] = set()
+    with AnyReader([out / "run.mcap"], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as r:
+        assert "/estimates/classical/diagnostics" not in {c.topic for c in r.connections}
+        for connection, _, raw in r.messages():
+            if connection.topic == "/diagnostics":
+                names |= {s.name for s in r.deserialize(raw, connection.msgtype).status}
+    for prefix in ("", "estimates/classical: ", "estimates/projected: "):
+        assert f"{prefix}panda_link7" in names, sorted(names)
+    assert {"estimates/classical: monitor_classical: input", "monitor_truth: input",
+            "dynamics_node: input"} <= names, sorted(names)
+    data = json.loads((out / "summary.json").read_text())
+    classical, projected = data["estimators"]["classical"], data["estimators"]["projected"]
+    assert {alarm["body"] for alarm in classical["live_alarms"]} == {"panda_link7"}
+    assert projected["live_alarms"] == []
+
+
 def test_dynamics_node_reproduces_the_applied_torque(demo_run):
     """τ of eq. (39) from the node (true Θ, Θ̇, Ψ, Ψ̇, simulator q̈) = the sim's applied τ.
 

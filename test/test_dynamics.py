@@ -23,7 +23,7 @@ from particle_lagrangian import (
 )
 
 from robot_tv_dynamics import InvalidInputError, PhysicalConsistencyError, RobotModel
-from robot_tv_dynamics.dynamics import Q0, psi_momentum
+from robot_tv_dynamics.dynamics import Q0, bias_force, generalized_terms, psi_momentum
 
 
 def _random_scene(robot: RobotModel, seed: int) -> tuple[list, object]:
@@ -131,6 +131,35 @@ def test_forward_dynamics_inverts_inverse_dynamics(robot: RobotModel, seed: int)
     qdd = robot.forward_dynamics(s["q"], s["qd"], tau, s["theta"], s["theta_dot"], s["psi"],
                                  s["psi_dot"])
     np.testing.assert_allclose(qdd, s["qdd"], atol=1e-9 * max(1.0, np.abs(s["qdd"]).max()))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_matrix_free_bias_force_gives_the_tau_of_the_full_terms(
+        robot: RobotModel, seed: int) -> None:
+    """M q̈ + bias = τ of generalized_terms to 1e-12 (dynamics_node's torques-only path).
+
+    Random Θ, Θ̇, Ψ, Ψ̇ (not a rigid body, not consistent: both are linear in them), so
+    every addend of eq. (39) is present.
+    """
+    rng = np.random.default_rng(300 + seed)
+    n, nv = robot.n_bodies, robot.nv
+    for _ in range(5):
+        q = rng.uniform(robot.joint_limits.lower, robot.joint_limits.upper)
+        qd, qdd = rng.uniform(-2, 2, nv), rng.uniform(-5, 5, nv)
+        theta = np.array(robot.theta_nominal) * rng.uniform(0.5, 1.5, (n, 1))
+        theta_dot = rng.normal(size=(n, 10))
+        gamma, gamma_dot = psi_momentum(rng.normal(size=(n, 12))), psi_momentum(
+            rng.normal(size=(n, 12)))
+        kin = robot.kinematics(q)
+        full = generalized_terms(kin, qd, qdd, theta, theta_dot, gamma, gamma_dot)
+        parts = full.breakdown()
+        for name in ("coriolis", "mass_rate", "gyroscopic", "psi_dot"):
+            assert np.abs(parts[name]).max() > 1e-3 * np.abs(full.tau).max(), name
+        m, bias = bias_force(kin, qd, theta, theta_dot, gamma, gamma_dot)
+        np.testing.assert_allclose(m, full.mass_matrix, rtol=0,
+                                   atol=1e-12 * np.abs(full.mass_matrix).max())
+        np.testing.assert_allclose(m @ qdd + bias, full.tau, rtol=0,
+                                   atol=1e-12 * np.abs(full.tau).max())
 
 
 def test_classical_case_equals_pinocchio(robot: RobotModel) -> None:

@@ -124,7 +124,10 @@ def reference_qdd(start_sec: int, offsets, accelerations, t: float) -> np.ndarra
 class DynamicsClient:
     """Publishers and subscriptions for one dynamics_node, plus the state it was sent."""
 
-    def __init__(self, tester: RosClient, node: NodeProcess, model: RobotModel):
+    def __init__(self, tester: RosClient, node: NodeProcess, model: RobotModel,
+                 all_outputs: bool = True):
+        """Publishers of every input; subscriptions of the torques (and, with
+        ``all_outputs``, of the terms and bounds, which the node computes only then)."""
         ns = node.namespace
         self.tester, self.node, self.model = tester, node, model
         self.pub = {
@@ -139,8 +142,11 @@ class DynamicsClient:
             "reference": tester.publisher(JointTrajectory, f"{ns}/reference"),
         }
         self.torques = tester.collect(JointState, f"{ns}/generalized_torques")
-        self.terms = tester.collect(Float64MultiArray, f"{ns}/generalized_terms")
-        self.bounds = tester.collect(Float64MultiArray, f"{ns}/mass_matrix_bounds")
+        self.terms: list = []
+        self.bounds: list = []
+        if all_outputs:
+            self.terms = tester.collect(Float64MultiArray, f"{ns}/generalized_terms")
+            self.bounds = tester.collect(Float64MultiArray, f"{ns}/mass_matrix_bounds")
         self.diagnostics = tester.collect(DiagnosticArray, f"{ns}/diagnostics")
         self.t = float(int(time.time()))
         tester.wait_matched(list(self.pub.values()), START_TIMEOUT, node)
@@ -281,6 +287,46 @@ def test_torques_equal_the_library_for_the_same_inputs_and_keep_the_stamp(
     assert values["alpha1"] == pytest.approx(values["inf_margin"] * values["gamma"])
     assert values["alpha2"] == pytest.approx(2 * values["sup_size"] * values["delta"])
     assert values["certified"] == 0.0
+
+
+def test_torques_only_path_equals_the_library_and_terms_follow_a_subscriber(
+        tester, log_dir, cache_dir, panda_urdf, panda):
+    """Nobody subscribes generalized_terms / mass_matrix_bounds: τ comes from the
+    matrix-free bias force and equals the library's; once terms are subscribed they
+    are published and τ is unchanged."""
+    node = NodeProcess("dynamics_node", unique_namespace("tau"), log_dir,
+                       dynamics_parameters(cache_dir, urdf_path=panda_urdf))
+    try:
+        client = DynamicsClient(tester, node, panda, all_outputs=False)
+        ns = node.namespace
+        assert tester.node.count_subscribers(f"{ns}/generalized_terms") == 0
+        assert tester.node.count_subscribers(f"{ns}/mass_matrix_bounds") == 0
+        rng = np.random.default_rng(6)
+        state = client.set_state(rng)
+        client.sync(state, rng)
+        for _ in range(15):
+            q, qd = random_state(panda, rng)
+            t, answer = client.ask(q, qd)
+            np.testing.assert_allclose(answer.effort, client.expected(state, t, q, qd).tau,
+                                       rtol=1e-9, atol=1e-9)
+        client.terms = tester.collect(Float64MultiArray, f"{ns}/generalized_terms")
+
+        def terms_published():
+            client.ask(*random_state(panda, rng))
+            return client.terms
+
+        tester.spin_until(terms_published, ANSWER_TIMEOUT, "generalized_terms", node)
+        q, qd = random_state(panda, rng)
+        t, answer = client.ask(q, qd)
+        tester.spin_for(0.2)
+        want = client.expected(state, t, q, qd)
+        np.testing.assert_allclose(answer.effort, want.tau, rtol=1e-9, atol=1e-9)
+        rows = np.array(client.terms[-1].data).reshape(len(cv.TERM_LABELS), panda.nv)
+        np.testing.assert_allclose(rows[-1], want.tau, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(rows[cv.TERM_LABELS.index("coriolis")],
+                                   want.breakdown()["coriolis"], rtol=1e-9, atol=1e-9)
+    finally:
+        assert node.stop() == 0
 
 
 def flat(values, dims=None) -> Float64MultiArray:
@@ -545,6 +591,35 @@ def test_monitor_raises_error_for_a_body_decaying_to_one_percent(tester, monitor
     log = node.output()
     assert len(re.findall(rf"body {body}: \w+ -> ERROR", log)) == 1, log
     assert node.alive
+
+
+def test_monitor_with_a_status_prefix_publishes_prefixed_names(tester, log_dir, panda_urdf,
+                                                              panda):
+    prefix = "estimates/classical"
+    node = NodeProcess("monitor_node", unique_namespace("pre"), log_dir,
+                       {"urdf_path": panda_urdf, "publish_rate": 10.0, "status_prefix": prefix})
+    try:
+        ns = node.namespace
+        theta_pub = tester.publisher(Float64MultiArray, f"{ns}/inertial_parameters",
+                                     BEST_EFFORT)
+        diagnostics = tester.collect(DiagnosticArray, f"{ns}/diagnostics")
+        tester.wait_matched([theta_pub], 30.0, node)
+        stream_theta(tester, theta_pub, panda.body_names,
+                     lambda t: np.array(panda.theta_nominal), 1.0)
+        prefixed = {f"{prefix}: {body}" for body in panda.body_names}
+
+        def every_body_reported():
+            names = {s.name for a in diagnostics for s in a.status
+                     if any(kv.key == "samples" and kv.value != "0" for kv in s.values)}
+            return prefixed <= names
+
+        tester.spin_until(every_body_reported, ANSWER_TIMEOUT, "prefixed body statuses", node)
+        names = {s.name for a in diagnostics for s in a.status}
+        assert names == prefixed | {f"{prefix}: monitor_node: input"}, names
+        assert not monitor_statuses(diagnostics, set(panda.body_names))  # no bare body name
+        assert all(level == 0 for _, _, level, _ in monitor_statuses(diagnostics, prefixed))
+    finally:
+        assert node.stop() == 0
 
 
 # ---------------------------------------------------------------------------- bring-up

@@ -38,6 +38,7 @@ from robot_tv_dynamics.demo import (
     RECORDED,
     DemoError,
     scenario_file,
+    status_prefix,
     write_results,
 )
 from robot_tv_dynamics.exceptions import RobotTvDynamicsError
@@ -77,14 +78,15 @@ def bring_up(urdf: Path, scenario: Path, args: argparse.Namespace, logs: Path) -
         start("monitor_truth", node_command(
             "monitor_node", urdf=urdf_path, name="monitor_truth", parameters=MONITOR_PARAMETERS))
         for estimator in ESTIMATORS:
+            # on the shared /diagnostics, its statuses named "estimates/<name>: <body>"
             ns = f"estimates/{estimator}"
             start(f"monitor_{estimator}", node_command(
                 "monitor_node", urdf=urdf_path, name=f"monitor_{estimator}",
-                parameters=MONITOR_PARAMETERS, remaps={
+                parameters={**MONITOR_PARAMETERS, "status_prefix": status_prefix(estimator)},
+                remaps={
                     "inertial_parameters": f"{ns}/inertial_parameters",
                     "inertial_parameter_rates": f"{ns}/inertial_parameter_rates",
-                    "consistency": f"{ns}/consistency",
-                    "/diagnostics": f"/{ns}/diagnostics"}))
+                    "consistency": f"{ns}/consistency"}))
         # the dynamics node computes the Jacobian extremes γ, δ before it takes samples:
         # start the arm once it (and the monitors) say "ready"
         running.wait_for_output(

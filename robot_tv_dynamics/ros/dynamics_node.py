@@ -18,6 +18,10 @@ by filtered differentiation of q̇ (:mod:`robot_tv_dynamics.filters`), the lates
   inf/sup of the margins and the Jacobian extremes γ, δ computed once at start-up
   (cached on disk by URDF hash; ``sampled`` or ``certified``, said in the layout).
 
+The addends (the Christoffel C, M(q, Θ̇), H(q, Ψ)) are built only for a sample whose
+terms or bounds are published, i.e. while someone subscribes to them; otherwise τ is
+M q̈ + the matrix-free bias force (:func:`robot_tv_dynamics.dynamics.bias_force`).
+
 Bad input never stops the node: it is rejected with a throttled log line and a
 ``dynamics_node: input`` status on ``/diagnostics``, and the last good state is kept.
 Every topic and parameter: README.md, "ROS 2 interface".
@@ -486,25 +490,38 @@ class DynamicsNode(common.ModelNode):
         now = time.monotonic()
         qdd = self._acceleration(t, qd)
         theta_dot, z_rate_norm = self._theta_dot(now)
+        gamma = self._fresh(self._gamma, self._gamma_time, now)
+        gamma_dot = self._fresh(self._gamma_dot, self._gamma_dot_time, now)
         kin = self._model.kinematics(q)
-        terms = dynamics.generalized_terms(
-            kin, qd, qdd, self._theta, theta_dot,
-            self._fresh(self._gamma, self._gamma_time, now),
-            self._fresh(self._gamma_dot, self._gamma_dot_time, now))
+        answered = self._answered + 1
+        # terms and bounds are computed only for a sample they are published for (someone
+        # subscribes); τ alone comes from the matrix-free bias force, without the nv³
+        # Christoffel contraction of C and without M(q, Θ̇), H(q, Ψ)
+        cfg = self.config
+        publish_terms = cfg.publish_terms and self._terms_pub.get_subscription_count() > 0
+        publish_bounds = (cfg.publish_bounds and answered % cfg.bounds_decimation == 0
+                          and self._bounds_pub.get_subscription_count() > 0)
+        terms = None
+        if publish_terms or publish_bounds:
+            terms = dynamics.generalized_terms(
+                kin, qd, qdd, self._theta, theta_dot, gamma, gamma_dot)
+            tau = terms.tau
+        else:
+            m, bias = dynamics.bias_force(kin, qd, self._theta, theta_dot, gamma, gamma_dot)
+            tau = m @ qdd + bias
         out = self._torques_msg
         out.header.stamp = msg.header.stamp
         out.header.frame_id = msg.header.frame_id
         out.position = to_float_array(q)
         out.velocity = to_float_array(qd)
-        out.effort = to_float_array(terms.tau)
+        out.effort = to_float_array(tau)
         self._torques_pub.publish(out)
-        self._answered += 1
-        # terms and bounds are computed only while someone subscribes to them
-        if self.config.publish_terms and self._terms_pub.get_subscription_count():
-            self._publish_terms(terms)
-        if (self.config.publish_bounds and self._answered % self.config.bounds_decimation == 0
-                and self._bounds_pub.get_subscription_count()):
-            self._publish_bounds(kin, terms, z_rate_norm)
+        self._answered = answered
+        if terms is not None:
+            if publish_terms:
+                self._publish_terms(terms)
+            if publish_bounds:
+                self._publish_bounds(kin, terms, z_rate_norm)
         self._guard.accept("joint_states")
 
     def _publish_terms(self, terms: dynamics.GeneralizedTerms) -> None:

@@ -7,10 +7,12 @@ differences of Θ), runs :class:`~robot_tv_dynamics.monitor.ConsistencyMonitor`
 publishes
 
 - ``/diagnostics`` (diagnostic_msgs/DiagnosticArray): one DiagnosticStatus per body,
-  named with the body name, hardware_id = the URDF's robot name, level OK / WARN /
-  ERROR (STALE when Θ stops arriving), the reasons as the message and the numbers as
-  key-values; plus the node's own ``monitor_node: input`` status. Published at
-  ``publish_rate`` and at once when a body changes level;
+  named with the body name (``"<status_prefix>: <body>"`` when ``status_prefix`` is set,
+  so that several monitors can share ``/diagnostics``), hardware_id = the URDF's robot
+  name, level OK / WARN / ERROR (STALE when Θ stops arriving), the reasons as the
+  message and the numbers as key-values; plus the node's own ``monitor_node: input``
+  status (prefixed the same way). Published at ``publish_rate`` and at once when a body
+  changes level;
 - ``consistency`` (Float64MultiArray ``body`` × ``field``: μ, ν, ε, level, inf μ, sup ν,
   rate, predicted time to crossing), on every Θ sample.
 
@@ -89,6 +91,11 @@ PARAMETERS = common.COMMON_PARAMETERS + (
         "stale_timeout", 5.0,
         "STALE when no inertial_parameters arrived for this long (after the first); 0 "
         "disables", "s", 0.0, 86400.0),
+    ParameterSpec(
+        "status_prefix", "",
+        'prefix of every DiagnosticStatus name, "<prefix>: <body>" and "<prefix>: <node>: '
+        'input", so that several monitors can share /diagnostics; empty: the body name '
+        "alone"),
 )
 
 
@@ -109,6 +116,7 @@ class MonitorNodeConfig(common.CommonConfig):
     rate_timeout: float = 0.5
     publish_rate: float = 1.0
     stale_timeout: float = 5.0
+    status_prefix: str = ""
 
     def monitor_config(self) -> MonitorConfig:
         """The core :class:`~robot_tv_dynamics.monitor.MonitorConfig` (same-named fields).
@@ -116,6 +124,12 @@ class MonitorNodeConfig(common.CommonConfig):
         Its fields that are not parameters keep the core's defaults.
         """
         return common.config_from_parameters(MonitorConfig, asdict(self))
+
+
+def status_name(prefix: str, name: str) -> str:
+    """The DiagnosticStatus name of ``name``: ``"<prefix>: <name>"``, or ``name`` alone."""
+    prefix = prefix.strip()
+    return f"{prefix}: {name}" if prefix else name
 
 
 class MonitorNode(common.ModelNode):
@@ -137,6 +151,7 @@ class MonitorNode(common.ModelNode):
         cfg = self.config
         self._monitor = ConsistencyMonitor(
             model.body_names, model.theta_nominal, cfg.monitor_config())
+        self._guard.name = status_name(cfg.status_prefix, self._guard.name)
         self._set_model(model)
         self._theta_time = -math.inf
         self._rates: np.ndarray | None = None
@@ -157,6 +172,8 @@ class MonitorNode(common.ModelNode):
 
     def _set_model(self, model: RobotModel) -> None:
         self._model = model
+        self._status_names = [
+            status_name(self.config.status_prefix, name) for name in model.body_names]
         self._theta_reader = BodyArrayReader("inertial_parameters", model.body_names, "phi", 10)
         self._rates_reader = BodyArrayReader(
             "inertial_parameter_rates", model.body_names, "phi", 10)
@@ -220,7 +237,7 @@ class MonitorNode(common.ModelNode):
         timeout = self.config.stale_timeout
         statuses = []
         if monitor.samples == 0:
-            for l, name in enumerate(monitor.body_names):
+            for l, name in enumerate(self._status_names):
                 statuses.append(make_status(
                     name, int(Level.OK),
                     "no inertial_parameters received yet; the URDF's nominal values are shown",
@@ -243,14 +260,15 @@ class MonitorNode(common.ModelNode):
                     level = int(Level.STALE)
                     message = (f"no inertial_parameters for {now - self._theta_time:.1f} s "
                                f"(last: {s.level.name}, {s.message})")
-                statuses.append(make_status(s.name, level, message, hardware_id, [
-                    ("margin", s.mu), ("size", s.nu), ("epsilon", s.epsilon),
-                    ("upper bound", s.upper), ("inf margin", s.inf_mu),
-                    ("sup size", s.sup_nu), ("rate", s.rate),
-                    ("rate bound", monitor.rate_bound),
-                    ("predicted time to crossing", s.time_to_crossing),
-                    ("nominal margin", float(monitor.nominal_mu[l])),
-                    ("samples", monitor.samples)]))
+                statuses.append(make_status(
+                    self._status_names[l], level, message, hardware_id, [
+                        ("margin", s.mu), ("size", s.nu), ("epsilon", s.epsilon),
+                        ("upper bound", s.upper), ("inf margin", s.inf_mu),
+                        ("sup size", s.sup_nu), ("rate", s.rate),
+                        ("rate bound", monitor.rate_bound),
+                        ("predicted time to crossing", s.time_to_crossing),
+                        ("nominal margin", float(monitor.nominal_mu[l])),
+                        ("samples", monitor.samples)]))
         self._guard.publish(statuses)
 
 
