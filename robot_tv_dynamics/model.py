@@ -316,8 +316,9 @@ class RobotModel:
         get_jacobian, get_hessian = pin.getJointJacobian, pin.getJointKinematicHessian
         local = pin.LOCAL
         oMi = data.oMi
+        columns = jacobians if nv > 1 else jacobians[:, :, 0]  # a 1-dof Jacobian comes as (6,)
         for l in range(n):
-            jacobians[l] = np.reshape(get_jacobian(model, data, l + 1, local), (6, nv))
+            columns[l] = get_jacobian(model, data, l + 1, local)
             # the binding's buffer is column-major read as row-major: see hessian_to_derivative
             derivatives[l] = np.asarray(get_hessian(model, data, l + 1, local)).reshape(nv, nv, 6)
             placements[l] = oMi[l + 1].homogeneous
