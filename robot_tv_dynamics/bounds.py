@@ -497,7 +497,7 @@ class _TrigModel:
         """
         rev = ~self.prismatic
         s_t = r[:, rev] @ self.freq[:, rev].T  # (B, T)
-        trig_series = [None, s_t, 0.5 * s_t ** 2, s_t ** 3 / 6.0]
+        trig_series = (s_t, 0.5 * s_t ** 2, s_t ** 3 / 6.0)  # s_t^i / i!, i = 1..3
         s_drop = 2.0 * np.sum(r[:, rev], axis=1)
         drop = [np.ones_like(s_drop), s_drop, 0.5 * s_drop ** 2, s_drop ** 3 / 6.0]
         out = np.zeros((r.shape[0], self.abs_coeff.shape[1]))
@@ -516,7 +516,7 @@ class _TrigModel:
             out += poly[3][:, None] * np.sum(coeff, axis=0)[None, :]
             for i in range(1, 4):
                 if np.any(poly[3 - i] != 0.0):
-                    out += poly[3 - i][:, None] * (trig_series[i][:, members] @ coeff)
+                    out += poly[3 - i][:, None] * (trig_series[i - 1][:, members] @ coeff)
         for k in prismatic:
             reach1 = np.abs(centre[:, k] - self.offset[k]) + r[:, k]
             gd = [np.maximum(1.0, np.maximum(reach1, reach1 ** 2)),
@@ -1614,7 +1614,7 @@ class ConsistencyTracker:
             InvalidInputError: wrong shape or non-finite values (the history is unchanged).
         """
         theta = check_finite(theta, "theta", (self.n_bodies, 10))
-        rate = np.full(self.n_bodies, np.nan)
+        rate: Array = np.full(self.n_bodies, np.nan)
         if theta_dot is not None:
             theta_dot = check_finite(theta_dot, "theta_dot", (self.n_bodies, 10))
             rate = spectral_statistics(theta_dot)[2]

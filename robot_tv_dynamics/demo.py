@@ -249,7 +249,7 @@ def read_recording(path: Path) -> Recording:
 
 def margins_and_sizes(theta: Array) -> tuple[Array, Array]:
     """μ_l = λ_min(f(Φ_l)) and ν_l = λ_max(f(Φ_l)) for every row of Θ (N, 10)."""
-    values = np.linalg.eigvalsh(pseudo_inertia(theta))
+    values = np.asarray(np.linalg.eigvalsh(pseudo_inertia(theta)), dtype=np.float64)
     return values[:, 0].copy(), values[:, -1].copy()
 
 

@@ -700,6 +700,7 @@ def _full_state(
         if name not in model.joint_names:
             raise UnknownNameError("joint", name, model.joint_names)
         columns.append(model.joint_names.index(name))
+    held: Array
     if default_positions is None:
         held = np.zeros(model.nv)
     elif isinstance(default_positions, Mapping):

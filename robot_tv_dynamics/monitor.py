@@ -229,11 +229,11 @@ class ConsistencyMonitor:
         mu, nu, _ = spectral_statistics(theta)
         self.nominal_mu, self.nominal_nu = mu, nu
         if cfg.uniform_margin > 0.0:
-            self.epsilon = np.full(self.n_bodies, cfg.uniform_margin)
+            self.epsilon: Array = np.full(self.n_bodies, cfg.uniform_margin)
         else:
             self.epsilon = np.maximum(cfg.margin_fraction * mu, 0.0)
         if cfg.upper_bound > 0.0:
-            self.upper = np.full(self.n_bodies, cfg.upper_bound)
+            self.upper: Array = np.full(self.n_bodies, cfg.upper_bound)
         elif cfg.upper_factor > 0.0:
             self.upper = cfg.upper_factor * np.maximum(nu, 0.0)
         else:
@@ -248,14 +248,14 @@ class ConsistencyMonitor:
         n = self.n_bodies
         self.time: float | None = None
         self.samples = 0
-        self.mu = np.full(n, np.nan)
-        self.nu = np.full(n, np.nan)
-        self.rate = np.zeros(n)
-        self.inf_mu = np.full(n, np.inf)
-        self.sup_nu = np.full(n, -np.inf)
-        self.time_to_crossing = np.full(n, np.inf)
+        self.mu: Array = np.full(n, np.nan)
+        self.nu: Array = np.full(n, np.nan)
+        self.rate: Array = np.zeros(n)
+        self.inf_mu: Array = np.full(n, np.inf)
+        self.sup_nu: Array = np.full(n, -np.inf)
+        self.time_to_crossing: Array = np.full(n, np.inf)
         self.active = np.zeros((8, n), dtype=bool)
-        self.levels = np.full(n, int(Level.OK), dtype=np.int64)
+        self.levels: npt.NDArray[np.int64] = np.full(n, int(Level.OK), dtype=np.int64)
         self._times = np.full(self._capacity, -np.inf)
         self._mus = np.zeros((self._capacity, n))
         self._head = 0

@@ -394,7 +394,7 @@ class ClosedLoop:
         self.classical = RecursiveLeastSquares(phi0, cfg.estimator, projected=False)
         self.projected = RecursiveLeastSquares(phi0, cfg.estimator, projected=True)
         self._rng = np.random.default_rng(cfg.seed)
-        self.extra_torque = np.zeros(model.nv)
+        self.extra_torque: Array = np.zeros(model.nv)
         # the controller's model: Θ̂ with the projected (hence consistent) payload row, so
         # M(q,Θ̂) v + C(q,q̇,Θ̂) q̇ + G(q,Θ̂) is Pinocchio's RNEA on it
         self._hat_model = model.pinocchio_model.copy()
