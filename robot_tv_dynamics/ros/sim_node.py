@@ -257,6 +257,8 @@ class SimNode(Node):
             self.error = error
             self.get_logger().fatal(f"simulation stopped: {error}")
         except Exception as error:  # reported, then the node exits
+            if self._stop.is_set() or not self.context.ok():
+                return  # shutting down: a publish raced with the context going away
             self.error = error
             self.get_logger().fatal(f"simulation stopped: {type(error).__name__}: {error}")
         finally:

@@ -1,0 +1,64 @@
+"""sim_node over real DDS: effort_commands drive the simulated arm (controller:=none)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ros_harness import BEST_EFFORT, NodeProcess, RosClient, unique_namespace
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from robot_tv_dynamics import RobotModel
+from robot_tv_dynamics.ros import conversions as cv
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+
+def _drift_after(tmp_path, panda: RobotModel, hold: bool, seconds: float = 1.5) -> float:
+    """Largest |q − q₀| of the arm joints over ``seconds`` of simulated time.
+
+    ``hold``: a PD + gravity controller closed over DDS through effort_commands,
+    τ = G(q, Θ) + M(q, Θ) (K_p (q₀ − q) − K_d q̇) on the latest joint state; else zero
+    torque.
+    """
+    node = NodeProcess("sim_node", unique_namespace("sim"), tmp_path, {
+        "controller": "none", "wait_for_subscribers": 1, "wait_timeout": 60.0})
+    client = RosClient()
+    try:
+        ns = node.namespace
+        states = client.collect(JointState, f"{ns}/joint_states", BEST_EFFORT)
+        thetas = client.collect(Float64MultiArray, f"{ns}/inertial_parameters", BEST_EFFORT)
+        efforts = client.publisher(Float64MultiArray, f"{ns}/effort_commands", BEST_EFFORT)
+        client.spin_until(lambda: states and thetas, 60.0, "the first state and Θ", node)
+        reader = cv.BodyArrayReader("inertial_parameters", panda.body_names, "phi", 10)
+        q0 = np.array(states[0].position)
+        t0 = cv.stamp_to_seconds(states[0].header.stamp)
+        zeros = np.zeros(panda.nv)
+        drift = 0.0
+        while True:
+            q, qd = np.array(states[-1].position), np.array(states[-1].velocity)
+            tau = zeros
+            if hold:
+                terms = panda.inverse_dynamics(q, zeros, zeros, reader.read(thetas[-1]))
+                # gains through M(q): the 15 g fingers get gains that suit their mass
+                tau = terms.gravity + terms.mass_matrix @ (25.0 * (q0 - q) - 10.0 * qd)
+            efforts.publish(Float64MultiArray(data=[float(x) for x in tau]))
+            client.spin_for(0.005)
+            drift = max(drift, float(np.abs(q - q0)[:7].max()))
+            if cv.stamp_to_seconds(states[-1].header.stamp) - t0 >= seconds:
+                break
+            assert node.alive, node.output()[-3000:]
+    finally:
+        client.close()
+        code = node.stop()
+    assert code == 0 and "FATAL" not in node.output(), node.output()[-3000:]
+    return drift
+
+
+def test_effort_commands_drive_the_simulated_arm(tmp_path, panda):
+    held = _drift_after(tmp_path, panda, hold=True)
+    falling = _drift_after(tmp_path, panda, hold=False)
+    # without torque the arm falls; the commanded torques hold it near q₀ (the samples
+    # before the first command arrives are unactuated)
+    assert falling > 0.5, falling
+    assert held < 0.1, (held, falling)  # measured: 0.024 vs 7.7 rad
