@@ -95,3 +95,18 @@ class PhysicalConsistencyError(RobotTvDynamicsError, ValueError):
         self.what = what
         self.problem = problem
         super().__init__(f"{what}: {problem}")
+
+
+class BoundsCacheError(RobotTvDynamicsError):
+    """The Jacobian-extremes cache directory cannot be written."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        """Build the error.
+
+        Args:
+            path: the cache file or directory.
+            problem: what went wrong.
+        """
+        self.path = path
+        self.problem = problem
+        super().__init__(f"bounds cache {path}: {problem}")
