@@ -25,12 +25,12 @@ import math
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TextIO
 
 from robot_tv_dynamics import bounds, demo
 from robot_tv_dynamics.exceptions import RobotTvDynamicsError, URDFError
-from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.model import LockedJoints, RobotModel, parse_locked_joints
 
 #: Subcommand name → function adding its subparser to the ``add_subparsers`` action.
 SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {}
@@ -73,18 +73,24 @@ def _native_stderr_captured() -> Iterator[list[str]]:
             lines.extend(line.strip() for line in text.splitlines() if line.strip())
 
 
-def load_model(path: str) -> RobotModel:
+def load_model(path: str, locked_joints: LockedJoints | None = None) -> RobotModel:
     """Load a URDF, turning native parser chatter into the error message.
+
+    Args:
+        path: the URDF file.
+        locked_joints: joints made fixed, as :class:`~robot_tv_dynamics.model.RobotModel`
+            takes them (e.g. from :func:`lock_option`).
 
     Raises:
         URDFError: unreadable or malformed URDF (the parser's own first complaint is
             appended to the message).
+        UnknownNameError, InvalidInputError: a bad locked joint.
     """
     caught: RobotTvDynamicsError | None = None
     model: RobotModel | None = None
     with _native_stderr_captured() as native:
         try:
-            model = RobotModel.from_urdf(path)
+            model = RobotModel.from_urdf(path, locked_joints)
         except RobotTvDynamicsError as error:
             caught = error
     if model is not None:
@@ -127,6 +133,27 @@ class ProgressBar:
             self.stream.flush()
 
 
+#: Help of ``--lock`` (``bounds`` and ``evaluate``).
+LOCK_HELP = ("lock a joint (e.g. a gripper finger) at POSITION [rad or m], or at 0 clipped "
+             "into its limits; its links merge into the parent body and it leaves the "
+             "dofs (repeatable)")
+
+
+def add_lock_argument(parser: argparse.ArgumentParser) -> None:
+    """Add the repeatable ``--lock JOINT[=POSITION]`` option."""
+    parser.add_argument("--lock", action="append", default=[], metavar="JOINT[=POSITION]",
+                        help=LOCK_HELP)
+
+
+def lock_option(items: Sequence[str]) -> dict[str, float | None] | None:
+    """The ``--lock`` values as ``locked_joints`` (None when none is given).
+
+    Raises:
+        InvalidInputError: a malformed entry or a joint given twice.
+    """
+    return parse_locked_joints(items, "--lock") if items else None
+
+
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -161,6 +188,7 @@ def add_bounds_parser(subparsers: argparse._SubParsersAction) -> None:
             "--certified gives rigorous brackets."),
     )
     parser.add_argument("--urdf", required=True, help="path of the URDF file")
+    add_lock_argument(parser)
     parser.add_argument("--certified", action="store_true",
                         help="certified branch and bound instead of sampling")
     parser.add_argument("--time-limit", type=_positive_float, default=60.0, metavar="S",
@@ -181,7 +209,7 @@ def add_bounds_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run_bounds(args: argparse.Namespace) -> int:
     """Run ``bounds``: compute, then print a table or one JSON object."""
-    model = load_model(args.urdf)
+    model = load_model(args.urdf, lock_option(args.lock))
     show = args.progress if args.progress is not None else sys.stderr.isatty()
     bar = ProgressBar(sys.stderr) if (show and args.certified) else None
     try:
@@ -194,10 +222,12 @@ def run_bounds(args: argparse.Namespace) -> int:
             bar.close()
     report = bounds.bounds_report(model, extremes)
     if args.json:
-        json.dump(report.to_dict(), sys.stdout, allow_nan=False)
+        data = report.to_dict()
+        data["locked_joints"] = dict(model.locked_joints)
+        json.dump(data, sys.stdout, allow_nan=False)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(format_bounds_table(report))
+        sys.stdout.write(format_bounds_table(report, model.locked_joints))
     return 0
 
 
@@ -205,13 +235,19 @@ def _number(value: float, digits: int = 6) -> str:
     return "∞" if value == math.inf else f"{value:.{digits}g}"
 
 
-def format_bounds_table(report: bounds.BoundsReport) -> str:
-    """The human-readable ``bounds`` output."""
+def format_bounds_table(
+    report: bounds.BoundsReport, locked_joints: Mapping[str, float] | None = None
+) -> str:
+    """The human-readable ``bounds`` output (``locked_joints``: name → position, if any)."""
     ext, mmb = report.extremes, report.bounds
     label = ext.method
-    lines = [f"URDF {report.source}", f"  sha256 {report.urdf_sha256[:16]}…", "",
-             "Per body, nominal Θ (Definition 3; Theorem 1: consistent iff μ > 0):",
-             f"  {'body':<28} {'μ = λmin f(Φ)':>15} {'ν = λmax f(Φ)':>15}  consistent"]
+    lines = [f"URDF {report.source}", f"  sha256 {report.urdf_sha256[:16]}…"]
+    if locked_joints:
+        lines.append("  locked joints: " + ", ".join(
+            f"{name} = {position:g}" for name, position in locked_joints.items()))
+    lines += ["",
+              "Per body, nominal Θ (Definition 3; Theorem 1: consistent iff μ > 0):",
+              f"  {'body':<28} {'μ = λmin f(Φ)':>15} {'ν = λmax f(Φ)':>15}  consistent"]
     for name, mu, nu in zip(report.body_names, report.margins, report.sizes, strict=True):
         lines.append(f"  {name:<28} {mu:>15.6g} {nu:>15.6g}  {'yes' if mu > 0 else 'NO'}")
     g_lo, g_hi = ext.inf_lambda_min_JtJ_bracket

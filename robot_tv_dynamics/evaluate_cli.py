@@ -33,7 +33,7 @@ from robot_tv_dynamics.evaluation import (
     load_trajectory,
 )
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
-from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.model import RobotModel, parse_locked_joints
 
 #: Exit status when the trajectory exceeds an effort limit.
 EXIT_VIOLATION = 1
@@ -73,6 +73,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--urdf", required=True, metavar="PATH", help="the robot's URDF file")
     parser.add_argument(
+        "--lock", action="append", default=[], metavar="JOINT[=POSITION]",
+        help="lock a joint (e.g. a gripper finger) at POSITION [rad or m], or at 0 clipped "
+             "into its limits; its links merge into the parent body, it leaves the dofs and "
+             "the trajectory must not list it (repeatable)")
+    parser.add_argument(
         "--trajectory", required=True, metavar="FILE",
         help="trajectory YAML, or a rosbag2 (directory, .mcap or .db3) with a "
              "trajectory_msgs/msg/JointTrajectory topic")
@@ -110,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         The exit status: 0 within limits, 1 with violations, 2 on bad input.
     """
     try:
-        model = _load_model(args.urdf)
+        model = _load_model(args.urdf, _locked_joints(args.lock))
         trajectory = load_trajectory(args.trajectory, args.topic)
         payload = None if args.payload is None else load_payload(args.payload)
         result = evaluate(model, trajectory, payload, time_offset=args.time_offset,
@@ -123,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {_message(error)}", file=sys.stderr)
         return EXIT_ERROR
     if args.json:
-        report = {"urdf": str(args.urdf), "trajectory": str(args.trajectory),
+        report = {"urdf": str(args.urdf), "locked_joints": dict(model.locked_joints),
+                  "trajectory": str(args.trajectory),
                   "payload": describe_load(payload), **result.as_dict()}
         json.dump(report, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
@@ -132,13 +138,18 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_VIOLATION if result.violations else 0
 
 
-def _load_model(path: str) -> RobotModel:
+def _load_model(path: str, locked_joints: dict[str, float | None] | None = None) -> RobotModel:
     """The URDF through cli.load_model, which turns urdfdom's stderr chatter into the message."""
     try:
         from robot_tv_dynamics.cli import load_model
     except ImportError:  # pragma: no cover - cli.py not there (standalone module use)
-        return RobotModel.from_urdf(path)
-    return load_model(path)
+        return RobotModel.from_urdf(path, locked_joints)
+    return load_model(path, locked_joints)
+
+
+def _locked_joints(items: list[str]) -> dict[str, float | None] | None:
+    """``--lock JOINT[=POSITION]`` options as ``locked_joints`` (None when none is given)."""
+    return parse_locked_joints(items, "--lock") if items else None
 
 
 def _message(error: BaseException) -> str:

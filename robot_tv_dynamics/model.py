@@ -4,13 +4,23 @@ Bodies are the Pinocchio joints 1…njoints−1 of the model built from the URDF
 body frame is the joint frame, and links fixed to a body (flange, hand, payload)
 are merged into it. Θ has shape (N, 10), row l = Φ of body l in eq. (7) order
 about the body-frame origin.
+
+Locked joints (``locked_joints``, e.g. a gripper's fingers treated as part of the hand)
+are made fixed at a given position with Pinocchio's ``buildReducedModel``: they leave
+``joint_names``, the limits and the dofs, and their child links merge into the parent
+body, whose Φ gains theirs through the locked placement (exact, Φ maps linearly under a
+rigid transform).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 import numpy.typing as npt
@@ -75,27 +85,171 @@ def _readonly(array: Array) -> Array:
     return array
 
 
+#: What ``locked_joints`` accepts: joint name → position [rad or m] (None: the default
+#: position), or a sequence of joint names (each at the default position: 0 clipped
+#: into the joint's limits).
+LockedJoints = Mapping[str, float | None] | Sequence[str]
+
+
+def parse_locked_joints(
+    items: Iterable[str], argument: str = "locked_joints"
+) -> dict[str, float | None]:
+    """``"JOINT"`` / ``"JOINT=POSITION"`` strings (CLI ``--lock``, node parameter) as a mapping.
+
+    Args:
+        items: one entry per locked joint; without ``=POSITION`` the joint is locked at
+            0 clipped into its limits.
+        argument: the option or parameter name, for error messages.
+
+    Returns:
+        Joint name → position [rad or m], or None for the default position.
+
+    Raises:
+        InvalidInputError: an empty name, a position that is not a finite number, or a
+            joint named twice.
+    """
+    out: dict[str, float | None] = {}
+    for item in items:
+        name, sep, value = str(item).partition("=")
+        name = name.strip()
+        position: float | None = None
+        if sep:
+            try:
+                position = float(value)
+            except ValueError:
+                position = math.nan
+        if not name or (position is not None and not math.isfinite(position)):
+            raise InvalidInputError(
+                argument, f'expected JOINT or JOINT=POSITION with a finite number, got "{item}"')
+        if name in out:
+            raise InvalidInputError(argument, f'joint "{name}" is given twice')
+        out[name] = position
+    return out
+
+
+def model_sha256(xml: str, locked_joints: Mapping[str, float] | None = None) -> str:
+    """The cache key of a model: SHA-256 of the URDF text, plus the locked joints if any.
+
+    Without locked joints it is the hash of the text alone; with them, of the text
+    followed by a canonical JSON of the locked joints (sorted names, positions as
+    floats), so that models of one URDF with different locked sets never share a key.
+    """
+    digest = hashlib.sha256(xml.encode("utf-8"))
+    if locked_joints:
+        canonical = json.dumps(
+            {name: float(position) for name, position in sorted(locked_joints.items())},
+            sort_keys=True)
+        digest.update(b"\0locked_joints:" + canonical.encode("utf-8"))
+    return digest.hexdigest()
+
+
+def _lock_positions(
+    model: pin.Model, locked_joints: LockedJoints | None, source: str
+) -> dict[str, float]:
+    """Validated positions of the locked joints, in the model's joint order.
+
+    Raises:
+        UnknownNameError: a name that is not a movable joint of the URDF.
+        UnsupportedJointError: a locked joint that is not 1-dof.
+        InvalidInputError: a position that is not finite or outside the joint's limits.
+    """
+    if locked_joints is None:
+        return {}
+    if isinstance(locked_joints, str):
+        raise InvalidInputError(
+            "locked_joints", "expected a mapping joint → position or a sequence of joint "
+            f'names, got the string "{locked_joints}"')
+    requested: Mapping[str, float | None] = (
+        locked_joints if isinstance(locked_joints, Mapping)
+        else parse_locked_joints(locked_joints))
+    names = [str(model.names[j]) for j in range(1, model.njoints)]
+    for name in requested:
+        if name not in names:
+            raise UnknownNameError("joint", name, names)
+    out: dict[str, float] = {}
+    for j in range(1, model.njoints):
+        name = names[j - 1]
+        if name not in requested:
+            continue
+        joint = model.joints[j]
+        if joint.nv != 1 or joint.nq not in (1, 2):
+            raise UnsupportedJointError(source, name, joint.shortname())
+        value = requested[name]
+        continuous = joint.nq == 2
+        lower = -math.inf if continuous else float(model.lowerPositionLimit[joint.idx_q])
+        upper = math.inf if continuous else float(model.upperPositionLimit[joint.idx_q])
+        if value is None:
+            position = min(max(0.0, lower), upper)
+        else:
+            try:
+                position = float(value)
+            except (TypeError, ValueError):
+                position = math.nan
+            if not math.isfinite(position):
+                raise InvalidInputError(
+                    "locked_joints", f'joint "{name}": position {value!r} is not a finite number')
+            if not lower <= position <= upper:
+                raise InvalidInputError(
+                    "locked_joints", f'joint "{name}": position {position:g} is outside its '
+                    f"limits [{lower:g}, {upper:g}]")
+        out[name] = position
+    return out
+
+
+def _reduce(model: pin.Model, locked: Mapping[str, float]) -> pin.Model:
+    """``model`` with the ``locked`` joints fixed at their positions (buildReducedModel)."""
+    q_reference = pin.neutral(model)
+    ids = []
+    for name, position in locked.items():
+        j = model.getJointId(name)
+        joint = model.joints[j]
+        if joint.nq == 2:
+            q_reference[joint.idx_q:joint.idx_q + 2] = (math.cos(position), math.sin(position))
+        else:
+            q_reference[joint.idx_q] = position
+        ids.append(j)
+    return pin.buildReducedModel(model, ids, q_reference)
+
+
 class RobotModel:
     """A fixed-base arm with time-dependent inertial parameters (eq. 39).
 
     Build it with :meth:`from_urdf` or :meth:`from_urdf_string`.
     """
 
-    def __init__(self, xml: str, source: str = "<string>") -> None:
+    def __init__(
+        self, xml: str, source: str = "<string>", locked_joints: LockedJoints | None = None,
+    ) -> None:
         """Build the model from URDF text (prefer :meth:`from_urdf_string`).
 
         Args:
             xml: the URDF.
             source: where it came from, used in error messages.
+            locked_joints: joints made fixed (e.g. gripper fingers): a mapping joint name →
+                position [rad or m] (None: the default position), or a sequence of names,
+                each locked at 0 clipped into its limits. Their child links merge into
+                the parent body; they leave ``joint_names``, the limits and the dofs.
 
         Raises:
-            URDFError: unreadable or malformed URDF, no movable joint.
+            URDFError: unreadable or malformed URDF, no movable joint (also when every
+                movable joint is locked).
             UnsupportedJointError: a joint that is not 1-dof (e.g. floating, planar).
+            UnknownNameError: a locked joint that is not a movable joint of the URDF.
+            InvalidInputError: a locked position outside the joint's limits.
         """
         self.source = source
-        self.urdf_sha256 = hashlib.sha256(xml.encode("utf-8")).hexdigest()
         self._link_inertials = parse_link_inertials(xml, source)
-        self.pinocchio_model: pin.Model = build_pinocchio_model(xml, source)
+        full_model = build_pinocchio_model(xml, source)
+        locked = _lock_positions(full_model, locked_joints, source)
+        #: The locked joints and their positions [rad or m] (empty: none locked).
+        self.locked_joints: Mapping[str, float] = MappingProxyType(locked)
+        #: Cache key (Jacobian extremes): the URDF text and the locked joints.
+        self.urdf_sha256 = model_sha256(xml, locked)
+        #: SHA-256 of the URDF text alone (recognizes a republished URDF).
+        self.xml_sha256 = hashlib.sha256(xml.encode("utf-8")).hexdigest()
+        if locked and len(locked) == full_model.njoints - 1:
+            raise URDFError(source, "has no movable joint (every joint is fixed or locked)")
+        self.pinocchio_model: pin.Model = _reduce(full_model, locked) if locked else full_model
         model = self.pinocchio_model
         if model.njoints < 2:
             raise URDFError(source, "has no movable joint (every joint is fixed)")
@@ -125,20 +279,29 @@ class RobotModel:
         self.joint_limits = self._joint_limits()
 
     @classmethod
-    def from_urdf(cls, path: str | Path) -> RobotModel:
-        """Load a URDF file.
+    def from_urdf(
+        cls, path: str | Path, locked_joints: LockedJoints | None = None
+    ) -> RobotModel:
+        """Load a URDF file, optionally with locked joints (see :class:`RobotModel`).
 
         Raises:
             URDFError: missing, unreadable or malformed file.
+            UnknownNameError: a locked joint that is not a movable joint of the URDF.
+            InvalidInputError: a locked position outside the joint's limits.
         """
-        return cls(read_urdf_file(path), str(path))
+        return cls(read_urdf_file(path), str(path), locked_joints)
 
     @classmethod
-    def from_urdf_string(cls, xml: str, source: str = "<string>") -> RobotModel:
-        """Load a URDF given as text (e.g. the ``robot_description`` parameter)."""
+    def from_urdf_string(
+        cls, xml: str, source: str = "<string>", locked_joints: LockedJoints | None = None,
+    ) -> RobotModel:
+        """Load a URDF given as text (e.g. the ``robot_description`` parameter).
+
+        ``locked_joints`` as in :class:`RobotModel`.
+        """
         if not isinstance(xml, str) or not xml.strip():
             raise URDFError(source, "is empty")
-        return cls(xml, source)
+        return cls(xml, source, locked_joints)
 
     # ------------------------------------------------------------------ structure
     def _link_attachments(self) -> dict[str, LinkAttachment]:

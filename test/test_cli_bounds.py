@@ -127,3 +127,28 @@ def test_unsupported_joint_exits_2_naming_the_joint(
     assert cli.main(["bounds", "--urdf", str(urdf)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "slider" in err and err.count("\n") == 1
+
+
+def test_locked_fingers_leave_seven_bodies_and_joints(
+        urdf_paths: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    lock = ["--lock", "panda_finger_joint1", "--lock", "panda_finger_joint2=0.02"]
+    code = cli.main(["bounds", "--urdf", urdf_paths["panda"], *lock, "--samples", "128",
+                     "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert [b["name"] for b in data["bodies"]] == [f"panda_link{i}" for i in range(1, 8)]
+    assert data["locked_joints"] == {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.02}
+    assert not any("finger" in name for name in data["jacobian"]["active_joints"])
+    assert data["urdf_sha256"] != RobotModel.from_urdf(urdf_paths["panda"]).urdf_sha256
+    code = cli.main(["bounds", "--urdf", urdf_paths["panda"], *lock, "--samples", "128"])
+    assert code == 0
+    assert "locked joints: panda_finger_joint1 = 0, panda_finger_joint2 = 0.02" in (
+        capsys.readouterr().out)
+
+
+def test_unknown_locked_joint_exits_2(
+        urdf_paths: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["bounds", "--urdf", urdf_paths["panda"], "--lock", "panda_hand"])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert captured.err.startswith('error: joint "panda_hand" is not in the URDF')

@@ -143,6 +143,40 @@ def test_loading_process_payload_through_the_cli(urdf_paths, capsys):
     assert data["points"][0]["positions"][7] == pytest.approx(0.02)
 
 
+def test_locked_fingers_give_the_efforts_of_the_held_fingers(urdf_paths, capsys):
+    """Fingers locked at 2 cm = fingers held there at rest: the arm's efforts are equal."""
+    common = ["--urdf", urdf_paths["panda"], "--trajectory",
+              str(EXAMPLES / "panda_trajectory.yaml"), "--payload",
+              str(EXAMPLES / "panda_payload.yaml"), "--json"]
+    code, out, err = run_cli(common + ["--hold", "panda_finger_joint1=0.02",
+                                       "--hold", "panda_finger_joint2=0.02"], capsys)
+    assert code == 0, err
+    held = json.loads(out)
+    code, out, err = run_cli(common + ["--lock", "panda_finger_joint1=0.02",
+                                       "--lock", "panda_finger_joint2=0.02"], capsys)
+    assert code == 0, err
+    locked = json.loads(out)
+    assert locked["locked_joints"] == {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02}
+    assert held["locked_joints"] == {}
+    assert locked["joint_names"] == held["joint_names"][:7]
+    for a, b in zip(locked["points"], held["points"], strict=True):
+        np.testing.assert_allclose(a["effort"], b["effort"][:7], rtol=1e-10, atol=1e-10)
+    assert locked["max_payload_mass"] == pytest.approx(held["max_payload_mass"], rel=1e-9)
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["--lock", "panda_jiont1"], 'joint "panda_jiont1" is not in the URDF'),
+    (["--lock", "panda_finger_joint1=0.5"], '"panda_finger_joint1": position 0.5 is outside'),
+    (["--lock", "panda_finger_joint1=x"], "--lock: expected JOINT or JOINT=POSITION"),
+])
+def test_bad_lock_exits_2_with_one_error_line(urdf_paths, capsys, argv, expected):
+    code, out, err = run_cli([
+        "--urdf", urdf_paths["panda"], "--trajectory",
+        str(EXAMPLES / "panda_trajectory.yaml"), *argv], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and expected in err and err.count("\n") == 1
+
+
 @pytest.mark.parametrize(("case", "expected"), [
     ("unknown_joint", 'joint "elbow_jiont" is not in the URDF'),
     ("non_monotonic", "times must increase strictly; point 2"),

@@ -21,8 +21,10 @@ from robot_tv_dynamics.inertia import (
     phi_from_pinocchio,
     pseudo_inertia,
     spatial_inertia,
+    transform_phi,
 )
 from robot_tv_dynamics.kinematics import hessian_to_derivative
+from robot_tv_dynamics.model import parse_locked_joints
 
 
 def _random_q(model: RobotModel, rng: np.random.Generator) -> np.ndarray:
@@ -265,3 +267,124 @@ def test_one_dof_robot_has_mass_matrix_m() -> None:
     terms = robot.inverse_dynamics([0.3], [0.5], [2.0], robot.theta_nominal)
     np.testing.assert_allclose(terms.mass_matrix, [[2.0]])
     np.testing.assert_allclose(terms.tau, [4.0])  # m q̈, gravity ⟂ the rail
+
+
+# ---------------------------------------------------------------------------- locked joints
+FINGERS = {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02}
+
+
+@pytest.fixture(scope="module")
+def panda_arm(urdf_paths: dict[str, str]) -> RobotModel:
+    """The Panda with its fingers locked at 2 cm: the 7-dof arm MoveIt plans for."""
+    return RobotModel.from_urdf(urdf_paths["panda"], locked_joints=FINGERS)
+
+
+def _fingers_in_link7(panda: RobotModel) -> np.ndarray:
+    """Θ of the 9-dof Panda with the finger rows moved into link7 at the locked position."""
+    model = panda.pinocchio_model
+    data = model.createData()
+    q = np.zeros(panda.nv)
+    q[7:] = 0.02
+    pin.forwardKinematics(model, data, q)
+    theta = panda.theta_nominal[:7].copy()
+    for finger in (7, 8):
+        placement = data.oMi[7].actInv(data.oMi[finger + 1])
+        theta[6] += transform_phi(panda.theta_nominal[finger], placement.rotation,
+                                  placement.translation)
+    return theta
+
+
+def test_locked_fingers_leave_the_seven_arm_joints_and_merge_into_link7(
+    panda: RobotModel, panda_arm: RobotModel
+) -> None:
+    assert panda_arm.nv == 7 and panda_arm.n_bodies == 7
+    assert panda_arm.joint_names == panda.joint_names[:7]
+    assert panda_arm.body_names == panda.body_names[:7]
+    assert dict(panda_arm.locked_joints) == FINGERS
+    limits, full = panda_arm.joint_limits, panda.joint_limits
+    for field in ("lower", "upper", "velocity", "effort", "prismatic"):
+        np.testing.assert_array_equal(getattr(limits, field), getattr(full, field)[:7])
+    np.testing.assert_allclose(panda_arm.theta_nominal, _fingers_in_link7(panda), atol=1e-15)
+    assert not panda_arm.theta_nominal.flags.writeable
+
+
+def test_links_of_locked_joints_belong_to_the_parent_body(
+    panda: RobotModel, panda_arm: RobotModel
+) -> None:
+    attachment = panda_arm.link_attachment("panda_leftfinger")
+    assert attachment.body == panda_arm.body_index("panda_link7")
+    hand = panda_arm.link_attachment("panda_hand")
+    np.testing.assert_allclose(attachment.translation - hand.translation,
+                               hand.rotation @ [0.0, 0.02, 0.0584], atol=1e-12)
+    # removing a finger's URDF inertia leaves link7 with the other finger only
+    theta = panda_arm.theta_with_link_inertia(panda_arm.theta_nominal, "panda_leftfinger",
+                                              np.zeros(10))
+    np.testing.assert_allclose(theta[6, 0], panda.theta_nominal[6, 0] + panda.theta_nominal[8, 0])
+    body, phi, *_ = panda_arm.link_load_in_body("panda_rightfinger", np.r_[1.0, np.zeros(9)])
+    assert body == 6 and phi[0] == 1.0
+
+
+def test_locked_model_equals_the_full_model_at_the_locked_fingers(
+    panda: RobotModel, panda_arm: RobotModel
+) -> None:
+    """M, τ of (39) equal the arm rows/columns of the 9-dof model at q̇_f = q̈_f = 0.
+
+    Exact: the locked fingers are rigidly attached to link7. Θ̇, Ψ and Ψ̇ act on the
+    arm bodies (the finger rows are zero in the 9-dof model).
+    """
+    rng = np.random.default_rng(11)
+    theta_full = panda.theta_nominal.copy()
+    for _ in range(5):
+        q = _random_q(panda_arm, rng)
+        qd, qdd = rng.normal(size=7), rng.normal(size=7)
+        theta_arm = rng.normal(scale=0.3, size=(7, 10))
+        theta_full[:7] = panda.theta_nominal[:7] + theta_arm
+        theta_dot, psi, psi_dot = (rng.normal(size=(7, 10)), rng.normal(size=(7, 12)),
+                                   rng.normal(size=(7, 12)))
+
+        def pad(value: np.ndarray) -> np.ndarray:
+            return np.vstack([value, np.zeros((2, value.shape[1]))])
+
+        full = panda.inverse_dynamics(
+            np.r_[q, 0.02, 0.02], np.r_[qd, 0, 0], np.r_[qdd, 0, 0], theta_full,
+            pad(theta_dot), pad(psi), pad(psi_dot))
+        arm = panda_arm.inverse_dynamics(
+            q, qd, qdd, _fingers_in_link7(panda) + theta_arm, theta_dot, psi, psi_dot)
+        np.testing.assert_allclose(arm.mass_matrix, full.mass_matrix[:7, :7], atol=1e-12)
+        np.testing.assert_allclose(arm.mass_rate_matrix, full.mass_rate_matrix[:7, :7],
+                                   atol=1e-12)
+        np.testing.assert_allclose(arm.tau, full.tau[:7], atol=1e-10)
+
+
+def test_locked_joints_change_the_cache_key(urdf_paths: dict[str, str],
+                                            panda: RobotModel, panda_arm: RobotModel) -> None:
+    path = urdf_paths["panda"]
+    at_zero = RobotModel.from_urdf(path, ["panda_finger_joint1", "panda_finger_joint2"])
+    assert dict(at_zero.locked_joints) == {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0}
+    same = RobotModel.from_urdf(path, {"panda_finger_joint2": 0.0, "panda_finger_joint1": 0.0})
+    keys = {panda.urdf_sha256, panda_arm.urdf_sha256, at_zero.urdf_sha256}
+    assert len(keys) == 3 and same.urdf_sha256 == at_zero.urdf_sha256
+    assert panda_arm.xml_sha256 == panda.xml_sha256 == panda.urdf_sha256
+    assert RobotModel.from_urdf(path, {}).urdf_sha256 == panda.urdf_sha256
+
+
+def test_locked_joint_errors(urdf_paths: dict[str, str]) -> None:
+    path = urdf_paths["panda"]
+    with pytest.raises(UnknownNameError, match='joint "panda_joint8"') as error:
+        RobotModel.from_urdf(path, {"panda_joint8": 0.0})  # a fixed joint of the URDF
+    assert error.value.kind == "joint" and "panda_finger_joint1" in error.value.known
+    with pytest.raises(InvalidInputError, match='"panda_finger_joint1".*outside its limits'):
+        RobotModel.from_urdf(path, {"panda_finger_joint1": 0.05})
+    with pytest.raises(InvalidInputError, match="not a finite number"):
+        RobotModel.from_urdf(path, {"panda_joint1": float("nan")})
+    with pytest.raises(URDFError, match="no movable joint"):
+        RobotModel.from_urdf(path, RobotModel.from_urdf(path).joint_names)
+    with pytest.raises(URDFError, match="no movable joint"):
+        RobotModel.from_urdf_string(SLIDER, locked_joints=["x"])
+
+
+def test_parse_locked_joints() -> None:
+    assert parse_locked_joints(["a", " b = 0.5 "]) == {"a": None, "b": 0.5}
+    for bad in (["a="], ["=1"], ["a=x"], ["a=inf"], ["a", "a=1"]):
+        with pytest.raises(InvalidInputError, match="--lock"):
+            parse_locked_joints(bad, "--lock")

@@ -329,6 +329,34 @@ def test_torques_only_path_equals_the_library_and_terms_follow_a_subscriber(
         assert node.stop() == 0
 
 
+def test_locked_fingers_answer_seven_joints_equal_to_the_reduced_model(
+        tester, log_dir, cache_dir, panda_urdf):
+    """locked_joints = the fingers at 2 cm: τ on the 7 arm joints equals the library's
+    reduced model, for joint_states with the 7 joints and with the fingers still in."""
+    fingers = {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02}
+    arm = RobotModel.from_urdf(panda_urdf, locked_joints=fingers)
+    node = NodeProcess("dynamics_node", unique_namespace("lock"), log_dir, dynamics_parameters(
+        cache_dir, urdf_path=panda_urdf,
+        locked_joints=[f"{name}={position}" for name, position in fingers.items()]))
+    try:
+        client = DynamicsClient(tester, node, arm, all_outputs=False)
+        rng = np.random.default_rng(8)
+        state = client.set_state(rng)
+        client.sync(state, rng)
+        with_fingers = [*arm.joint_names, *fingers]
+        for i in range(10):
+            q, qd = random_state(arm, rng)
+            if i % 2:  # as a driver publishes them: the fingers too (ignored)
+                t, answer = client.ask(np.r_[q, 0.03, 0.01], np.r_[qd, 0.1, -0.1], with_fingers)
+            else:
+                t, answer = client.ask(q, qd)
+            assert list(answer.name) == arm.joint_names and len(answer.effort) == 7
+            np.testing.assert_allclose(answer.effort, client.expected(state, t, q, qd).tau,
+                                       rtol=1e-9, atol=1e-9)
+    finally:
+        assert node.stop() == 0
+
+
 def flat(values, dims=None) -> Float64MultiArray:
     msg = Float64MultiArray(data=[float(v) for v in np.ravel(values)])
     if dims:
@@ -476,6 +504,8 @@ def test_robot_description_topic_gives_the_model_and_swaps_are_checked(
     ({"urdf_path": "/nonexistent/arm.urdf"}, "/nonexistent/arm.urdf"),
     ({"robot_description": "<robot name='x'><link name='a'/></robot>"}, "no movable joint"),
     ({"acceleration_cutoff": -5.0}, "acceleration_cutoff"),
+    ({"urdf_path": find_example_robot_urdf("panda"), "locked_joints": ["panda_hand"]},
+     'joint "panda_hand" is not in the URDF'),
 ])
 def test_missing_or_broken_urdf_stops_start_up_with_one_clear_message(
         log_dir, parameters, message):

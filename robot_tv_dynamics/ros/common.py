@@ -33,14 +33,15 @@ from typing import Any
 import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
-from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError, URDFError
-from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.model import RobotModel, parse_locked_joints
 from robot_tv_dynamics.ros.conversions import make_status
 
 # ---------------------------------------------------------------------------- QoS
@@ -71,7 +72,8 @@ class ParameterSpec:
 
     Attributes:
         name: parameter name (also the config dataclass field).
-        default: default value; its Python type is the parameter type.
+        default: default value; its Python type is the parameter type (a list: a string
+            array, handed to the config as a tuple).
         description: what it does (shown by ``ros2 param describe``).
         unit: unit in brackets in docs, e.g. ``"Hz"`` (empty if none).
         low: lower end of the range (None: no range declared).
@@ -89,6 +91,8 @@ class ParameterSpec:
         """The ParameterDescriptor (with FloatingPointRange / IntegerRange if ranged)."""
         text = self.description + (f" [{self.unit}]" if self.unit else "")
         descriptor = ParameterDescriptor(name=self.name, description=text)
+        if isinstance(self.default, list):
+            descriptor.type = ParameterType.PARAMETER_STRING_ARRAY
         if self.low is not None and self.high is not None:
             if isinstance(self.default, bool):
                 pass
@@ -115,12 +119,26 @@ def _number(value: float | int) -> str:
 def declare_parameters(node: Node, specs: Sequence[ParameterSpec]) -> dict[str, Any]:
     """Declare every parameter with its descriptor; return name → value.
 
+    A string array with an empty default is declared by its type
+    (``Parameter.Type.STRING_ARRAY``): rclpy would type the value ``[]`` as a byte array
+    and then refuse strings. Left unset (also by ``[]`` in a ``--params-file``, which
+    rcl reads as no value) it is the empty default; string arrays come back as tuples.
+
     Raises:
         rclpy.exceptions.ParameterException: a value of the wrong type or out of range
             (from ``--ros-args -p`` or a ``--params-file``); :func:`run_node` reports it.
     """
-    return {spec.name: node.declare_parameter(spec.name, spec.default, spec.descriptor()).value
-            for spec in specs}
+    values: dict[str, Any] = {}
+    for spec in specs:
+        if isinstance(spec.default, list):
+            declared = node.declare_parameter(
+                spec.name, spec.default or Parameter.Type.STRING_ARRAY, spec.descriptor())
+            value = spec.default if declared.value is None else declared.value
+            values[spec.name] = tuple(str(item) for item in value)
+        else:
+            values[spec.name] = node.declare_parameter(
+                spec.name, spec.default, spec.descriptor()).value
+    return values
 
 
 def config_from_parameters(cls: type, values: dict[str, Any]) -> Any:
@@ -145,6 +163,11 @@ URDF_PARAMETERS = (
         "log_throttle", 1.0,
         "at most one log line per input topic per this period about rejected messages",
         "s", 0.0, 3600.0),
+    ParameterSpec(
+        "locked_joints", [],
+        'joints made fixed, e.g. gripper fingers: entries "name" (locked at 0 clipped into '
+        'its limits) or "name=position" [rad or m]; their links merge into the parent body '
+        "and they leave the dofs, the joint_states read and the outputs"),
 )
 #: What dynamics_node and monitor_node declare in common: the above and the executor.
 COMMON_PARAMETERS = URDF_PARAMETERS + (
@@ -165,6 +188,7 @@ class UrdfConfig:
     urdf_path: str = ""
     robot_description_timeout: float = 10.0
     log_throttle: float = 1.0
+    locked_joints: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -336,19 +360,25 @@ class RobotDescription:
     subscribed: a later message with a different URDF is handed to ``on_swap`` when it
     parses and keeps the joints (names and order), and rejected through the
     :class:`InputGuard` otherwise; the same URDF again (robot_state_publisher
-    republishes it) is ignored.
+    republishes it) is ignored. Every model is built with the same ``locked_joints``.
     """
 
     TOPIC = "robot_description"
 
     def __init__(
         self, node: Node, description: str, urdf_path: str, timeout: float,
+        locked_joints: Sequence[str] = (),
     ) -> None:
-        """Subscribe to the topic (start-up has not happened yet: see :meth:`acquire`)."""
+        """Subscribe to the topic (start-up has not happened yet: see :meth:`acquire`).
+
+        Raises:
+            InvalidInputError: a malformed ``locked_joints`` entry.
+        """
         self._node = node
         self._description = description
         self._urdf_path = urdf_path
         self._timeout = timeout
+        self._locked = parse_locked_joints(locked_joints)
         self._pending: str | None = None
         self.model: RobotModel | None = None
         self.source = ""
@@ -366,12 +396,13 @@ class RobotDescription:
         """
         if self._description.strip():
             self.source = "parameter robot_description"
-            self.model = RobotModel.from_urdf_string(self._description, self.source)
+            self.model = RobotModel.from_urdf_string(
+                self._description, self.source, self._locked)
             return self.model
         if self._urdf_path.strip():
             path = os.path.expanduser(self._urdf_path.strip())
             self.source = f"parameter urdf_path ({path})"
-            self.model = RobotModel.from_urdf(path)
+            self.model = RobotModel.from_urdf(path, self._locked)
             return self.model
         topic = self._subscription.topic_name
         self._node.get_logger().info(
@@ -389,7 +420,7 @@ class RobotDescription:
                 raise URDFError(f"topic {topic}", "shut down while waiting for the URDF")
             rclpy.spin_once(self._node, timeout_sec=0.1)
         self.source = f"topic {topic}"
-        self.model = RobotModel.from_urdf_string(self._pending, self.source)
+        self.model = RobotModel.from_urdf_string(self._pending, self.source, self._locked)
         return self.model
 
     def _on_message(self, msg: String) -> None:
@@ -397,11 +428,11 @@ class RobotDescription:
             self._pending = msg.data
             return
         xml = msg.data
-        if hashlib.sha256(xml.encode("utf-8")).hexdigest() == self.model.urdf_sha256:
+        if hashlib.sha256(xml.encode("utf-8")).hexdigest() == self.model.xml_sha256:
             return
         topic = self._subscription.topic_name
         try:
-            model = RobotModel.from_urdf_string(xml, f"topic {topic}")
+            model = RobotModel.from_urdf_string(xml, f"topic {topic}", self._locked)
         except RobotTvDynamicsError as error:
             self._reject(f"URDF swap rejected, the current model is kept: {error}")
             return
@@ -459,7 +490,8 @@ class ModelNode(Node):
             self.config = cfg = config_from_parameters(config_type, values)
             check_executor(cfg.executor)
             self._description = RobotDescription(
-                self, cfg.robot_description, cfg.urdf_path, cfg.robot_description_timeout)
+                self, cfg.robot_description, cfg.urdf_path, cfg.robot_description_timeout,
+                cfg.locked_joints)
             model = self._description.acquire()
             self._diagnostics_pub = self.create_publisher(
                 DiagnosticArray, "/diagnostics", RELIABLE_QOS)

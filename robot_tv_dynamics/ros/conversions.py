@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import array
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -87,16 +87,22 @@ class JointStateReader:
     cost is a list comparison and two fancy-indexed copies.
     """
 
-    def __init__(self, joint_names: Sequence[str], ignore_unknown: bool = False) -> None:
+    def __init__(
+        self, joint_names: Sequence[str], ignore_unknown: bool = False,
+        ignored: Iterable[str] = (),
+    ) -> None:
         """Build the reader.
 
         Args:
             joint_names: model joint names, in model order.
             ignore_unknown: accept (and ignore) joints the model does not have; by
                 default they reject the message.
+            ignored: joints always accepted and ignored (the model's locked joints,
+                which a driver still publishes).
         """
         self.joint_names = list(joint_names)
         self.ignore_unknown = ignore_unknown
+        self.ignored = frozenset(ignored)
         self._index = {name: i for i, name in enumerate(self.joint_names)}
         self._names: list[str] | None = None
         self._take: np.ndarray | None = None
@@ -114,7 +120,7 @@ class JointStateReader:
         for position, name in enumerate(names):
             i = self._index.get(name)
             if i is None:
-                if self.ignore_unknown:
+                if self.ignore_unknown or name in self.ignored:
                     continue
                 raise UnknownNameError("joint", name, self.joint_names)
             if take[i] >= 0:

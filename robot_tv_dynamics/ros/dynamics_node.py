@@ -235,7 +235,8 @@ class DynamicsNode(common.ModelNode):
         old_theta_topic = keep_state and self._theta_from_topic
         self._model = model
         n = model.n_bodies
-        self._joints = JointStateReader(model.joint_names, cfg.ignore_unknown_joints)
+        self._joints = JointStateReader(
+            model.joint_names, cfg.ignore_unknown_joints, ignored=model.locked_joints)
         self._theta_reader = BodyArrayReader("inertial_parameters", model.body_names, "phi", 10)
         self._theta_rate_reader = BodyArrayReader(
             "inertial_parameter_rates", model.body_names, "phi", 10)

@@ -49,7 +49,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.loading import KINDS, LoadingProcess, load_loading_process
-from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.model import RobotModel, parse_locked_joints
 from robot_tv_dynamics.paths import package_config_dir
 from robot_tv_dynamics.ros import common
 from robot_tv_dynamics.ros.common import ParameterSpec
@@ -155,12 +155,13 @@ class SimNode(Node):
             raise InvalidInputError("controller", f'"{cfg.controller}" is not adaptive or none')
         latched = common.ROBOT_DESCRIPTION_QOS  # reliable, transient local, depth 1
         description_pub = self.create_publisher(String, "robot_description", latched)
+        locked = parse_locked_joints(cfg.locked_joints)
         if cfg.robot_description.strip():
             xml = cfg.robot_description
-            self.model = RobotModel.from_urdf_string(xml, "parameter robot_description")
+            self.model = RobotModel.from_urdf_string(xml, "parameter robot_description", locked)
         else:
             path = cfg.urdf_path.strip() or str(example_robot_urdf())
-            self.model = RobotModel.from_urdf(Path(path).expanduser())
+            self.model = RobotModel.from_urdf(Path(path).expanduser(), locked)
             xml = Path(path).expanduser().read_text()
             description_pub.publish(String(data=xml))
         self.process = resolve_loading(cfg.loading)
