@@ -76,6 +76,7 @@ from robot_tv_dynamics.jacobian_search import _search_bounds as _search_bounds  
 from robot_tv_dynamics.model import RobotModel
 
 __all__ = [
+    "theorem_bounds",
     "CERTIFIED",
     "LEMMA3_BOUND",
     "MAX_PRISMATIC_RANGE",
@@ -318,6 +319,31 @@ class UniformMassMatrixBounds:
                 "alpha2_estimate": _finite_or_none(self.alpha2_estimate)}
 
 
+def theorem_bounds(
+    min_margin: float, max_size: float, lambda_min_jtj: float, sigma_max_j_sq: float,
+) -> tuple[float, float]:
+    """Lower and upper bound of the eigenvalues of M from Theorems 2 and 3.
+
+    ``min_margin · λ_min(JᵀJ)`` and ``2 · max_size · σ_max(J)²`` — with the extremes over
+    q they are α₁, α₂ (eq. 45, 46), with J at one q the bounds at that q. Both theorems
+    need physically consistent Θ (the step λ_min(Z) ≥ λ_min(f) fails otherwise), so both
+    are NaN when ``min_margin ≤ 0``; the upper bound is ∞ when σ_max(J)² is.
+
+    Args:
+        min_margin: min_l μ_l = λ_min(f(Φ_l)) (an inf over time for α₁).
+        max_size: max_l ν_l = λ_max(f(Φ_l)).
+        lambda_min_jtj: λ_min(JᵀJ), or a lower bound of it.
+        sigma_max_j_sq: σ_max(J)², or an upper bound of it.
+
+    Returns:
+        (lower, upper) [kg·m² or kg].
+    """
+    if not min_margin > 0.0:
+        return math.nan, math.nan
+    upper = math.inf if not math.isfinite(sigma_max_j_sq) else 2.0 * max_size * sigma_max_j_sq
+    return min_margin * lambda_min_jtj, upper
+
+
 def uniform_mass_matrix_bounds(
     extremes: JacobianExtremes, inf_margin: npt.ArrayLike, sup_size: npt.ArrayLike
 ) -> UniformMassMatrixBounds:
@@ -337,15 +363,9 @@ def uniform_mass_matrix_bounds(
     gamma = extremes.inf_lambda_min_JtJ_bracket[0]
     delta = extremes.sup_sigma_max_J_sq_bracket[1]
 
-    def upper(size_: float, delta_: float) -> float:
-        return math.inf if not math.isfinite(delta_) else 2.0 * size_ * delta_
-
-    if margin > 0.0:
-        alpha1, alpha2 = margin * gamma, upper(size, delta)
-        estimate1 = margin * extremes.inf_lambda_min_JtJ
-        estimate2 = upper(size, extremes.sup_sigma_max_J_sq)
-    else:  # not consistent: Theorems 2 and 3 do not apply
-        alpha1 = alpha2 = estimate1 = estimate2 = math.nan
+    alpha1, alpha2 = theorem_bounds(margin, size, gamma, delta)
+    estimate1, estimate2 = theorem_bounds(
+        margin, size, extremes.inf_lambda_min_JtJ, extremes.sup_sigma_max_J_sq)
     return UniformMassMatrixBounds(
         method=extremes.method, alpha1=alpha1, alpha2=alpha2, gamma=gamma,
         delta=delta, min_margin=margin, max_size=size, alpha1_estimate=estimate1,
@@ -439,7 +459,8 @@ def instantaneous_bounds(
     eig_j = np.linalg.eigvalsh(jac.T @ jac)
     eig_m = np.linalg.eigvalsh(model.mass_matrix(q, theta))
     margin, size, _ = spectral_statistics(theta)
-    valid = bool(np.all(margin > 0.0))
+    lower, upper = theorem_bounds(
+        float(np.min(margin)), float(np.max(size)), float(eig_j[0]), float(eig_j[-1]))
     rate_exact = rate_bound = rate_entry = 0.0
     if theta_dot is not None:
         theta_dot = model.check_theta(theta_dot, "theta_dot")
@@ -449,8 +470,7 @@ def instantaneous_bounds(
         rate_entry = rate_spatial_inertia_norm_entrywise(theta_dot) * float(eig_j[-1])
     return InstantaneousBounds(
         lambda_min_M=float(eig_m[0]), lambda_max_M=float(eig_m[-1]),
-        lower_bound=float(np.min(margin) * eig_j[0]) if valid else math.nan,
-        upper_bound=float(2.0 * np.max(size) * eig_j[-1]) if valid else math.nan,
+        lower_bound=lower, upper_bound=upper,
         lambda_min_JtJ=float(eig_j[0]), sigma_max_J_sq=float(eig_j[-1]),
         min_margin=float(np.min(margin)), max_size=float(np.max(size)),
         mass_rate_sigma_max=rate_exact, mass_rate_bound=rate_bound,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from robot_tv_dynamics.bounds import theorem_bounds
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.inertia import Array, pseudo_inertia
 from robot_tv_dynamics.loading import KINDS, load_loading_process
@@ -296,8 +298,9 @@ def analyse(rec: Recording, model: RobotModel, gamma: float | None) -> dict[str,
         mu_hat, lam_hat = np.array(mus), np.array(lams)
         inf_mu = mu_hat.min(axis=0) if len(mu_hat) else np.full(model.n_bodies, np.nan)
         # Theorem 2 gives a bound only for a uniformly consistent estimate (inf μ > 0)
-        alpha1 = (None if gamma is None or not np.min(inf_mu) > 0.0
-                  else float(np.min(inf_mu) * gamma))
+        lower = (math.nan if gamma is None
+                 else theorem_bounds(float(np.min(inf_mu)), 0.0, gamma, 0.0)[0])
+        alpha1 = float(lower) if math.isfinite(lower) else None
         first_alarm = alarms[0]["t"] if alarms else None
         crossing = _first(t_hat, lam_hat <= 0.0)
         lead = (None if first_alarm is None or crossing is None

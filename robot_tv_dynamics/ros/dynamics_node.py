@@ -536,12 +536,6 @@ class DynamicsNode(common.ModelNode):
         buffer[6] = terms.tau
         self._terms_pub.publish(labelled_array(buffer, self._terms_axes, self._terms_msg))
 
-    def _instantaneous(self, eig_j: np.ndarray) -> tuple[float, float]:
-        """Theorems 2, 3 at the current q; NaN when Θ is inconsistent (they do not apply)."""
-        if self._min_margin <= 0.0:
-            return math.nan, math.nan
-        return self._min_margin * float(eig_j[0]), 2.0 * self._max_size * float(eig_j[-1])
-
     def _publish_bounds(
         self, kin: object, terms: dynamics.GeneralizedTerms, z_rate_norm: float,
     ) -> None:
@@ -557,7 +551,8 @@ class DynamicsNode(common.ModelNode):
             rate_bound = z_rate_norm * float(eig_j[-1])  # Theorem 4 at q
         values = np.array([
             eig_m[0], eig_m[-1],
-            *self._instantaneous(eig_j),
+            *bounds.theorem_bounds(  # Theorems 2, 3 at the current q
+                self._min_margin, self._max_size, float(eig_j[0]), float(eig_j[-1])),
             uniform.alpha1, uniform.alpha2, uniform.gamma, uniform.delta,
             self._min_margin, self._max_size, uniform.min_margin, uniform.max_size,
             rate_exact, rate_bound, 1.0 if uniform.method == bounds.CERTIFIED else 0.0,
