@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from robot_tv_dynamics.arrays import frozen_copy
 from robot_tv_dynamics.dynamics import Q0
 from robot_tv_dynamics.exceptions import BoundsCacheError, InvalidInputError
 from robot_tv_dynamics.extremes import (
@@ -57,7 +58,6 @@ from robot_tv_dynamics.extremes import (
     JacobianExtremes,
     Verdict,
     _finite_or_none,
-    _readonly,
 )
 from robot_tv_dynamics.inertia import Array, check_finite, pseudo_inertia, spatial_inertia
 from robot_tv_dynamics.jacobian_search import (
@@ -173,7 +173,7 @@ class ConsistencySnapshot:
     def __post_init__(self) -> None:
         """Freeze the arrays handed out."""
         for name in ("margin", "size", "rate", "inf_margin", "sup_size", "sup_rate"):
-            object.__setattr__(self, name, _readonly(getattr(self, name)))
+            object.__setattr__(self, name, frozen_copy(getattr(self, name)))
 
     @property
     def consistent(self) -> npt.NDArray[np.bool_]:
@@ -547,7 +547,7 @@ def bounds_report(
     assumption2 = Verdict(extremes.bounded, extremes.bounded_method, extremes.bounded_reason)
     return BoundsReport(
         source=model.source, urdf_sha256=model.urdf_sha256,
-        body_names=tuple(model.body_names), margins=_readonly(margins), sizes=_readonly(sizes),
+        body_names=tuple(model.body_names), margins=frozen_copy(margins), sizes=frozen_copy(sizes),
         extremes=extremes, bounds=bounds, normality=normality, assumption2=assumption2,
         lemma3_sigma_max_q0=lemma3_sigma_max_q0())
 

@@ -46,6 +46,7 @@ import numpy.typing as npt
 import scipy.interpolate
 
 from robot_tv_dynamics import dynamics
+from robot_tv_dynamics.arrays import readonly
 from robot_tv_dynamics.exceptions import (
     InvalidInputError,
     RobotTvDynamicsError,
@@ -77,9 +78,6 @@ RATIO_TOLERANCE = 1e-9
 JOINT_TRAJECTORY_TYPE = "trajectory_msgs/msg/JointTrajectory"
 
 
-def _readonly(array: Array) -> Array:
-    array.setflags(write=False)
-    return array
 
 
 # ====================================================================== inputs
@@ -131,7 +129,7 @@ class Trajectory:
                 f"point {k - 1} at {t[k - 1]:.9g} s")
         shape = (t.size, len(names))
         object.__setattr__(self, "joint_names", names)
-        object.__setattr__(self, "time_from_start", _readonly(t))
+        object.__setattr__(self, "time_from_start", readonly(t))
         for attribute in ("positions", "velocities", "accelerations"):
             value = getattr(self, attribute)
             if value is None:
@@ -139,7 +137,7 @@ class Trajectory:
                     raise InvalidInputError("trajectory.positions", "are required")
                 continue
             array = check_finite(value, f"trajectory.{attribute}", shape).copy()
-            object.__setattr__(self, attribute, _readonly(array))
+            object.__setattr__(self, attribute, readonly(array))
 
     @property
     def n_points(self) -> int:
@@ -302,10 +300,10 @@ class Payload:
         what = f'payload on "{self.link}"'
         phi = phi_from_mass_com_inertia(self.mass, self.com, self.inertia, what=what)
         object.__setattr__(self, "mass", float(self.mass))
-        object.__setattr__(self, "com", _readonly(check_finite(self.com, f"{what}.com", (3,))
+        object.__setattr__(self, "com", readonly(check_finite(self.com, f"{what}.com", (3,))
                                                   .copy()))
         inertia = check_finite(self.inertia, f"{what}.inertia", (3, 3))
-        object.__setattr__(self, "inertia", _readonly(0.5 * (inertia + inertia.T)))
+        object.__setattr__(self, "inertia", readonly(0.5 * (inertia + inertia.T)))
         require_realizable(phi, what)
 
     def phi(self) -> Array:
@@ -844,7 +842,7 @@ def evaluate(
             static_base[k] = _static_torque(kin, theta_base)
             static_unit[k] = _static_torque(kin, point_mass)
     for array in (effort, lam_min, lam_max, margins, *terms.values()):
-        _readonly(array)
+        readonly(array)
     frozen_terms = MappingProxyType(terms)
 
     with np.errstate(invalid="ignore"):
@@ -871,17 +869,17 @@ def evaluate(
         trajectory_joint_names=trajectory.joint_names,
         trajectory_columns=tuple(columns),
         t=t,
-        positions=_readonly(q), velocities=_readonly(qd), accelerations=_readonly(qdd),
+        positions=readonly(q), velocities=readonly(qd), accelerations=readonly(qdd),
         effort=effort,
         terms=frozen_terms,
-        effort_limit=_readonly(limit),
-        effort_ratio=_readonly(ratio),
+        effort_limit=readonly(limit),
+        effort_ratio=readonly(ratio),
         mass_matrix_min_eigenvalue=lam_min,
         mass_matrix_max_eigenvalue=lam_max,
         loaded_bodies=() if load is None else (model.body_names[load.body],),
         consistency_margin=margins,
         violations=violations,
-        payload_mass=_readonly(np.zeros(k_points) if load is None else load.mass),
+        payload_mass=readonly(np.zeros(k_points) if load is None else load.mass),
         max_payload=exact,
         moveit_static_max_payload=moveit,
         notes=tuple(notes),
@@ -935,7 +933,7 @@ def _max_payload_from_bounds(
     low = float(per_point_lower.max())
     high = float(per_point_upper.min())
     per_point = np.where(per_point_lower <= per_point_upper, per_point_upper, np.nan)
-    per_point = _readonly(np.maximum(per_point, 0.0) * mass_per_scale)
+    per_point = readonly(np.maximum(per_point, 0.0) * mass_per_scale)
     if high < low or high < 0.0:
         return MaxPayload(method, None, None, None, None, None, per_point,
                           min_mass=low * mass_per_scale)
@@ -980,7 +978,7 @@ def _moveit_static(
     upper = np.where(saturated[:, None], np.where(over, 0.0, np.inf), upper)
     per_point = upper.min(axis=1)
     high = float(per_point.min())
-    per_point = _readonly(np.maximum(per_point, 0.0))
+    per_point = readonly(np.maximum(per_point, 0.0))
     if math.isinf(high):
         return MaxPayload("moveit_static", math.inf, math.inf, None, None, None, per_point)
     k, i = np.unravel_index(int(np.argmin(upper)), upper.shape)

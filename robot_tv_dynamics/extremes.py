@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from robot_tv_dynamics.arrays import frozen_copy
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
 
@@ -35,10 +36,6 @@ STRUCTURAL = "structural"
 METHODS = (SAMPLED, CERTIFIED)
 
 
-def _readonly(array: Array) -> Array:
-    array = np.array(array, dtype=np.float64)
-    array.setflags(write=False)
-    return array
 
 
 def _finite_or_none(value: float) -> float | None:
@@ -124,8 +121,8 @@ class JacobianExtremes:
 
     def __post_init__(self) -> None:
         """Freeze the configurations handed out."""
-        object.__setattr__(self, "argmin_q", _readonly(self.argmin_q))
-        object.__setattr__(self, "argmax_q", _readonly(self.argmax_q))
+        object.__setattr__(self, "argmin_q", frozen_copy(self.argmin_q))
+        object.__setattr__(self, "argmax_q", frozen_copy(self.argmax_q))
 
     @property
     def certified(self) -> bool:

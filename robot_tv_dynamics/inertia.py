@@ -23,9 +23,8 @@ import numpy as np
 import numpy.typing as npt
 import pinocchio as pin
 
+from robot_tv_dynamics.arrays import Array, check_finite, skew
 from robot_tv_dynamics.exceptions import InvalidInputError, PhysicalConsistencyError
-
-Array = npt.NDArray[np.float64]
 
 #: Index of each entry of Φ in eq. (7) order.
 M, H1, H2, H3, I11, I22, I33, I12, I23, I13 = range(10)
@@ -36,37 +35,6 @@ PINOCCHIO_TO_PHI = np.array([0, 1, 2, 3, 4, 6, 9, 5, 8, 7])
 PHI_TO_PINOCCHIO = np.argsort(PINOCCHIO_TO_PHI)
 
 
-def check_finite(value: npt.ArrayLike, argument: str, shape: tuple[int | None, ...]) -> Array:
-    """Return ``value`` as a float array after checking its shape and finiteness.
-
-    Args:
-        value: the array-like to check.
-        argument: its name, used in the error message.
-        shape: the expected shape; ``None`` matches any length on that axis.
-
-    Returns:
-        The value as a float64 ndarray (a copy only where a conversion was needed).
-
-    Raises:
-        InvalidInputError: wrong shape, or NaN/Inf entries.
-    """
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise InvalidInputError(argument, f"not numeric ({error})") from None
-    if array.ndim != len(shape) or any(
-        want is not None and have != want for have, want in zip(array.shape, shape, strict=True)
-    ):
-        expected = "(" + ", ".join("N" if s is None else str(s) for s in shape)
-        expected += ",)" if len(shape) == 1 else ")"
-        raise InvalidInputError(argument, f"expected shape {expected}, got {array.shape}")
-    flat = array.reshape(-1)
-    if not np.isfinite(flat @ flat) and not np.all(np.isfinite(array)):  # fast path first
-        bad = np.argwhere(~np.isfinite(array))[0]
-        raise InvalidInputError(argument, f"non-finite entry at index {tuple(bad.tolist())}")
-    return array
-
-
 def _check_phi(phi: npt.ArrayLike, argument: str = "phi") -> Array:
     array = np.asarray(phi, dtype=np.float64)
     if array.ndim == 0 or array.shape[-1] != 10:
@@ -74,16 +42,6 @@ def _check_phi(phi: npt.ArrayLike, argument: str = "phi") -> Array:
     if not np.all(np.isfinite(array)):
         raise InvalidInputError(argument, "contains NaN or Inf")
     return array
-
-
-def skew(x: npt.ArrayLike) -> Array:
-    """Cross-product matrix S(x) of eq. (4), with S(x) y = x × y; stacks over leading axes."""
-    x = np.asarray(x, dtype=np.float64)
-    out = np.zeros(x.shape[:-1] + (3, 3))
-    out[..., 0, 1], out[..., 0, 2] = -x[..., 2], x[..., 1]
-    out[..., 1, 0], out[..., 1, 2] = x[..., 2], -x[..., 0]
-    out[..., 2, 0], out[..., 2, 1] = -x[..., 1], x[..., 0]
-    return out
 
 
 def inertia_matrix(phi: npt.ArrayLike) -> Array:

@@ -63,6 +63,7 @@ import pinocchio as pin
 import scipy.optimize
 import scipy.stats
 
+from robot_tv_dynamics.arrays import frozen_copy, skew
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.extremes import (
     CERTIFIED,
@@ -70,7 +71,6 @@ from robot_tv_dynamics.extremes import (
     STRUCTURAL,
     JacobianExtremes,
     Verdict,
-    _readonly,
 )
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
@@ -265,20 +265,13 @@ def joint_search_box(model: RobotModel) -> JointSearchBox:
     fixed = np.where(huge, np.clip(0.0, clipped_lower, clipped_upper), fixed)
     active.setflags(write=False)
     return JointSearchBox(
-        joint_names=names, lower=_readonly(lower), upper=_readonly(upper), active=active,
-        fixed=_readonly(fixed), notes=tuple(notes), unbounded=tuple(unbounded),
+        joint_names=names, lower=frozen_copy(lower), upper=frozen_copy(upper), active=active,
+        fixed=frozen_copy(fixed), notes=tuple(notes), unbounded=tuple(unbounded),
         zero_axis=tuple(names[k] for k in np.flatnonzero(zero)),
     )
 
 
 # ---------------------------------------------------------------------------- evaluation
-def _skew(x: Array) -> Array:
-    """S(x) with S(x) y = x × y, stacked over leading axes."""
-    out = np.zeros(x.shape[:-1] + (3, 3))
-    out[..., 0, 1], out[..., 0, 2] = -x[..., 2], x[..., 1]
-    out[..., 1, 0], out[..., 1, 2] = x[..., 2], -x[..., 0]
-    out[..., 2, 0], out[..., 2, 1] = -x[..., 1], x[..., 0]
-    return out
 
 
 def _imatmul(am: Array, ar: Array, bm: Array, br: Array) -> tuple[Array, Array]:
@@ -293,7 +286,7 @@ def _ad(twist: Array, absolute: bool = False) -> Array:
     matrix of ad over an interval twist with radius ``twist`` (entries are ± components).
     """
     v, w = twist[..., :3], twist[..., 3:]
-    sv, sw = _skew(v), _skew(w)
+    sv, sw = skew(v), skew(w)
     if absolute:
         sv, sw = np.abs(sv), np.abs(sw)
     out = np.zeros(twist.shape[:-1] + (6, 6))
@@ -342,7 +335,7 @@ def _adjoint(rotation: Array, translation: Array) -> Array:
     out = np.zeros(rotation.shape[:-2] + (6, 6))
     out[..., :3, :3] = rotation
     out[..., 3:, 3:] = rotation
-    out[..., :3, 3:] = _skew(translation) @ rotation
+    out[..., :3, 3:] = skew(translation) @ rotation
     return out
 
 
@@ -593,9 +586,9 @@ class _Evaluator:
         self.placement_abs = np.abs(self.placement_inv)
         self.omega = chain.omega
         unit = np.where(self.revolute[:, None], self.motion[:, 3:], self.motion[:, :3])
-        self.axis_hat = _skew(unit / np.maximum(np.linalg.norm(unit, axis=1), 1e-300)[:, None])
+        self.axis_hat = skew(unit / np.maximum(np.linalg.norm(unit, axis=1), 1e-300)[:, None])
         self.axis_hat_sq = self.axis_hat @ self.axis_hat
-        self.linear_hat = _skew(self.motion[:, :3])
+        self.linear_hat = skew(self.motion[:, :3])
         # [i, kk]: i < active[kk]: ∂J[:, i]/∂q_k = ad(J[:, i]) J[:, k], else 0.
         self._mask = (np.arange(self.nv)[:, None] < self.active[None, :]).astype(np.float64)
         self._model = model

@@ -74,6 +74,7 @@ import numpy as np
 import numpy.typing as npt
 from numpy.polynomial import Polynomial
 
+from robot_tv_dynamics.arrays import readonly
 from robot_tv_dynamics.exceptions import InvalidInputError, PhysicalConsistencyError
 from robot_tv_dynamics.inertia import (
     Array,
@@ -98,9 +99,6 @@ _POWERS = 6
 _EXPONENTS = np.arange(_POWERS, dtype=np.float64)
 
 
-def _readonly(array: Array) -> Array:
-    array.setflags(write=False)
-    return array
 
 
 @dataclass(frozen=True)
@@ -125,7 +123,7 @@ class LoadState:
     def __post_init__(self) -> None:
         """Freeze the arrays handed out."""
         for name in ("phi", "phi_dot", "psi", "psi_dot"):
-            _readonly(getattr(self, name))
+            readonly(getattr(self, name))
 
 
 class LoadingProcess(Protocol):
@@ -601,15 +599,15 @@ class TimelineProcess:
             PhysicalConsistencyError: a row that is not the Φ of a non-negative density.
         """
         self.link = link
-        self.times = _readonly(check_finite(times, "timeline.t", (None,)).copy())
+        self.times = readonly(check_finite(times, "timeline.t", (None,)).copy())
         if self.times.size == 0:
             raise InvalidInputError("timeline", "has no rows")
-        self.phis = _readonly(check_finite(phis, "timeline.phi", (self.times.size, 10)).copy())
+        self.phis = readonly(check_finite(phis, "timeline.phi", (self.times.size, 10)).copy())
         if np.any(np.diff(self.times) <= 0.0):
             raise InvalidInputError("timeline.t", "times must be strictly increasing")
         for k, phi in enumerate(self.phis):
             _check_density(phi, f"timeline row {k} (t = {self.times[k]:g} s)")
-        self.slopes = _readonly(
+        self.slopes = readonly(
             np.diff(self.phis, axis=0) / np.diff(self.times)[:, None]
             if self.times.size > 1 else np.zeros((0, 10)))
         self.duration = float(self.times[-1])

@@ -27,6 +27,7 @@ import numpy.typing as npt
 import pinocchio as pin
 
 from robot_tv_dynamics import dynamics
+from robot_tv_dynamics.arrays import readonly
 from robot_tv_dynamics.exceptions import (
     InvalidInputError,
     UnknownNameError,
@@ -80,9 +81,6 @@ class LinkAttachment:
     translation: Array
 
 
-def _readonly(array: Array) -> Array:
-    array.setflags(write=False)
-    return array
 
 
 #: What ``locked_joints`` accepts: joint name → position [rad or m] (None: the default
@@ -272,8 +270,8 @@ class RobotModel:
         self._attachments = self._link_attachments()
         self.body_names: list[str] = [self._body_link(l) for l in range(self.n_bodies)]
         self.link_names: list[str] = list(self._link_inertials)
-        self.gravity: Array = _readonly(np.array(model.gravity.linear, dtype=np.float64))
-        self.theta_nominal: Array = _readonly(
+        self.gravity: Array = readonly(np.array(model.gravity.linear, dtype=np.float64))
+        self.theta_nominal: Array = readonly(
             np.array([phi_from_pinocchio(model.inertias[j]) for j in range(1, model.njoints)])
         )
         self.joint_limits = self._joint_limits()
@@ -313,8 +311,8 @@ class RobotModel:
             placement = frame.placement
             attachments[frame.name] = LinkAttachment(
                 body=frame.parentJoint - 1,
-                rotation=_readonly(np.array(placement.rotation)),
-                translation=_readonly(np.array(placement.translation)),
+                rotation=readonly(np.array(placement.rotation)),
+                translation=readonly(np.array(placement.translation)),
             )
         return attachments
 
@@ -342,11 +340,11 @@ class RobotModel:
             ["P" in model.joints[j].shortname().replace("JointModel", "")[:2]
              for j in range(1, model.njoints)], dtype=bool)
         return JointLimits(
-            lower=_readonly(lower), upper=_readonly(upper),
-            velocity=_readonly(np.array(model.velocityLimit, dtype=np.float64)),
-            effort=_readonly(np.array(model.effortLimit, dtype=np.float64)),
-            continuous=_readonly(self._continuous.copy()),  # type: ignore[arg-type]
-            prismatic=_readonly(prismatic),  # type: ignore[arg-type]
+            lower=readonly(lower), upper=readonly(upper),
+            velocity=readonly(np.array(model.velocityLimit, dtype=np.float64)),
+            effort=readonly(np.array(model.effortLimit, dtype=np.float64)),
+            continuous=readonly(self._continuous.copy()),
+            prismatic=readonly(prismatic),
         )
 
     def body_index(self, name: str) -> int:
