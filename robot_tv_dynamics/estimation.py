@@ -33,9 +33,9 @@ import numpy as np
 import numpy.typing as npt
 
 from robot_tv_dynamics import dynamics
+from robot_tv_dynamics.dynamics.kinematics import Kinematics
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array, check_finite, project_uniformly_consistent
-from robot_tv_dynamics.kinematics import Kinematics
 
 
 @dataclass(frozen=True)

@@ -110,3 +110,25 @@ class BoundsCacheError(RobotTvDynamicsError):
         self.path = path
         self.problem = problem
         super().__init__(f"bounds cache {path}: {problem}")
+
+
+class SimulationDivergedError(PhysicalConsistencyError):
+    """The integration produced a non-finite state or a singular mass matrix."""
+
+    def __init__(self, t: float, problem: str) -> None:
+        """Build the error.
+
+        Args:
+            t: simulated time of the failure [s].
+            problem: what happened.
+        """
+        self.t = t
+        super().__init__("simulation", f"at t = {t:.4f} s: {problem}")
+
+
+class DemoError(RobotTvDynamicsError):
+    """The demo could not run (a node failed, nothing was recorded, ...)."""
+
+
+class BringUpError(RobotTvDynamicsError):
+    """The bring-up cannot start (a missing config file or node module)."""

@@ -1,8 +1,12 @@
-"""Where the package's data files are: ``config/`` in the source tree or the install."""
+"""Where files are: the package's ``config/`` (source tree or install), the example URDFs."""
 
 from __future__ import annotations
 
+import site
+import sysconfig
 from pathlib import Path
+
+from robot_tv_dynamics.exceptions import InvalidInputError
 
 PACKAGE = "robot_tv_dynamics"
 
@@ -18,3 +22,26 @@ def package_config_dir() -> Path:
         return Path(get_package_share_directory(PACKAGE)) / "config"
     except Exception:  # any lookup failure means "not installed"
         return source
+
+
+def example_robot_urdf(relative: str = "panda_description/urdf/panda.urdf") -> Path:
+    """A URDF shipped by the example-robot-data wheel (default: the Panda).
+
+    The wheel installs its data under ``<site-packages>/cmeel.prefix/share/
+    example-robot-data/robots``; there is no importable module to ask.
+
+    Raises:
+        InvalidInputError: the file is not installed.
+    """
+    roots = [sysconfig.get_paths().get(key) for key in ("purelib", "platlib")]
+    try:
+        roots += site.getsitepackages()
+    except AttributeError:  # pragma: no cover - old virtualenv
+        pass
+    for root in dict.fromkeys(r for r in roots if r):
+        path = Path(root) / "cmeel.prefix" / "share" / "example-robot-data" / "robots" / relative
+        if path.is_file():
+            return path
+    raise InvalidInputError(
+        "urdf", f"example-robot-data's {relative} is not installed (pip install "
+        "example-robot-data), and no URDF was given")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_loading import CONFIG
+from examples import LOADING_CONFIG as CONFIG
 
 from robot_tv_dynamics import InvalidInputError
 from robot_tv_dynamics.estimation import (

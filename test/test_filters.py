@@ -9,7 +9,7 @@ import pytest
 
 from robot_tv_dynamics.exceptions import InvalidInputError, UnknownNameError
 from robot_tv_dynamics.filters import DerivativeFilter
-from robot_tv_dynamics.reference import ReferenceAccelerations
+from robot_tv_dynamics.inputs.reference import ReferenceAccelerations
 
 
 def irregular_stamps(rng: np.random.Generator, n: int, mean_dt: float) -> np.ndarray:

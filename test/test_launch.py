@@ -108,9 +108,10 @@ def test_launch_description_builds_when_launch_ros_is_installed():
 
 @pytest.fixture(scope="module")
 def node_parameters():
-    from robot_tv_dynamics.ros import dynamics_node, monitor_node
+    from robot_tv_dynamics.ros import dynamics_node, monitor_node, sim_node
 
-    return {"dynamics_node": dynamics_node.PARAMETERS, "monitor_node": monitor_node.PARAMETERS}
+    return {"dynamics_node": dynamics_node.PARAMETERS, "monitor_node": monitor_node.PARAMETERS,
+            "sim_node": sim_node.PARAMETERS}
 
 
 def test_config_file_has_every_parameter_of_both_nodes_with_its_default(node_parameters):
@@ -129,9 +130,11 @@ def test_config_dataclasses_match_the_declared_parameters(node_parameters):
 
     from robot_tv_dynamics.ros.dynamics_node import DynamicsNodeConfig
     from robot_tv_dynamics.ros.monitor_node import MonitorNodeConfig
+    from robot_tv_dynamics.ros.sim_node import SimNodeConfig
 
     for cls, specs in ((DynamicsNodeConfig, node_parameters["dynamics_node"]),
-                       (MonitorNodeConfig, node_parameters["monitor_node"])):
+                       (MonitorNodeConfig, node_parameters["monitor_node"]),
+                       (SimNodeConfig, node_parameters["sim_node"])):
         # string arrays: a list in the spec (the parameter's type), a tuple in the config
         assert {f.name: list(f.default) if isinstance(f.default, tuple) else f.default
                 for f in fields(cls)} == {s.name: s.default for s in specs}

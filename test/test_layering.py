@@ -1,4 +1,4 @@
-"""The core (robot_tv_dynamics/ minus ros/) never imports rclpy or message types (STYLE.md 1)."""
+"""Layering of the core (robot_tv_dynamics/ minus ros/): no rclpy, no cycles, nobody imports cli."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "robot_tv_dynamics"
-CORE = sorted(PACKAGE.glob("*.py"))
+#: Every module of the core, subpackages included (the ROS layer ros/ is not the core).
+CORE = sorted(path for path in PACKAGE.rglob("*.py")
+              if "ros" not in path.relative_to(PACKAGE).parts[:-1])
 #: Imported names (or their first component) the core must not use, as fnmatch patterns.
 FORBIDDEN_TOP = ("rclpy", "*_msgs", "builtin_interfaces", "rcl_interfaces", "rosidl*")
 ROS_LAYER = "robot_tv_dynamics.ros"
@@ -44,15 +46,25 @@ def is_forbidden(module: str) -> bool:
     return module == ROS_LAYER or module.startswith(ROS_LAYER + ".")
 
 
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
 def test_the_core_has_modules_to_check():
-    names = {path.name for path in CORE}
-    assert {"__init__.py", "cli.py", "demo.py", "model.py", "paths.py"} <= names
+    names = {module_name(path) for path in CORE}
+    assert {"robot_tv_dynamics", "robot_tv_dynamics.cli", "robot_tv_dynamics.demo",
+            "robot_tv_dynamics.model", "robot_tv_dynamics.paths",
+            "robot_tv_dynamics.bounds.certified", "robot_tv_dynamics.loading.fill"} <= names
+    assert not any(name.startswith("robot_tv_dynamics.ros") for name in names)
 
 
-@pytest.mark.parametrize("path", CORE, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", CORE, ids=module_name)
 def test_core_module_imports_no_rclpy_no_messages_and_not_the_ros_layer(path):
     tree = ast.parse(path.read_text(), filename=str(path))
-    bad = [f"{path.name}:{line}: {module}" for line, module in imported_modules(tree)
+    bad = [f"{module_name(path)}:{line}: {module}" for line, module in imported_modules(tree)
            if is_forbidden(module)]
     assert not bad, "the core imports ROS code:\n" + "\n".join(bad)
 
@@ -104,11 +116,78 @@ def dynamic_imports(tree: ast.AST) -> list[str]:
 
 
 def test_the_only_way_into_the_ros_layer_is_the_cli_demo_handler():
-    """By name, when `demo` runs (cli.run_demo); nothing else in the core imports by name."""
+    """By name, when `demo` runs (cli.demo.run); nothing else in the core imports by name."""
     from robot_tv_dynamics import cli
 
     for path in CORE:
         scopes = dynamic_imports(ast.parse(path.read_text(), filename=str(path)))
-        assert scopes == (["run_demo"] if path.name == "cli.py" else []), (path.name, scopes)
-    assert cli.DEMO_RUNNER == "robot_tv_dynamics.ros.demo"
-    assert cli.build_parser().parse_args(["demo"]).handler is cli.run_demo
+        expected = ["run"] if module_name(path) == "robot_tv_dynamics.cli.demo" else []
+        assert scopes == expected, (module_name(path), scopes)
+    assert cli.demo.RUNNER == "robot_tv_dynamics.ros.demo"
+    assert cli.build_parser().parse_args(["demo"]).handler is cli.demo.run
+
+
+def runtime_imports(path: Path) -> set[str]:
+    """Package modules ``path`` imports at run time (not under ``if TYPE_CHECKING:``)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    skipped = {id(node) for branch in ast.walk(tree) if isinstance(branch, ast.If)
+               and getattr(branch.test, "id", getattr(branch.test, "attr", None)) == "TYPE_CHECKING"
+               for node in ast.walk(branch)}
+    modules = {module_name(p) for p in CORE}
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped or not isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        for _, name in imported_modules(node):
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name and name != module_name(path):
+                found.add(name)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module → core modules it imports; a module also depends on its package's __init__."""
+    graph = {}
+    for path in CORE:
+        name = module_name(path)
+        edges = runtime_imports(path)
+        graph[name] = {e for e in edges if not name.startswith(e + ".")}  # own package: ok
+    return graph
+
+
+def modules_on_cycles(graph: dict[str, set[str]]) -> list[str]:
+    """The modules left after repeatedly removing those nothing imports (Kahn): cycles."""
+    indegree = {name: 0 for name in graph}
+    for edges in graph.values():
+        for target in edges:
+            indegree[target] += 1
+    ready = [name for name, degree in indegree.items() if degree == 0]
+    while ready:
+        name = ready.pop()
+        for target in graph[name]:
+            indegree[target] -= 1
+            if indegree[target] == 0:
+                ready.append(target)
+    return sorted(name for name, degree in indegree.items() if degree > 0)
+
+
+def test_the_import_graph_of_the_core_has_no_cycle():
+    graph = import_graph()
+    assert len(graph) > 40 and any(graph.values())
+    assert modules_on_cycles(graph) == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert modules_on_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c"]
+    assert modules_on_cycles({"a": {"b"}, "b": set(), "d": {"a", "b"}}) == []
+
+
+def test_no_library_module_imports_the_cli():
+    """The CLI is the top: only cli/ itself and ``__main__`` entry points import it."""
+    offenders = [module_name(path) for path in CORE
+                 if not module_name(path).startswith("robot_tv_dynamics.cli")
+                 and path.name != "__main__.py"
+                 and any(m == "robot_tv_dynamics.cli" or m.startswith("robot_tv_dynamics.cli.")
+                         for m in runtime_imports(path))]
+    assert not offenders, offenders

@@ -30,16 +30,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from robot_tv_dynamics.exceptions import RobotTvDynamicsError
+from robot_tv_dynamics.exceptions import BringUpError
 
 PACKAGE = "robot_tv_dynamics"
 #: Executables started always, and the one ``use_sim`` adds (as in the launch file).
 NODES = ("dynamics_node", "monitor_node")
 SIM_NODE = "sim_node"
-
-
-class BringUpError(RobotTvDynamicsError):
-    """The bring-up cannot start (a missing config file or node module)."""
 
 
 def default_config() -> Path:

@@ -31,16 +31,17 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
 
+from robot_tv_dynamics.dynamics import TERM_NAMES
 from robot_tv_dynamics.exceptions import InvalidInputError, UnknownNameError
 from robot_tv_dynamics.inertia import phi_from_mass_com_inertia, require_realizable
-from robot_tv_dynamics.reference import ReferenceAccelerations
+from robot_tv_dynamics.inputs.reference import ReferenceAccelerations
 
 #: Entry names along the ``phi`` axis (eq. (7) order).
 PHI_LABELS = ("m", "h1", "h2", "h3", "I11", "I22", "I33", "I12", "I23", "I13")
 #: Entry names along the ``psi`` axis (eq. (27): ∫σρ𝓋 then ∫σρ vec(x𝓋ᵀ)-type entries).
 PSI_LABELS = tuple(f"psi{i}" for i in range(1, 13))
 #: Rows of ``generalized_terms``: the addends of eq. (39) in τ, then τ (their sum).
-TERM_LABELS = ("inertia", "coriolis", "mass_rate", "gyroscopic", "gravity", "psi_dot", "tau")
+TERM_LABELS = (*TERM_NAMES, "tau")
 
 
 # ---------------------------------------------------------------------------- basics

@@ -7,7 +7,7 @@ once they log "ready", ``sim_node``. It records every topic of
 subscription per topic (raw CDR, written by rosbags) while drawing a progress bar, then
 hands the bag to the core (:func:`robot_tv_dynamics.demo.write_results`) for
 ``summary.json`` and ``report.png``. What the demo shows: :mod:`robot_tv_dynamics.demo`
-and docs/demo.md.
+and README.md, "The main job".
 
 The CLI imports this module only when the demo runs, so that the other subcommands
 never load rclpy.
@@ -36,17 +36,16 @@ from robot_tv_dynamics.demo import (
     ESTIMATORS,
     MONITOR_PARAMETERS,
     RECORDED,
-    DemoError,
     scenario_file,
     status_prefix,
     write_results,
 )
-from robot_tv_dynamics.exceptions import RobotTvDynamicsError
+from robot_tv_dynamics.exceptions import BringUpError, DemoError, RobotTvDynamicsError
 from robot_tv_dynamics.loading import load_loading_process
 from robot_tv_dynamics.model import RobotModel
-from robot_tv_dynamics.ros.bringup import BringUp, BringUpError, node_command
+from robot_tv_dynamics.paths import example_robot_urdf
+from robot_tv_dynamics.ros.bringup import BringUp, node_command
 from robot_tv_dynamics.ros.conversions import stamp_to_seconds
-from robot_tv_dynamics.simulation import example_robot_urdf
 
 #: Seconds the nodes get to exit after SIGINT before they are killed.
 STOP_TIMEOUT = 5.0

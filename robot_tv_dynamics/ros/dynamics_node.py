@@ -6,8 +6,9 @@
 
 On every ``joint_states`` sample (matched by joint name) the node takes q, q̇ from it,
 q̈ from the ``reference`` trajectory when one covers the sample's stamp and otherwise
-by filtered differentiation of q̇ (:mod:`robot_tv_dynamics.filters`), the latest Θ, Θ̇,
-Ψ, Ψ̇ from their topics (defaults: the URDF's Θ, zero rates, zero Ψ), and publishes
+by filtered differentiation of q̇, the latest Θ, Θ̇, Ψ, Ψ̇ from their topics (defaults:
+the URDF's Θ, zero rates, zero Ψ; the rules are :mod:`robot_tv_dynamics.inputs`, shared
+with the other nodes), and publishes
 
 - ``generalized_torques`` (sensor_msgs/JointState, effort = τ with w = 0, the input's
   stamp, q and q̇ echoed in model joint order);
@@ -41,12 +42,11 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_tv_dynamics import bounds, dynamics
-from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
-from robot_tv_dynamics.filters import DerivativeFilter
+from robot_tv_dynamics.consistency import ConsistencyTracker
+from robot_tv_dynamics.exceptions import RobotTvDynamicsError
+from robot_tv_dynamics.inputs import InputRules, ModelInputs
 from robot_tv_dynamics.model import RobotModel
-from robot_tv_dynamics.reference import ReferenceAccelerations
-from robot_tv_dynamics.ros import common
-from robot_tv_dynamics.ros.common import ParameterSpec
+from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot_description
 from robot_tv_dynamics.ros.conversions import (
     TERM_LABELS,
     BodyArrayReader,
@@ -57,6 +57,7 @@ from robot_tv_dynamics.ros.conversions import (
     stamp_to_seconds,
     to_float_array,
 )
+from robot_tv_dynamics.ros.parameters import ParameterSpec
 from robot_tv_dynamics.ros.trajectory_conversions import evaluate_planned_trajectory
 
 NODE_NAME = "dynamics_node"
@@ -82,7 +83,7 @@ BOUND_LABELS = (
     "certified",         # 1 if γ, δ are certified brackets, 0 if sampled estimates
 )
 
-PARAMETERS = common.COMMON_PARAMETERS + (
+PARAMETERS = parameters.COMMON_PARAMETERS + (
     ParameterSpec(
         "acceleration_cutoff", 20.0,
         "corner frequency of the critically damped 2nd-order filter that differentiates "
@@ -148,7 +149,7 @@ PARAMETERS = common.COMMON_PARAMETERS + (
 
 
 @dataclass(frozen=True)
-class DynamicsNodeConfig(common.CommonConfig):
+class DynamicsNodeConfig(parameters.CommonConfig):
     """The dynamics node's parameters (see ``PARAMETERS`` for meaning and units)."""
 
     acceleration_cutoff: float = 20.0
@@ -170,7 +171,7 @@ class DynamicsNodeConfig(common.CommonConfig):
     diagnostics_period: float = 1.0
 
 
-class DynamicsNode(common.ModelNode):
+class DynamicsNode(node_base.ModelNode):
     """Generalized torques, terms and mass-matrix bounds per joint-state sample."""
 
     def __init__(self) -> None:
@@ -188,23 +189,25 @@ class DynamicsNode(common.ModelNode):
 
     def _start(self, model: RobotModel) -> None:
         cfg = self.config
-        self._qdd_filter = DerivativeFilter(cfg.acceleration_cutoff, cfg.max_gap)
-        self._theta_filter = DerivativeFilter(cfg.theta_rate_cutoff, cfg.max_gap)
+        self._inputs = ModelInputs(model, InputRules(
+            acceleration_cutoff=cfg.acceleration_cutoff, theta_rate_cutoff=cfg.theta_rate_cutoff,
+            max_gap=cfg.max_gap, rate_timeout=cfg.rate_timeout))
         self._extremes: bounds.JacobianExtremes | None = None
-        self._set_model(model, keep_state=False)
+        self._answered = 0
+        self._set_model(model)
         self._extremes = self._jacobian_extremes(model)
         self._update_theta_statistics()
 
         self._torques_pub = self.create_publisher(
-            JointState, "generalized_torques", common.RELIABLE_QOS)
+            JointState, "generalized_torques", qos.RELIABLE_QOS)
         self._terms_pub = self.create_publisher(
-            Float64MultiArray, "generalized_terms", common.RELIABLE_QOS)
+            Float64MultiArray, "generalized_terms", qos.RELIABLE_QOS)
         self._bounds_pub = self.create_publisher(
-            Float64MultiArray, "mass_matrix_bounds", common.RELIABLE_QOS)
-        stream = common.stream_qos(10)
+            Float64MultiArray, "mass_matrix_bounds", qos.RELIABLE_QOS)
+        stream = qos.stream_qos(10)
         self.create_subscription(
             JointState, "joint_states", self._on_joint_states,
-            common.stream_qos(cfg.joint_states_depth, cfg.joint_states_reliable))
+            qos.stream_qos(cfg.joint_states_depth, cfg.joint_states_reliable))
         self.create_subscription(
             Float64MultiArray, "inertial_parameters", self._on_theta, stream)
         self.create_subscription(
@@ -212,27 +215,26 @@ class DynamicsNode(common.ModelNode):
         self.create_subscription(Float64MultiArray, "psi", self._on_psi, stream)
         self.create_subscription(Float64MultiArray, "psi_rates", self._on_psi_rates, stream)
         self.create_subscription(
-            InertiaStamped, "payload", self._on_payload, common.RELIABLE_QOS)
+            InertiaStamped, "payload", self._on_payload, qos.RELIABLE_QOS)
         self.create_subscription(
-            JointTrajectory, "reference", self._on_reference, common.RELIABLE_QOS)
+            JointTrajectory, "reference", self._on_reference, qos.RELIABLE_QOS)
         # MoveIt pipeline (issue #7): a planned trajectory → its efforts + a verdict
         self._planned_pub = self.create_publisher(
-            JointTrajectory, "planned_trajectory_efforts", common.RELIABLE_QOS)
+            JointTrajectory, "planned_trajectory_efforts", qos.RELIABLE_QOS)
         self.create_subscription(
             JointTrajectory, "planned_trajectory", self._on_planned_trajectory,
-            common.RELIABLE_QOS)
+            qos.RELIABLE_QOS)
         self.create_timer(cfg.diagnostics_period, self._guard.publish)
         filter_note = (
             f"q̈ by a critically damped 2nd-order filter, f_c = {cfg.acceleration_cutoff:g} Hz, "
-            f"delay {1e3 * self._qdd_filter.delay:.1f} ms")
+            f"delay {1e3 * self._inputs.qdd_filter_delay:.1f} ms")
         self.get_logger().info(
             f"ready: {self._model.nv} joints, {self._model.n_bodies} bodies from "
             f"{self._description.source}; {filter_note}")
 
-    def _set_model(self, model: RobotModel, keep_state: bool) -> None:
-        """(Re)build everything that depends on the model."""
+    def _set_model(self, model: RobotModel) -> None:
+        """(Re)build the readers, messages and statistics that depend on the model."""
         cfg = self.config
-        old_theta_topic = keep_state and self._theta_from_topic
         self._model = model
         n = model.n_bodies
         self._joints = JointStateReader(
@@ -242,35 +244,7 @@ class DynamicsNode(common.ModelNode):
             "inertial_parameter_rates", model.body_names, "phi", 10)
         self._psi_reader = BodyArrayReader("psi", model.body_names, "psi", 12)
         self._psi_rate_reader = BodyArrayReader("psi_rates", model.body_names, "psi", 12)
-        if not old_theta_topic:
-            self._theta_base = np.array(model.theta_nominal)
-            self._theta_from_topic = False
-            self._theta_filter.reset()
-            self._theta_time = -math.inf
-        previous = dict(self._payloads) if keep_state else {}
-        self._payloads: dict[str, np.ndarray] = {}  # link → Φ_link (about the link frame)
-        self._payload_deltas: dict[str, np.ndarray] = {}  # link → its change of Θ (N, 10)
-        self._payload_delta = np.zeros((n, 10))
-        for link, phi in previous.items():
-            try:
-                self._apply_payload(link, phi)
-            except RobotTvDynamicsError as error:
-                self._guard.reject("payload", f"dropped after the URDF swap: {error}")
-        if not keep_state:
-            # (Θ̇, σ_max(Z(Θ̇))) from inertial_parameter_rates / from differences of Θ
-            self._theta_rate_topic: tuple[np.ndarray, float] | None = None
-            self._theta_rate_filtered: tuple[np.ndarray, float] = (np.zeros((n, 10)), 0.0)
-            self._theta_rate_time = -math.inf
-            self._gamma = self._gamma_dot = None
-            self._gamma_time = self._gamma_dot_time = -math.inf
-            self._reference: ReferenceAccelerations | None = None
-            self._last_stamp = -math.inf
-            self._answered = 0
-            self._last_q: np.ndarray | None = None
-        self._theta = self._theta_base + self._payload_delta
-        self._tracker = bounds.ConsistencyTracker(n)
-        self._zero_theta = np.zeros((n, 10))
-        self._zero_gamma = np.zeros((n, 6))
+        self._tracker = ConsistencyTracker(n)
         self._torques_msg = JointState()
         self._torques_msg.name = list(model.joint_names)
         self._terms_msg = Float64MultiArray()
@@ -316,9 +290,11 @@ class DynamicsNode(common.ModelNode):
         return extremes
 
     def _on_urdf_swap(self, model: RobotModel) -> None:
-        keep_extremes = common.same_kinematics(self._model, model)
-        self._set_model(model, keep_state=True)
-        self._guard.hardware_id = common.robot_name(model)
+        keep_extremes = robot_description.same_kinematics(self._model, model)
+        for _link, reason in self._inputs.swap_model(model):
+            self._guard.reject("payload", f"dropped after the URDF swap: {reason}")
+        self._set_model(model)
+        self._guard.hardware_id = robot_description.robot_name(model)
         if not keep_extremes:
             self.get_logger().warning(
                 "the new URDF changes the kinematics: recomputing the Jacobian extremes "
@@ -329,7 +305,7 @@ class DynamicsNode(common.ModelNode):
     # ------------------------------------------------------------------ state inputs
     def _update_theta_statistics(self) -> None:
         """Running μ/ν statistics and α₁/α₂ after Θ changed."""
-        snapshot = self._tracker.update(self._theta)
+        snapshot = self._tracker.update(self._inputs.theta)
         self._min_margin = float(np.min(snapshot.margin))
         self._max_size = float(np.max(snapshot.size))
         if self._extremes is not None:
@@ -341,96 +317,80 @@ class DynamicsNode(common.ModelNode):
                 delta=math.nan, min_margin=float(np.min(snapshot.inf_margin)),
                 max_size=float(np.max(snapshot.sup_size)))
 
-    @common.guarded("inertial_parameters")
+    @input_guard.guarded("inertial_parameters")
     def _on_theta(self, msg: Float64MultiArray) -> None:
         try:
             theta = self._theta_reader.read(msg)
         except RobotTvDynamicsError as error:
             self._guard.reject("inertial_parameters", error)
             return
-        now = time.monotonic()
-        rate = self._theta_filter.update(now, theta)
-        self._theta_rate_filtered = (rate, bounds.rate_spatial_inertia_norm(rate))
-        self._theta_time = now
-        self._theta_base = theta
-        self._theta_from_topic = True
-        self._theta = theta + self._payload_delta
+        self._inputs.set_theta(theta, time.monotonic())
         self._update_theta_statistics()
         self._guard.accept("inertial_parameters")
 
-    @common.guarded("inertial_parameter_rates")
+    @input_guard.guarded("inertial_parameter_rates")
     def _on_theta_rates(self, msg: Float64MultiArray) -> None:
         try:
             rate = self._theta_rate_reader.read(msg)
         except RobotTvDynamicsError as error:
             self._guard.reject("inertial_parameter_rates", error)
             return
-        self._theta_rate_topic = (rate, bounds.rate_spatial_inertia_norm(rate))
-        self._theta_rate_time = time.monotonic()
+        self._inputs.set_theta_rates(rate, time.monotonic())
         self._guard.accept("inertial_parameter_rates")
 
-    @common.guarded("psi")
+    @input_guard.guarded("psi")
     def _on_psi(self, msg: Float64MultiArray) -> None:
         try:
             psi = self._psi_reader.read(msg)
         except RobotTvDynamicsError as error:
             self._guard.reject("psi", error)
             return
-        self._gamma = dynamics.psi_momentum(psi)
-        self._gamma_time = time.monotonic()
+        self._inputs.set_psi(psi, time.monotonic())
         self._guard.accept("psi")
 
-    @common.guarded("psi_rates")
+    @input_guard.guarded("psi_rates")
     def _on_psi_rates(self, msg: Float64MultiArray) -> None:
         try:
             psi_dot = self._psi_rate_reader.read(msg)
         except RobotTvDynamicsError as error:
             self._guard.reject("psi_rates", error)
             return
-        self._gamma_dot = dynamics.psi_momentum(psi_dot)
-        self._gamma_dot_time = time.monotonic()
+        self._inputs.set_psi_rates(psi_dot, time.monotonic())
         self._guard.accept("psi_rates")
 
-    def _apply_payload(self, link: str, phi: np.ndarray) -> None:
-        """Replace a link's URDF share of its body's Φ by ``phi`` (about the link frame)."""
-        zero = np.zeros((self._model.n_bodies, 10))
-        delta = self._model.theta_with_link_inertia(zero, link, phi)
-        self._payloads[link] = phi
-        self._payload_deltas[link] = delta
-        self._payload_delta = np.sum(list(self._payload_deltas.values()), axis=0)
-
-    @common.guarded("payload")
+    @input_guard.guarded("payload")
     def _on_payload(self, msg: InertiaStamped) -> None:
         try:
             link, phi = inertia_stamped_to_phi(msg)
-            self._apply_payload(link, phi)
+            self._inputs.set_payload(link, phi)
         except RobotTvDynamicsError as error:
             self._guard.reject("payload", error)
             return
-        self._theta = self._theta_base + self._payload_delta
         self._update_theta_statistics()
         self._guard.accept("payload")
         self.get_logger().info(
             f'payload on link "{link}": mass {phi[0]:.6g} kg (replaces the URDF inertia of '
             "that link)")
 
-    @common.guarded("reference")
+    @input_guard.guarded("reference")
     def _on_reference(self, msg: JointTrajectory) -> None:
         now = self.get_clock().now().nanoseconds * 1e-9
         try:
-            self._reference = joint_trajectory_to_reference(
+            reference = joint_trajectory_to_reference(
                 msg, self._model.joint_names, now, self.config.reference_tolerance)
         except RobotTvDynamicsError as error:
             self._guard.reject("reference", error)
             return
+        self._inputs.set_reference(reference)
         self._guard.accept("reference")
 
-    @common.guarded("planned_trajectory")
+    @input_guard.guarded("planned_trajectory")
     def _on_planned_trajectory(self, msg: JointTrajectory) -> None:
         """Efforts of eq. (39) along a planned trajectory under the current Θ (payload)."""
         try:
             report = evaluate_planned_trajectory(
-                self._model, msg, self._theta, self._guard.hardware_id, self._last_q,
+                self._model, msg, np.array(self._inputs.theta), self._guard.hardware_id,
+                self._inputs.last_q,
                 warn_ratio=self.config.effort_warn_ratio)
         except RobotTvDynamicsError as error:
             self._guard.reject("planned_trajectory", error)
@@ -440,59 +400,18 @@ class DynamicsNode(common.ModelNode):
         self._guard.publish(extra=[report.status])
 
     # ------------------------------------------------------------------ per sample
-    def _acceleration(self, t: float, qd: np.ndarray) -> np.ndarray:
-        """q̈ at stamp t: the reference where it covers t, else the filtered derivative."""
-        estimate = self._qdd_filter.update(t, qd, checked=True)
-        reference = self._reference
-        if reference is None:
-            return estimate
-        qdd = reference.at(t)
-        if qdd is None:
-            return estimate
-        if reference.covers_all_joints:
-            return qdd
-        return np.where(reference.covered, qdd, estimate)
-
-    def _theta_dot(self, now: float) -> tuple[np.ndarray, float]:
-        """Θ̇ (topic, else filtered differences, else 0) and σ_max(Z(Θ̇)) (Theorem 4)."""
-        timeout = self.config.rate_timeout
-        if self._theta_rate_topic is not None and (
-                timeout == 0.0 or now - self._theta_rate_time <= timeout):
-            return self._theta_rate_topic
-        if now - self._theta_time > self.config.max_gap:
-            return self._zero_theta, 0.0
-        return self._theta_rate_filtered
-
-    def _fresh(self, value: np.ndarray | None, stamp: float, now: float) -> np.ndarray:
-        timeout = self.config.rate_timeout
-        if value is None or (timeout > 0.0 and now - stamp > timeout):
-            return self._zero_gamma
-        return value
-
-    @common.guarded("joint_states")
+    @input_guard.guarded("joint_states")
     def _on_joint_states(self, msg: JointState) -> None:
         try:
             t = stamp_to_seconds(msg.header.stamp)
-            if t == 0.0:
-                raise InvalidInputError(
-                    "joint_states.header.stamp",
-                    "is zero (unstamped): q̈ by differentiation and the reference need stamps")
-            if t <= self._last_stamp:
-                raise InvalidInputError(
-                    "joint_states.header.stamp",
-                    f"{'repeats' if t == self._last_stamp else 'goes backwards from'} the "
-                    f"previous sample ({t:.9f} s after {self._last_stamp:.9f} s)")
+            self._inputs.check_stamp(t)
             q, qd = self._joints.read(msg)
         except RobotTvDynamicsError as error:
             self._guard.reject("joint_states", error)
             return
-        self._last_stamp = t
-        self._last_q = q
-        now = time.monotonic()
-        qdd = self._acceleration(t, qd)
-        theta_dot, z_rate_norm = self._theta_dot(now)
-        gamma = self._fresh(self._gamma, self._gamma_time, now)
-        gamma_dot = self._fresh(self._gamma_dot, self._gamma_dot_time, now)
+        state = self._inputs.sample(t, q, qd, time.monotonic())
+        qdd, theta, theta_dot = state.qdd, state.theta, state.theta_dot
+        gamma, gamma_dot, z_rate_norm = state.gamma, state.gamma_dot, state.z_rate_norm
         kin = self._model.kinematics(q)
         answered = self._answered + 1
         # terms and bounds are computed only for a sample they are published for (someone
@@ -505,10 +424,10 @@ class DynamicsNode(common.ModelNode):
         terms = None
         if publish_terms or publish_bounds:
             terms = dynamics.generalized_terms(
-                kin, qd, qdd, self._theta, theta_dot, gamma, gamma_dot)
+                kin, qd, qdd, theta, theta_dot, gamma, gamma_dot)
             tau = terms.tau
         else:
-            m, bias = dynamics.bias_force(kin, qd, self._theta, theta_dot, gamma, gamma_dot)
+            m, bias = dynamics.bias_force(kin, qd, theta, theta_dot, gamma, gamma_dot)
             tau = m @ qdd + bias
         out = self._torques_msg
         out.header.stamp = msg.header.stamp
@@ -568,7 +487,7 @@ class DynamicsNode(common.ModelNode):
 
 def main(args: list[str] | None = None) -> int:
     """Run the node until Ctrl-C / SIGTERM; exit code 1 if it cannot start."""
-    return common.run_node(DynamicsNode, NODE_NAME, args)
+    return node_base.run_node(DynamicsNode, NODE_NAME, args)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 Subscribes ``inertial_parameters`` (Θ(t), true or estimated) and
 ``inertial_parameter_rates`` (Θ̇(t); when absent or stale, Θ̇ comes from filtered
-differences of Θ), runs :class:`~robot_tv_dynamics.monitor.ConsistencyMonitor`
+differences of Θ), runs :class:`~robot_tv_dynamics.consistency.monitor.ConsistencyMonitor`
 (margins μ_l, sizes ν_l, running inf/sup, rates, trend prediction, hysteresis) and
 publishes
 
@@ -29,17 +29,22 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from std_msgs.msg import Float64MultiArray
 
+from robot_tv_dynamics.consistency.monitor import (
+    TABLE_FIELDS,
+    ConsistencyMonitor,
+    Level,
+    MonitorConfig,
+)
 from robot_tv_dynamics.exceptions import RobotTvDynamicsError
 from robot_tv_dynamics.model import RobotModel
-from robot_tv_dynamics.monitor import TABLE_FIELDS, ConsistencyMonitor, Level, MonitorConfig
-from robot_tv_dynamics.ros import common
-from robot_tv_dynamics.ros.common import ParameterSpec
+from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot_description
 from robot_tv_dynamics.ros.conversions import BodyArrayReader, labelled_array, make_status
+from robot_tv_dynamics.ros.parameters import ParameterSpec
 
 NODE_NAME = "monitor_node"
 _INF = math.inf
 
-PARAMETERS = common.COMMON_PARAMETERS + (
+PARAMETERS = parameters.COMMON_PARAMETERS + (
     ParameterSpec(
         "margin_fraction", 0.1,
         "epsilon_l = margin_fraction x the body's nominal margin lambda_min(f(Phi_l)) "
@@ -100,7 +105,7 @@ PARAMETERS = common.COMMON_PARAMETERS + (
 
 
 @dataclass(frozen=True)
-class MonitorNodeConfig(common.CommonConfig):
+class MonitorNodeConfig(parameters.CommonConfig):
     """The monitor node's parameters (see ``PARAMETERS`` for meaning and units)."""
 
     margin_fraction: float = 0.1
@@ -119,11 +124,11 @@ class MonitorNodeConfig(common.CommonConfig):
     status_prefix: str = ""
 
     def monitor_config(self) -> MonitorConfig:
-        """The core :class:`~robot_tv_dynamics.monitor.MonitorConfig` (same-named fields).
+        """The core :class:`~robot_tv_dynamics.consistency.MonitorConfig` (same-named fields).
 
         Its fields that are not parameters keep the core's defaults.
         """
-        return common.config_from_parameters(MonitorConfig, asdict(self))
+        return parameters.config_from_parameters(MonitorConfig, asdict(self))
 
 
 def status_name(prefix: str, name: str) -> str:
@@ -132,7 +137,7 @@ def status_name(prefix: str, name: str) -> str:
     return f"{prefix}: {name}" if prefix else name
 
 
-class MonitorNode(common.ModelNode):
+class MonitorNode(node_base.ModelNode):
     """Per-body uniform consistency of Θ(t), published on /diagnostics."""
 
     def __init__(self) -> None:
@@ -158,8 +163,8 @@ class MonitorNode(common.ModelNode):
         self._rates_time = -math.inf
         self._stale = False
         self._consistency_pub = self.create_publisher(
-            Float64MultiArray, "consistency", common.RELIABLE_QOS)
-        stream = common.stream_qos(10)
+            Float64MultiArray, "consistency", qos.RELIABLE_QOS)
+        stream = qos.stream_qos(10)
         self.create_subscription(
             Float64MultiArray, "inertial_parameters", self._on_theta, stream)
         self.create_subscription(
@@ -184,10 +189,10 @@ class MonitorNode(common.ModelNode):
         self._set_model(model)
         self._monitor.body_names = list(model.body_names)
         self._monitor.set_nominal(model.theta_nominal)
-        self._guard.hardware_id = common.robot_name(model)
+        self._guard.hardware_id = robot_description.robot_name(model)
 
     # ------------------------------------------------------------------ inputs
-    @common.guarded("inertial_parameter_rates")
+    @input_guard.guarded("inertial_parameter_rates")
     def _on_rates(self, msg: Float64MultiArray) -> None:
         try:
             self._rates = self._rates_reader.read(msg)
@@ -197,7 +202,7 @@ class MonitorNode(common.ModelNode):
         self._rates_time = time.monotonic()
         self._guard.accept("inertial_parameter_rates")
 
-    @common.guarded("inertial_parameters")
+    @input_guard.guarded("inertial_parameters")
     def _on_theta(self, msg: Float64MultiArray) -> None:
         now = time.monotonic()
         try:
@@ -274,7 +279,7 @@ class MonitorNode(common.ModelNode):
 
 def main(args: list[str] | None = None) -> int:
     """Run the node until Ctrl-C / SIGTERM; exit code 1 if it cannot start."""
-    return common.run_node(MonitorNode, NODE_NAME, args)
+    return node_base.run_node(MonitorNode, NODE_NAME, args)
 
 
 if __name__ == "__main__":

@@ -46,19 +46,19 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
+from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.loading import KINDS, LoadingProcess, load_loading_process
 from robot_tv_dynamics.model import RobotModel, parse_locked_joints
 from robot_tv_dynamics.paths import package_config_dir
-from robot_tv_dynamics.ros import common
-from robot_tv_dynamics.ros.common import ParameterSpec
+from robot_tv_dynamics.ros import node_base, parameters, qos
 from robot_tv_dynamics.ros.conversions import (
     body_array,
     fill_joint_state,
     seconds_to_stamp,
     to_float_array,
 )
+from robot_tv_dynamics.ros.parameters import ParameterSpec
 from robot_tv_dynamics.simulation import (
     ArmSimulator,
     ClosedLoop,
@@ -72,7 +72,7 @@ from robot_tv_dynamics.simulation import (
 
 NODE_NAME = "sim_node"
 
-PARAMETERS = common.URDF_PARAMETERS + (
+PARAMETERS = parameters.URDF_PARAMETERS + (
     ParameterSpec(
         "loading", "fill",
         "loading process: a YAML file (config/loading/*.yaml format), one of the built-in "
@@ -105,7 +105,7 @@ PARAMETERS = common.URDF_PARAMETERS + (
 
 
 @dataclass(frozen=True)
-class SimNodeConfig(common.UrdfConfig):
+class SimNodeConfig(parameters.UrdfConfig):
     """The sim node's parameters (see ``PARAMETERS`` for meaning and units)."""
 
     loading: str = "fill"
@@ -148,12 +148,12 @@ class SimNode(Node):
             RobotTvDynamicsError: bad URDF, loading file or parameter.
         """
         super().__init__(NODE_NAME)
-        values = common.declare_parameters(self, PARAMETERS)
-        self.config: SimNodeConfig = common.config_from_parameters(SimNodeConfig, values)
+        values = parameters.declare_parameters(self, PARAMETERS)
+        self.config: SimNodeConfig = parameters.config_from_parameters(SimNodeConfig, values)
         cfg = self.config
         if cfg.controller not in ("adaptive", "none"):
             raise InvalidInputError("controller", f'"{cfg.controller}" is not adaptive or none')
-        latched = common.ROBOT_DESCRIPTION_QOS  # reliable, transient local, depth 1
+        latched = qos.ROBOT_DESCRIPTION_QOS  # reliable, transient local, depth 1
         description_pub = self.create_publisher(String, "robot_description", latched)
         locked = parse_locked_joints(cfg.locked_joints)
         if cfg.robot_description.strip():
@@ -181,7 +181,7 @@ class SimNode(Node):
             self.plant = ArmSimulator(model, self.process, rate=cfg.rate)
         self._command = np.zeros(model.nv)
         self._lock = threading.Lock()
-        reliable = common.RELIABLE_QOS
+        reliable = qos.RELIABLE_QOS
         self._pubs = {
             name: self.create_publisher(kind, name, reliable) for name, kind in (
                 ("joint_states", JointState),
@@ -194,7 +194,7 @@ class SimNode(Node):
                 ("reference_joint_states", JointState))}
         self._info_pub = self.create_publisher(String, "simulation_info", latched)
         self.create_subscription(
-            Float64MultiArray, "effort_commands", self._on_effort, common.stream_qos(10))
+            Float64MultiArray, "effort_commands", self._on_effort, qos.stream_qos(10))
         self._joint_msg = JointState(name=list(model.joint_names))
         self._reference_msg = JointState(name=list(model.joint_names))
         self.epoch = 0.0
@@ -346,28 +346,7 @@ def _with_rate(loop: ClosedLoop, rate: float) -> ClosedLoopConfig:
 
 def main(args: list[str] | None = None) -> int:
     """Run the node; with ``duration`` > 0 it exits once that much time is simulated."""
-    import rclpy
-    from rclpy.executors import ExternalShutdownException
-
-    rclpy.init(args=args)
-    node = None
-    code = 0
-    try:
-        node = SimNode()
-        while rclpy.ok() and not node.finished.is_set():
-            rclpy.spin_once(node, timeout_sec=0.05)
-        if node.error is not None:
-            code = 1
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except (RobotTvDynamicsError, rclpy.exceptions.ParameterException) as error:
-        rclpy.logging.get_logger(NODE_NAME).fatal(f"cannot start: {error}")
-        code = 1
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return code
+    return node_base.run_node(SimNode, NODE_NAME, args)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ def trajectory_from_msg(msg: JointTrajectory, topic: str = "planned_trajectory")
     """The core :class:`~robot_tv_dynamics.evaluation.Trajectory` of a message.
 
     Empty ``velocities``/``accelerations`` in every point mean "not given" (they are
-    then derived by :func:`~robot_tv_dynamics.evaluation.evaluate`, which says how).
+    then derived by :func:`~robot_tv_dynamics.evaluation.efforts`, which says how).
 
     Raises:
         InvalidInputError: no points, wrong vector sizes, NaN/Inf, times that do not
@@ -92,7 +92,7 @@ def with_efforts(msg: JointTrajectory, result: TrajectoryEvaluation) -> JointTra
 
     Args:
         msg: the planned trajectory.
-        result: its evaluation (:func:`~robot_tv_dynamics.evaluation.evaluate`).
+        result: its evaluation (:func:`~robot_tv_dynamics.evaluation.efforts`).
     """
     efforts = result.efforts_in_trajectory_order()
     if efforts.shape != (len(msg.points), len(msg.joint_names)):

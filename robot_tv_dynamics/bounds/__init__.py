@@ -1,0 +1,114 @@
+r"""Mass-matrix bounds of section 4 of the paper: Theorems 2–4, Lemmas 1–3, Definitions 2–3.
+
+The uniform bounds :math:`α_1 I ⪯ M(q, Θ(t)) ⪯ α_2 I` factor into a kinematic part and
+an inertial part:
+
+.. math::
+    α_1 = \min_l \inf_t μ_l(t) \cdot γ, \qquad
+    α_2 = 2 \max_l \sup_t ν_l(t) \cdot δ                             \quad (45), (46)
+
+with the per-body margin :math:`μ_l = λ_{\min}(f(Φ_l))`, size
+:math:`ν_l = λ_{\max}(f(Φ_l))` (eq. 9, Definition 3; :mod:`robot_tv_dynamics.consistency`)
+and the Jacobian extremes
+
+.. math::
+    γ = \inf_q λ_{\min}(J(q)^\top J(q)), \qquad δ = \sup_q σ_{\max}(J(q))^2
+
+where J is the stacked LOCAL body Jacobian of eq. (17) and q runs over the URDF
+joint-limit box (continuous joints: one period).
+
+**Sampled vs certified.** γ and δ are computed two ways, and every record, table and
+JSON object says which: ``"sampled"`` (:mod:`~robot_tv_dynamics.bounds.sampled`, an
+estimate: a sampled inf is only an *upper* bound on γ) and ``"certified"``
+(:mod:`~robot_tv_dynamics.bounds.certified`, branch and bound with a rigorous
+enclosure: brackets valid whenever it stops).
+
+One module per concept, imported in this order (each imports only those above it):
+
+- :mod:`~robot_tv_dynamics.bounds.extremes`: the :class:`JacobianExtremes` record, the
+  method labels, :class:`Verdict`, :class:`SearchProgress`;
+- :mod:`~robot_tv_dynamics.bounds.box`: the reduced joint box J depends on;
+- :mod:`~robot_tv_dynamics.bounds.interval`: interval matrices and eigenvalue enclosures;
+- :mod:`~robot_tv_dynamics.bounds.evaluator`: batched kinematics and box enclosures;
+- :mod:`~robot_tv_dynamics.bounds.structural`: structural bounds, verdicts, the record
+  builder;
+- :mod:`~robot_tv_dynamics.bounds.sampled`, :mod:`~robot_tv_dynamics.bounds.certified`:
+  the two searches; :mod:`~robot_tv_dynamics.bounds.search` picks one by name;
+- :mod:`~robot_tv_dynamics.bounds.theorems`: Theorems 2–4, Lemma 3, the URDF report;
+- :mod:`~robot_tv_dynamics.bounds.cache`: the on-disk cache of extremes.
+
+The public names are re-exported here.
+"""
+
+from robot_tv_dynamics.bounds.box import MAX_PRISMATIC_RANGE, JointSearchBox, joint_search_box
+from robot_tv_dynamics.bounds.cache import (
+    cached_jacobian_extremes,
+    extremes_cache_key,
+    load_cached_extremes,
+    store_cached_extremes,
+)
+from robot_tv_dynamics.bounds.certified import certified_jacobian_extremes, jacobian_extremes_at
+from robot_tv_dynamics.bounds.extremes import (
+    CERTIFIED,
+    METHODS,
+    SAMPLED,
+    STRUCTURAL,
+    JacobianExtremes,
+    ProgressCallback,
+    SearchProgress,
+    Verdict,
+)
+from robot_tv_dynamics.bounds.sampled import sampled_jacobian_extremes
+from robot_tv_dynamics.bounds.search import jacobian_extremes
+from robot_tv_dynamics.bounds.structural import structural_gamma_lower_bound
+from robot_tv_dynamics.bounds.theorems import (
+    LEMMA3_BOUND,
+    BoundsReport,
+    InstantaneousBounds,
+    UniformMassMatrixBounds,
+    bounds_report,
+    instantaneous_bounds,
+    lemma3_sigma_max_q0,
+    mass_rate_bound,
+    rate_spatial_inertia_norm,
+    rate_spatial_inertia_norm_entrywise,
+    theorem_bounds,
+    uniform_mass_matrix_bounds,
+)
+from robot_tv_dynamics.exceptions import BoundsCacheError
+
+__all__ = [
+    "CERTIFIED",
+    "LEMMA3_BOUND",
+    "MAX_PRISMATIC_RANGE",
+    "METHODS",
+    "SAMPLED",
+    "STRUCTURAL",
+    "BoundsCacheError",
+    "BoundsReport",
+    "InstantaneousBounds",
+    "JacobianExtremes",
+    "JointSearchBox",
+    "ProgressCallback",
+    "SearchProgress",
+    "UniformMassMatrixBounds",
+    "Verdict",
+    "bounds_report",
+    "cached_jacobian_extremes",
+    "certified_jacobian_extremes",
+    "extremes_cache_key",
+    "instantaneous_bounds",
+    "jacobian_extremes",
+    "jacobian_extremes_at",
+    "joint_search_box",
+    "lemma3_sigma_max_q0",
+    "load_cached_extremes",
+    "mass_rate_bound",
+    "rate_spatial_inertia_norm",
+    "rate_spatial_inertia_norm_entrywise",
+    "sampled_jacobian_extremes",
+    "store_cached_extremes",
+    "structural_gamma_lower_bound",
+    "theorem_bounds",
+    "uniform_mass_matrix_bounds",
+]

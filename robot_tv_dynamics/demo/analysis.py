@@ -1,0 +1,186 @@
+r"""The demo's analysis: margins, alarms replayed on the recorded estimates, the summary.
+
+Alarms in the summary are the ERROR transitions of
+:class:`~robot_tv_dynamics.consistency.ConsistencyMonitor` replayed on the recorded
+estimates with the monitor nodes' settings (deterministic, in simulated time); the alarms
+the live monitor nodes raised are listed beside them (``live_alarms``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from robot_tv_dynamics.bounds import theorem_bounds
+from robot_tv_dynamics.consistency import spectral_statistics
+from robot_tv_dynamics.consistency.monitor import ConsistencyMonitor, Level, MonitorConfig
+from robot_tv_dynamics.demo.recording import Recording, read_recording
+from robot_tv_dynamics.demo.report import report
+from robot_tv_dynamics.inertia import Array
+from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.simulation import DEMO_MARGIN_FRACTION
+
+
+def _first(times: Array, mask: npt.NDArray[np.bool_]) -> float | None:
+    index = np.flatnonzero(mask)
+    return float(times[index[0]]) if index.size else None
+
+
+def analyse(rec: Recording, model: RobotModel, gamma: float | None) -> dict[str, Any]:
+    """Everything the summary and the report need (see the module docstring)."""
+    q_at = {float(round(t, 6)): k for k, t in enumerate(rec.t)}
+
+    def q_for(t: float) -> Array:
+        k = q_at.get(float(round(t, 6)))
+        if k is None:
+            k = int(np.argmin(np.abs(rec.t - t)))
+        return np.asarray(rec.q[k])
+
+    body = int(rec.info.get("payload_body") or 0)
+    t_theta, theta = rec.theta
+    mu_true, nu_true, _ = spectral_statistics(theta)
+    lam_true = np.array([np.linalg.eigvalsh(model.mass_matrix(q_for(t), th))[0]
+                         for t, th in zip(t_theta, theta, strict=True)])
+    out: dict[str, Any] = {
+        "body": body, "t_theta": t_theta, "mu_true": mu_true, "nu_true": nu_true,
+        "lam_true": lam_true, "estimators": {}}
+    config = MonitorConfig(margin_fraction=DEMO_MARGIN_FRACTION)
+    for name, (t_hat, theta_hat) in rec.estimates.items():
+        monitor = ConsistencyMonitor(model.body_names, model.theta_nominal, config)
+        alarms: list[dict[str, Any]] = []
+        warnings: list[dict[str, Any]] = []
+        mus, lams = [], []
+        for t, th in zip(t_hat, theta_hat, strict=True):
+            for transition in monitor.update(float(t), th):
+                entry = {"t": round(float(t), 4), "body": transition.name,
+                         "kind": "; ".join(transition.reasons) or transition.level.name}
+                if transition.level == Level.ERROR:
+                    alarms.append(entry)
+                elif transition.level == Level.WARN:
+                    warnings.append(entry)
+            mus.append(monitor.mu.copy())
+            lams.append(np.linalg.eigvalsh(model.mass_matrix(q_for(t), th))[0])
+        mu_hat, lam_hat = np.array(mus), np.array(lams)
+        inf_mu = mu_hat.min(axis=0) if len(mu_hat) else np.full(model.n_bodies, np.nan)
+        # Theorem 2 gives a bound only for a uniformly consistent estimate (inf μ > 0)
+        lower = (math.nan if gamma is None
+                 else theorem_bounds(float(np.min(inf_mu)), 0.0, gamma, 0.0)[0])
+        alpha1 = float(lower) if math.isfinite(lower) else None
+        first_alarm = alarms[0]["t"] if alarms else None
+        crossing = _first(t_hat, lam_hat <= 0.0)
+        lead = (None if first_alarm is None or crossing is None
+                else round(crossing - float(first_alarm), 4))
+        out["estimators"][name] = {
+            "t": t_hat, "mu": mu_hat, "lam": lam_hat, "epsilon": monitor.epsilon.copy(),
+            "alarms": alarms, "warnings": warnings, "alpha1": alpha1,
+            "first_nonpositive_lambda_min_M_hat_t": crossing, "lead_time_s": lead,
+            "min_lambda_min_M_hat": float(lam_hat.min()) if lam_hat.size else None,
+            "inf_mu": inf_mu,
+        }
+    # tracking error of the arm joints (revolute)
+    arm = ~np.asarray(model.joint_limits.prismatic)
+    if rec.t_ref.size:
+        q_ref = np.array([np.interp(rec.t, rec.t_ref, rec.q_ref[:, j]) for j in
+                          range(model.nv)]).T
+        error = (q_ref - rec.q)[:, arm]
+        out["tracking_error"] = np.linalg.norm(error, axis=1)
+        out["tracking_rms_per_joint"] = np.sqrt(np.mean(error**2, axis=0))
+        out["tracking_rms"] = float(np.sqrt(np.mean(error**2)))
+    else:
+        out["tracking_error"] = np.zeros_like(rec.t)
+        out["tracking_rms_per_joint"] = np.zeros(int(arm.sum()))
+        out["tracking_rms"] = None
+    return out
+
+
+def _gamma(rec: Recording) -> tuple[float | None, str]:
+    """γ = inf_q λ_min(JᵀJ) as the dynamics node computed it, and how (sampled/certified)."""
+    times, values, labels = rec.bounds
+    if not len(values) or "gamma" not in labels:
+        return None, "unavailable"
+    last = np.asarray(values[-1]).ravel()
+    gamma = float(last[labels.index("gamma")])
+    certified = "certified" in labels and last[labels.index("certified")] > 0.5
+    return gamma, "certified" if certified else "sampled"
+
+
+def summary(rec: Recording, result: dict[str, Any], model: RobotModel, scenario: str,
+            gamma_method: str, counts: dict[str, int], wall: float) -> dict[str, Any]:
+    """The summary.json contents."""
+    duration = float(rec.t[-1] - rec.t[0]) if rec.t.size > 1 else 0.0
+    wall = rec.wall_span if rec.wall_span > 0 else wall  # first to last joint_states
+    out: dict[str, Any] = {
+        "scenario": scenario,
+        "duration_s": round(duration, 4),
+        "real_time_factor": round(duration / wall, 3) if wall > 0 else None,
+        "process": rec.info.get("process"),
+        "payload_body": model.body_names[result["body"]],
+        "gamma_inf_lambda_min_JtJ": None if (g := _gamma(rec)[0]) is None else g,
+        "gamma_method": gamma_method,
+        "bodies": [
+            {"name": name, "inf_mu": float(result["mu_true"][:, l].min()),
+             "sup_nu": float(result["nu_true"][:, l].max())}
+            for l, name in enumerate(model.body_names)],
+        "min_lambda_min_M_true": float(result["lam_true"].min()),
+        "estimators": {},
+        "tracking_rms_rad": result["tracking_rms"],
+        "tracking_rms_per_joint_rad": [float(v) for v in result["tracking_rms_per_joint"]],
+        "messages": counts,
+        "settings": {key: rec.info.get(key) for key in (
+            "rate", "publish_rate", "estimator_rate", "forgetting", "torque_noise_std",
+            "epsilon_projection", "beta_projection")} | {
+            "monitor_margin_fraction": DEMO_MARGIN_FRACTION},
+    }
+    for name, est in result["estimators"].items():
+        live = sorted({(round(t, 3), body, message) for t, body, level, message
+                       in rec.diagnostics.get(name, []) if level == int(Level.ERROR)})
+        first_live: dict[str, tuple[float, str]] = {}
+        for t, body, message in live:
+            first_live.setdefault(body, (t, message))
+        out["estimators"][name] = {
+            "alarms": est["alarms"],
+            "warnings": est["warnings"],
+            "live_alarms": [{"t": t, "body": body, "kind": message}
+                            for body, (t, message) in sorted(first_live.items(),
+                                                             key=lambda kv: kv[1][0])],
+            "min_lambda_min_M_hat": est["min_lambda_min_M_hat"],
+            "alpha1": est["alpha1"],
+            "alpha1_method": gamma_method,
+            "first_nonpositive_lambda_min_M_hat_t": est["first_nonpositive_lambda_min_M_hat_t"],
+            "lead_time_s": est["lead_time_s"],
+            "inf_mu_payload": float(est["inf_mu"][result["body"]]),
+            "epsilon_payload": float(est["epsilon"][result["body"]]),
+            "tracking_rms_rad": result["tracking_rms"] if name == "projected" else None,
+        }
+    return out
+
+
+def write_results(out: Path, model: RobotModel, scenario: str, counts: dict[str, int],
+                  wall: float) -> dict[str, Any]:
+    """Read ``out/run.mcap`` back; write ``out/summary.json`` and ``out/report.png``.
+
+    Args:
+        out: output directory holding run.mcap.
+        model: the arm that was simulated.
+        scenario: ``--scenario`` as given (named in the summary and the report).
+        counts: messages recorded per topic.
+        wall: wall-clock duration of the run [s] (used if the bag has no span).
+
+    Returns:
+        The summary (as written to summary.json).
+    """
+    rec = read_recording(out / "run.mcap")
+    gamma, method = _gamma(rec)
+    result = analyse(rec, model, gamma)
+    data = summary(rec, result, model, scenario, method, counts, wall)
+    (out / "summary.json").write_text(json.dumps(data, indent=2) + "\n")
+    report(out / "report.png", rec, result, model, data)
+    return data
+
+
+# ------------------------------------------------------------------------ report

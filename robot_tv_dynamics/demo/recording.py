@@ -1,0 +1,104 @@
+r"""Reading the demo's ``run.mcap`` back (rosbags, no rclpy) into arrays on simulated time."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from robot_tv_dynamics.demo.scenario import (
+    ESTIMATORS,
+    TRUTH,
+    status_source,
+)
+from robot_tv_dynamics.exceptions import DemoError
+from robot_tv_dynamics.inertia import Array
+
+
+@dataclass
+class Recording:
+    """The recorded run, as arrays in simulated time (read back from run.mcap)."""
+
+    info: dict[str, Any]
+    t: Array                      # joint_states sample times [s]
+    q: Array
+    qd: Array
+    tau: Array
+    t_ref: Array
+    q_ref: Array
+    theta: tuple[Array, Array]    # (times, (K, N, 10)) of the true Θ
+    estimates: dict[str, tuple[Array, Array]]
+    terms: tuple[Array, Array]    # (times, (K, 7, nv)) generalized_terms
+    bounds: tuple[Array, Array, list[str]]
+    diagnostics: dict[str, list[tuple[float, str, int, str]]]
+    wall_span: float
+
+
+def _stamp(msg: Any) -> float:
+    return float(msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec)
+
+
+def read_recording(path: Path) -> Recording:
+    """Read run.mcap with rosbags and align every topic to simulated time.
+
+    Messages with a header use their stamp; Float64MultiArray messages (no header) take
+    the simulated time of the joint_states sample whose receive time is closest (the
+    simulator publishes both in the same tick, 10 ms apart from the next).
+    """
+    from rosbags.highlevel import AnyReader
+    from rosbags.typesys import Stores, get_typestore
+
+    store = get_typestore(Stores.ROS2_JAZZY)
+    rows: dict[str, list[tuple[int, Any]]] = {}
+    with AnyReader([path], default_typestore=store) as reader:
+        for connection, log_time, raw in reader.messages():
+            rows.setdefault(connection.topic, []).append(
+                (log_time, reader.deserialize(raw, connection.msgtype)))
+    if not rows.get("/simulation_info") or not rows.get("/joint_states"):
+        raise DemoError(f"{path} has no simulation_info or joint_states")
+    info = json.loads(rows["/simulation_info"][-1][1].data)
+    epoch = float(info["epoch"])
+    joint = rows["/joint_states"]
+    t = np.array([_stamp(m) - epoch for _, m in joint])
+    log = np.array([lt for lt, _ in joint], dtype=np.float64)
+
+    def sim_time(log_time: int) -> float:
+        k = int(np.clip(np.searchsorted(log, log_time), 1, len(log) - 1))
+        k = k - 1 if abs(log[k - 1] - log_time) <= abs(log[k] - log_time) else k
+        return float(t[k])
+
+    def arrays(topic: str) -> tuple[Array, Array]:
+        items = rows.get(topic, [])
+        times = np.array([sim_time(lt) for lt, _ in items])
+        values = [np.asarray(m.data) for _, m in items]
+        shape = [d.size for d in items[0][1].layout.dim] if items else [0]
+        return times, np.array(values).reshape([len(values), *shape])
+
+    ref = rows.get("/reference_joint_states", [])
+    diagnostics: dict[str, list[tuple[float, str, int, str]]] = {
+        source: [] for source in (TRUTH, *ESTIMATORS)}
+    for lt, m in rows.get("/diagnostics", []):
+        for s in m.status:
+            source, name = status_source(s.name)
+            level = int(s.level[0] if isinstance(s.level, (bytes, bytearray)) else s.level)
+            diagnostics[source].append((sim_time(lt), name, level, s.message))
+    bounds_rows = rows.get("/mass_matrix_bounds", [])
+    labels = ([lab for d in bounds_rows[0][1].layout.dim for lab in d.label.split(":", 1)[-1]
+               .split(",")] if bounds_rows else [])
+    return Recording(
+        info=info, t=t, q=np.array([m.position for _, m in joint]),
+        qd=np.array([m.velocity for _, m in joint]),
+        tau=np.array([m.effort for _, m in joint]),
+        t_ref=np.array([_stamp(m) - epoch for _, m in ref]),
+        q_ref=np.array([m.position for _, m in ref]).reshape(len(ref), -1),
+        theta=arrays("/inertial_parameters"),
+        estimates={name: arrays(f"/estimates/{name}/inertial_parameters")
+                   for name in ESTIMATORS},
+        terms=arrays("/generalized_terms"),
+        bounds=(*arrays("/mass_matrix_bounds"), labels),
+        diagnostics=diagnostics,
+        wall_span=(log[-1] - log[0]) * 1e-9 if len(log) > 1 else 0.0,
+    )

@@ -1,0 +1,278 @@
+r"""From raw inputs to the state eq. (39) is evaluated at: the rules every node shares.
+
+A node receives joint samples (q, q̇ with a stamp), Θ(t), Θ̇(t), Ψ(t), Ψ̇(t) on their own
+topics at their own rates, payloads for single links, and sometimes the reference
+trajectory a controller tracks. :class:`ModelInputs` holds the latest of each and turns
+one joint sample into a :class:`ModelState`:
+
+- **q̈**: from the reference where it covers the sample's stamp (joint by joint), else
+  by filtered differentiation of q̇ (:class:`~robot_tv_dynamics.filters.DerivativeFilter`,
+  delay 1/(π f_c));
+- **Θ** = the latest Θ (topic, else the URDF's) plus the payload deltas: a payload
+  replaces one link's URDF share of its body's Φ (exact: Φ is linear in the mass
+  distribution);
+- **Θ̇**: the rates topic while it is fresh (``rate_timeout``), else filtered differences
+  of Θ while Θ keeps arriving (within ``max_gap``), else zero;
+- **Ψ, Ψ̇** (as γ = Q₀ψ): the latest while fresh, else zero;
+- **stamps**: strictly increasing, non-zero.
+
+Every ``set_*`` validates first and changes nothing when it raises. Pure Python + NumPy:
+nodes call it, and it is tested without ROS.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from robot_tv_dynamics.arrays import Array
+from robot_tv_dynamics.bounds.theorems import rate_spatial_inertia_norm
+from robot_tv_dynamics.dynamics import psi_momentum
+from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.filters import DerivativeFilter
+from robot_tv_dynamics.inputs.reference import ReferenceAccelerations
+from robot_tv_dynamics.model import RobotModel
+
+
+@dataclass(frozen=True)
+class InputRules:
+    """How raw inputs become a state (the dynamics node's parameters of the same names).
+
+    Attributes:
+        acceleration_cutoff: corner frequency of the filter that differentiates q̇ into q̈
+            when no reference covers a sample [Hz].
+        theta_rate_cutoff: corner frequency of the filter that differentiates Θ into Θ̇
+            when no rates are published [Hz].
+        max_gap: a gap between samples longer than this restarts the filters [s].
+        rate_timeout: Θ̇ / Ψ / Ψ̇ older than this are stale; 0 = never stale [s].
+    """
+
+    acceleration_cutoff: float = 20.0
+    theta_rate_cutoff: float = 5.0
+    max_gap: float = 0.5
+    rate_timeout: float = 0.5
+
+
+@dataclass(frozen=True)
+class ModelState:
+    """Everything eq. (39) needs at one joint sample (arrays owned by the caller).
+
+    Attributes:
+        t: the sample's stamp [s].
+        q: joint positions (nv,) [rad, m].
+        qd: joint velocities (nv,).
+        qdd: joint accelerations (nv,), from the reference or the filter.
+        theta: Θ (N, 10), payloads included.
+        theta_dot: Θ̇ (N, 10).
+        gamma: γ = Q₀Ψ (N, 6).
+        gamma_dot: Q₀Ψ̇ (N, 6).
+        z_rate_norm: σ_max(Z(Θ̇)) of Theorem 4 for this Θ̇.
+    """
+
+    t: float
+    q: Array
+    qd: Array
+    qdd: Array
+    theta: Array
+    theta_dot: Array
+    gamma: Array
+    gamma_dot: Array
+    z_rate_norm: float
+
+
+class ModelInputs:
+    """The latest inputs of one arm and the rules that combine them (module docstring).
+
+    Times: ``now`` arguments are a monotonic receive clock [s] (staleness); sample stamps
+    are the messages' own [s] (filters, the reference).
+    """
+
+    def __init__(self, model: RobotModel, rules: InputRules | None = None) -> None:
+        """Start from the URDF's Θ, no rates, no Ψ, no payload, no reference.
+
+        Args:
+            model: the arm.
+            rules: filter corners, gaps and timeouts; defaults when None.
+        """
+        self.rules = rules if rules is not None else InputRules()
+        self._qdd_filter = DerivativeFilter(self.rules.acceleration_cutoff, self.rules.max_gap)
+        self._theta_filter = DerivativeFilter(self.rules.theta_rate_cutoff, self.rules.max_gap)
+        self.model = model
+        n = model.n_bodies
+        self._theta_base: Array = np.array(model.theta_nominal)
+        self.theta_from_topic = False
+        self._theta_time = -math.inf
+        self._payloads: dict[str, Array] = {}
+        self._payload_deltas: dict[str, Array] = {}
+        self._payload_delta: Array = np.zeros((n, 10))
+        self._theta_rate_topic: tuple[Array, float] | None = None
+        self._theta_rate_filtered: tuple[Array, float] = (np.zeros((n, 10)), 0.0)
+        self._theta_rate_time = -math.inf
+        self._gamma: Array | None = None
+        self._gamma_dot: Array | None = None
+        self._gamma_time = self._gamma_dot_time = -math.inf
+        self.reference: ReferenceAccelerations | None = None
+        self.last_stamp = -math.inf
+        self.last_q: Array | None = None
+        self._zero_theta: Array = np.zeros((n, 10))
+        self._zero_gamma: Array = np.zeros((n, 6))
+        self._theta: Array = self._theta_base + self._payload_delta
+
+    @property
+    def qdd_filter_delay(self) -> float:
+        """Low-frequency delay of the q̈ filter [s]."""
+        return self._qdd_filter.delay
+
+    @property
+    def theta(self) -> Array:
+        """Θ (N, 10): the latest Θ plus the payloads (read-only view)."""
+        view = self._theta.view()
+        view.setflags(write=False)
+        return view
+
+    @property
+    def payloads(self) -> dict[str, Array]:
+        """Link → Φ of its payload about the link frame (a copy)."""
+        return dict(self._payloads)
+
+    # ------------------------------------------------------------------ model swap
+    def swap_model(self, model: RobotModel) -> list[tuple[str, str]]:
+        """Carry the state over to a new URDF (same joints); payloads are re-applied.
+
+        Θ from the topic is kept; with Θ from the URDF, the new URDF's Θ is taken.
+
+        Returns:
+            (link, reason) for each payload that could not be re-applied (dropped).
+        """
+        old_payloads = dict(self._payloads)
+        self.model = model
+        n = model.n_bodies
+        if not self.theta_from_topic:
+            self._theta_base = np.array(model.theta_nominal)
+            self._theta_filter.reset()
+            self._theta_time = -math.inf
+        self._payloads, self._payload_deltas = {}, {}
+        self._payload_delta = np.zeros((n, 10))
+        dropped: list[tuple[str, str]] = []
+        for link, phi in old_payloads.items():
+            try:
+                self.set_payload(link, phi)
+            except InvalidInputError as error:
+                dropped.append((link, str(error)))
+            except Exception as error:  # an unknown link in the new URDF, ...
+                dropped.append((link, str(error)))
+        self._zero_theta, self._zero_gamma = np.zeros((n, 10)), np.zeros((n, 6))
+        self._theta = self._theta_base + self._payload_delta
+        return dropped
+
+    # ------------------------------------------------------------------ inputs
+    def set_theta(self, theta: Array, now: float) -> None:
+        """A new Θ (N, 10), already read and checked by the caller; Θ̇ filter updated."""
+        rate = self._theta_filter.update(now, theta)
+        self._theta_rate_filtered = (rate, rate_spatial_inertia_norm(rate))
+        self._theta_time = now
+        self._theta_base = theta
+        self.theta_from_topic = True
+        self._theta = theta + self._payload_delta
+
+    def set_theta_rates(self, theta_dot: Array, now: float) -> None:
+        """A published Θ̇ (N, 10)."""
+        self._theta_rate_topic = (theta_dot, rate_spatial_inertia_norm(theta_dot))
+        self._theta_rate_time = now
+
+    def set_psi(self, psi: Array, now: float) -> None:
+        """A published Ψ (N, 12)."""
+        self._gamma = psi_momentum(psi)
+        self._gamma_time = now
+
+    def set_psi_rates(self, psi_dot: Array, now: float) -> None:
+        """A published Ψ̇ (N, 12)."""
+        self._gamma_dot = psi_momentum(psi_dot)
+        self._gamma_dot_time = now
+
+    def set_payload(self, link: str, phi: Array) -> None:
+        """Replace a link's URDF share of its body's Φ by ``phi`` (about the link frame).
+
+        Raises:
+            UnknownNameError: the link is not in the URDF.
+            InvalidInputError: the link is fixed to the world, or ``phi`` is not finite.
+        """
+        zero = np.zeros((self.model.n_bodies, 10))
+        delta = self.model.theta_with_link_inertia(zero, link, phi)
+        deltas = dict(self._payload_deltas)
+        deltas[link] = delta
+        total = np.sum(list(deltas.values()), axis=0)
+        self._payloads[link] = np.array(phi, dtype=np.float64)
+        self._payload_deltas = deltas
+        self._payload_delta = total
+        self._theta = self._theta_base + self._payload_delta
+
+    def set_reference(self, reference: ReferenceAccelerations | None) -> None:
+        """The reference trajectory q̈ is taken from where it covers a sample (None: none)."""
+        self.reference = reference
+
+    # ------------------------------------------------------------------ per sample
+    def check_stamp(self, t: float, argument: str = "joint_states.header.stamp") -> None:
+        """Refuse a zero stamp and one that does not increase (nothing changes).
+
+        Raises:
+            InvalidInputError: the stamp is zero, repeats or goes backwards.
+        """
+        if t == 0.0:
+            raise InvalidInputError(
+                argument, "is zero (unstamped): q̈ by differentiation and the reference need "
+                "stamps")
+        if t <= self.last_stamp:
+            raise InvalidInputError(
+                argument, f"{'repeats' if t == self.last_stamp else 'goes backwards from'} the "
+                f"previous sample ({t:.9f} s after {self.last_stamp:.9f} s)")
+
+    def sample(self, t: float, q: Array, qd: Array, now: float) -> ModelState:
+        """The state at one joint sample whose stamp ``t`` passed :meth:`check_stamp`.
+
+        Args:
+            t: the sample's stamp [s].
+            q: joint positions (nv,), finite (checked by the reader).
+            qd: joint velocities (nv,), finite.
+            now: receive time on a monotonic clock [s] (staleness of Θ̇, Ψ, Ψ̇).
+        """
+        self.last_stamp = t
+        self.last_q = q
+        qdd = self._acceleration(t, qd)
+        theta_dot, z_rate_norm = self._theta_dot(now)
+        return ModelState(
+            t=t, q=q, qd=qd, qdd=qdd, theta=self._theta, theta_dot=theta_dot,
+            gamma=self._fresh(self._gamma, self._gamma_time, now),
+            gamma_dot=self._fresh(self._gamma_dot, self._gamma_dot_time, now),
+            z_rate_norm=z_rate_norm)
+
+    def _acceleration(self, t: float, qd: Array) -> Array:
+        """q̈ at stamp t: the reference where it covers t, else the filtered derivative."""
+        estimate = self._qdd_filter.update(t, qd, checked=True)
+        reference = self.reference
+        if reference is None:
+            return estimate
+        qdd = reference.at(t)
+        if qdd is None:
+            return estimate
+        if reference.covers_all_joints:
+            return qdd
+        return np.asarray(np.where(reference.covered, qdd, estimate))
+
+    def _theta_dot(self, now: float) -> tuple[Array, float]:
+        """Θ̇ (topic, else filtered differences, else 0) and σ_max(Z(Θ̇)) (Theorem 4)."""
+        timeout = self.rules.rate_timeout
+        if self._theta_rate_topic is not None and (
+                timeout == 0.0 or now - self._theta_rate_time <= timeout):
+            return self._theta_rate_topic
+        if now - self._theta_time > self.rules.max_gap:
+            return self._zero_theta, 0.0
+        return self._theta_rate_filtered
+
+    def _fresh(self, value: Array | None, stamp: float, now: float) -> Array:
+        timeout = self.rules.rate_timeout
+        if value is None or (timeout > 0.0 and now - stamp > timeout):
+            return self._zero_gamma
+        return value

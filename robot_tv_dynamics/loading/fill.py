@@ -1,0 +1,171 @@
+r"""``fill``: a cylindrical container filled by a falling stream (closed form).
+
+Mass enters at the inlet with speed ``inlet_speed`` downwards at ``mass_flow`` kg/s from
+``start`` for ``fill_time`` seconds, falls freely, and comes to rest in a uniform liquid
+column of rising height h(t). A stream particle of age s is at z(s) = z_in − u₀s − a s²/2
+with speed u₀ + a s; the airborne stream is the particles of age in [a_lo(t), a_hi(t)],
+and the age a_hi = T of the particle reaching the surface solves the quadratic
+z(T) = h = q (t − t₀ − T)/(ρA). Every integral over the stream is a polynomial in the
+ages, so Φ, ψ, ν and (by Leibniz' rule) their rates are exact.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.polynomial import Polynomial
+
+from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.loading.geometry import (
+    _EXPONENTS,
+    _POWERS,
+    Container,
+    _ContainerFrame,
+)
+from robot_tv_dynamics.loading.state import (
+    STANDARD_GRAVITY,
+    LoadState,
+    _finite,
+    _nonnegative,
+    _positive,
+)
+
+
+# ---------------------------------------------------------------------------- fill
+class FillProcess:
+    """A container on a link filled by a stream from an inlet on the same link.
+
+    See the module docstring (``fill``) for the model; all quantities are closed form.
+    """
+
+    def __init__(
+        self,
+        link: str,
+        container: Container,
+        *,
+        mass_flow: float,
+        fill_time: float,
+        inlet_height: float,
+        inlet_speed: float = 0.0,
+        fluid_density: float = 1000.0,
+        stream_acceleration: float = STANDARD_GRAVITY,
+        start: float = 0.0,
+    ) -> None:
+        """Build the process and check that it is physical.
+
+        Args:
+            link: URDF link the container is mounted on.
+            container: geometry, shell mass and placement.
+            mass_flow: q, inflow at the inlet while the valve is open [kg/s], > 0.
+            fill_time: how long the valve is open [s], > 0.
+            inlet_height: z_in, height of the inlet above the inner bottom [m].
+            inlet_speed: u₀ ≥ 0, stream speed at the inlet, along −axis [m/s].
+            fluid_density: ρ [kg/m³], > 0.
+            stream_acceleration: a ≥ 0, acceleration of the falling stream along −axis
+                [m/s²] (g for a container kept upright).
+            start: time the valve opens [s].
+
+        Raises:
+            InvalidInputError: a parameter out of range, a stream that never reaches the
+                bottom, an overflowing container, an inlet below the final level, or a
+                surface that would rise faster than the stream falls.
+        """
+        self.link = link
+        self.container = container
+        self.q = _positive(mass_flow, "fill.mass_flow")
+        self.fill_time = _positive(fill_time, "fill.fill_time")
+        self.z_in = _positive(inlet_height, "fill.inlet_height")
+        self.u0 = _nonnegative(inlet_speed, "fill.inlet_speed")
+        self.density = _positive(fluid_density, "fill.fluid_density")
+        self.a = _nonnegative(stream_acceleration, "fill.stream_acceleration")
+        self.start = _finite(start, "fill.start")
+        if self.u0 == 0.0 and self.a == 0.0:
+            raise InvalidInputError(
+                "fill", "inlet_speed and stream_acceleration are both 0: the stream never falls")
+        self.k = self.q / (self.density * container.area)  # surface speed if all landed [m/s]
+        final_mass = self.q * self.fill_time
+        self.final_level = final_mass / (self.density * container.area)
+        if self.final_level > container.height:
+            raise InvalidInputError(
+                "fill", f"the liquid ({final_mass:.4g} kg, level {self.final_level:.4g} m) "
+                f"overflows the container (height {container.height:.4g} m)")
+        if self.z_in <= self.final_level:
+            raise InvalidInputError(
+                "fill.inlet_height", f"{self.z_in:.4g} m is not above the final level "
+                f"{self.final_level:.4g} m: the inlet would be submerged")
+        final_speed = math.sqrt(self.u0**2 + 2.0 * self.a * (self.z_in - self.final_level))
+        if final_speed <= self.k:
+            raise InvalidInputError(
+                "fill", f"the surface would rise ({self.k:.4g} m/s) faster than the stream "
+                f"arrives ({final_speed:.4g} m/s): lower mass_flow or widen the container")
+        z = Polynomial([self.z_in, -self.u0, -self.a / 2.0])  # z(s), s = age [s]
+        w = Polynomial([-self.u0, -self.a])  # 𝓋₃(s) [m/s]
+        # integrands (z, z², w, z w, w²) and their antiderivatives, as coefficient tables in
+        # increasing powers of the age: ∫_lo^hi g = G·(s^k)|_lo^hi
+        integrands = [z, z * z, w, z * w, w * w]
+        self._g = np.zeros((5, _POWERS))
+        self._prim = np.zeros((5, _POWERS))
+        for row, poly in enumerate(integrands):
+            self._g[row, :poly.coef.size] = poly.coef
+            prim = poly.integ().coef
+            self._prim[row, :prim.size] = prim
+        self.fall_time = self._fall_time(0.0)  # T₀: inlet to the empty bottom
+        self.landing_end = self.fill_time + self._fall_time(self.final_level)
+        self.duration = self.start + self.landing_end
+        self._frame = _ContainerFrame(container)
+
+    def _fall_time(self, level: float) -> float:
+        """Age at which a stream particle reaches height ``level`` [s]."""
+        drop = self.z_in - level
+        if self.a == 0.0:
+            return drop / self.u0
+        return (-self.u0 + math.sqrt(self.u0**2 + 2.0 * self.a * drop)) / self.a
+
+    def _surface_age(self, tau: float) -> tuple[float, float]:
+        """(T, dT/dt): age of the particle reaching the surface, once the stream landed.
+
+        Solves (a/2) T² + (u₀ − k) T + (k τ − z_in) = 0, i.e. z(T) = q (τ − T)/(ρA).
+        """
+        b, c = self.u0 - self.k, self.k * tau - self.z_in
+        if self.a == 0.0:
+            age = -c / b
+        else:
+            age = (-b + math.sqrt(b * b - 2.0 * self.a * c)) / self.a
+        return age, -self.k / (self.a * age + b)
+
+    def state(self, t: float) -> LoadState:
+        """Φ, Φ̇, ψ, ψ̇, ν of shell + liquid column + airborne stream at time ``t``."""
+        tau = float(t) - self.start
+        zero4, zero2 = np.zeros(4), np.zeros(2)
+        if tau <= 0.0:
+            return self._frame.state(zero4, zero4, zero2, zero2, 0.0)
+        q = self.q
+        open_valve = tau < self.fill_time
+        entered, entered_rate = (q * tau, q) if open_valve else (q * self.fill_time, 0.0)
+        lo, lo_rate = (0.0, 0.0) if open_valve else (tau - self.fill_time, 1.0)
+        if tau >= self.landing_end:
+            hi, hi_rate = lo, 0.0  # the last particle has landed
+        elif tau < self.fall_time:
+            hi, hi_rate = tau, 1.0  # the front is still falling
+        else:
+            hi, hi_rate = self._surface_age(tau)
+        if hi <= lo:  # the last particle has landed
+            lo = hi = lo_rate = hi_rate = 0.0
+        # airborne stream: q ∫_lo^hi g(s) ds (g = z, z², w, z w, w²) and, by Leibniz' rule,
+        # its rate q (g(hi) ḣi − g(lo) l̇o)
+        p_hi, p_lo = hi ** _EXPONENTS, lo ** _EXPONENTS
+        value = q * (self._prim @ (p_hi - p_lo))
+        rate = q * (self._g @ (p_hi * hi_rate - p_lo * lo_rate))
+        m_stream, m_stream_rate = q * (hi - lo), q * (hi_rate - lo_rate)
+        pool, pool_dot = self.container.column_moments(
+            max(entered - m_stream, 0.0), entered_rate - m_stream_rate, self.density)
+        stream = np.array([m_stream, value[0], 0.0, value[1]])
+        stream_dot = np.array([m_stream_rate, rate[0], 0.0, rate[1]])
+        return self._frame.state(pool + stream, pool_dot + stream_dot, value[2:4], rate[2:4],
+                                 value[4])
+
+    def describe(self) -> str:
+        """One line for logs and reports."""
+        return (f"fill {self.q:g} kg/s for {self.fill_time:g} s into a {self.container.mass:g} kg "
+                f"container on {self.link} (final liquid {self.q * self.fill_time:g} kg)")

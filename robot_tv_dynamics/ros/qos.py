@@ -1,0 +1,31 @@
+"""QoS profiles of the package's topics.
+
+``robot_description`` (depth 1, reliable, transient local, as robot_state_publisher
+publishes it), streaming inputs (best effort: a best-effort subscription matches reliable
+*and* best-effort publishers, whereas a reliable one ignores best-effort publishers),
+events and outputs (reliable).
+"""
+
+from __future__ import annotations
+
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+# ---------------------------------------------------------------------------- QoS
+#: ``robot_description``: as robot_state_publisher publishes and MoveIt subscribes it.
+ROBOT_DESCRIPTION_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def stream_qos(depth: int, reliable: bool = False) -> QoSProfile:
+    """QoS of a streaming input (joint_states, Θ, Ψ): best effort unless ``reliable``."""
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST, depth=depth,
+        reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
+        durability=DurabilityPolicy.VOLATILE)
+
+
+#: Events (payload, reference) and every output: reliable, volatile, depth 10.
+RELIABLE_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE)

@@ -1,0 +1,51 @@
+r"""A simulated arm: eq. (39) integrated forward under a payload-loading process.
+
+- :mod:`~robot_tv_dynamics.simulation.plant`: :class:`ArmSimulator`, RK4 at a fixed step
+  with τ held over the step (the module explains why RK4);
+- :mod:`~robot_tv_dynamics.simulation.control`: the reference motion and a
+  computed-torque controller on estimated parameters;
+- :mod:`~robot_tv_dynamics.simulation.closed_loop`: :class:`ClosedLoop`, the embedded
+  default of the package (plant, controller, classical and projected estimators on the
+  same noisy torque measurements) and the demo's settings.
+
+No ROS code; ``ros/sim_node.py`` publishes the loop's samples.
+"""
+
+from robot_tv_dynamics.exceptions import SimulationDivergedError
+from robot_tv_dynamics.paths import example_robot_urdf
+from robot_tv_dynamics.simulation.closed_loop import (
+    DEMO_MARGIN_FRACTION,
+    DEMO_PROJECTION_MARGIN,
+    DEMO_PROJECTION_UPPER,
+    ClosedLoop,
+    ClosedLoopConfig,
+    LoopSample,
+    demo_config,
+    demo_loop,
+)
+from robot_tv_dynamics.simulation.control import (
+    PANDA_READY,
+    ComputedTorqueController,
+    SineReference,
+    default_reference,
+)
+from robot_tv_dynamics.simulation.plant import ArmSimulator, Loads
+
+__all__ = [
+    "DEMO_MARGIN_FRACTION",
+    "DEMO_PROJECTION_MARGIN",
+    "DEMO_PROJECTION_UPPER",
+    "PANDA_READY",
+    "ArmSimulator",
+    "ClosedLoop",
+    "ClosedLoopConfig",
+    "ComputedTorqueController",
+    "Loads",
+    "LoopSample",
+    "SimulationDivergedError",
+    "SineReference",
+    "default_reference",
+    "demo_config",
+    "demo_loop",
+    "example_robot_urdf",
+]

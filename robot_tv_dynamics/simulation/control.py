@@ -1,0 +1,146 @@
+r"""Reference motion and a computed-torque controller on estimated parameters.
+
+The controller is the classical computed-torque (inverse-dynamics) law on the
+estimated parameters Θ̂ — it uses M(q, Θ̂), C(q, q̇, Θ̂), G(q, Θ̂), i.e. the classical
+model of eq. (1) with Θ̂, as adaptive schemes do:
+
+.. math::
+    τ = M(q, \hatΘ) \big(\ddot q_r + K_d (\dot q_r - \dot q) + K_p (q_r - q)\big)
+        + C(q, \dot q, \hatΘ) \dot q + G(q, \hatΘ)
+
+clipped to the URDF effort limits. With M(q, Θ̂) ≻ 0 the loop behaves like a
+decoupled PD on every joint; the Panda's two prismatic finger joints (15 g each, so
+M has a 0.015 kg eigenvalue) are simply held at their reference by the same law.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from robot_tv_dynamics import dynamics
+from robot_tv_dynamics.dynamics import Kinematics
+from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.inertia import Array, check_finite
+from robot_tv_dynamics.loading import smoothstep
+
+
+@dataclass(frozen=True)
+class SineReference:
+    """q_r(t) = q₀ + w(t) A ⊙ sin(2π f ⊙ t + φ), faded in over ``ramp`` seconds.
+
+    Attributes:
+        q0: centre configuration (nv,) [rad, m].
+        amplitude: A (nv,) [rad, m].
+        frequency: f (nv,) [Hz].
+        phase: φ (nv,) [rad].
+        ramp: fade-in duration [s] (C² ramp w, so q̈_r stays continuous).
+    """
+
+    q0: Array
+    amplitude: Array
+    frequency: Array
+    phase: Array
+    ramp: float = 1.0
+
+    def __call__(self, t: float) -> tuple[Array, Array, Array]:
+        """(q_r, q̇_r, q̈_r) at time ``t`` [s]."""
+        omega = 2.0 * np.pi * self.frequency
+        arg = omega * t + self.phase
+        s, c = np.sin(arg), np.cos(arg)
+        w, wd, wdd = smoothstep(t / self.ramp) if self.ramp > 0 else (1.0, 0.0, 0.0)
+        wd, wdd = (wd / self.ramp, wdd / self.ramp**2) if self.ramp > 0 else (0.0, 0.0)
+        a = self.amplitude
+        q = self.q0 + w * a * s
+        qd = wd * a * s + w * a * omega * c
+        qdd = wdd * a * s + 2.0 * wd * a * omega * c - w * a * omega**2 * s
+        return q, qd, qdd
+
+
+@dataclass(frozen=True)
+class ComputedTorqueController:
+    """Computed-torque law on Θ̂ (see the module docstring).
+
+    Attributes:
+        kp: K_p per joint (nv,) [1/s²].
+        kd: K_d per joint (nv,) [1/s].
+        effort_limit: |τ_i| ≤ effort_limit_i (nv,) [N·m or N]; inf = no limit.
+    """
+
+    kp: Array
+    kd: Array
+    effort_limit: Array
+
+    @classmethod
+    def with_bandwidth(cls, nv: int, omega: float, effort_limit: npt.ArrayLike,
+                       damping: float = 1.0) -> ComputedTorqueController:
+        """K_p = ω², K_d = 2ζω on every joint; zero effort limits mean "none"."""
+        if not (np.isfinite(omega) and omega > 0):
+            raise InvalidInputError("omega", f"must be > 0, got {omega}")
+        limit = check_finite(effort_limit, "effort_limit", (nv,))
+        limit = np.where(limit > 0, limit, np.inf)
+        return cls(np.full(nv, omega**2), np.full(nv, 2.0 * damping * omega), limit)
+
+    def torque(self, kin: Kinematics, q: Array, qd: Array, reference: tuple[Array, Array, Array],
+               theta_hat: Array) -> tuple[Array, bool]:
+        """τ for the measured (q, q̇) and reference (q_r, q̇_r, q̈_r), and whether it saturated.
+
+        Raises:
+            PhysicalConsistencyError: never (M(q, Θ̂) is only multiplied, not inverted);
+                an indefinite M(q, Θ̂) shows as a wrong-signed inertial feed-forward.
+        """
+        n = theta_hat.shape[0]
+        zero_rate, zero_psi = np.zeros((n, 10)), np.zeros((n, 6))
+        m_hat, bias = dynamics.bias_force(kin, qd, theta_hat, zero_rate, zero_psi, zero_psi)
+        return self.clip(m_hat @ self.command(q, qd, reference) + bias)
+
+    def command(self, q: Array, qd: Array, reference: tuple[Array, Array, Array]) -> Array:
+        """The commanded acceleration q̈_r + K_d (q̇_r − q̇) + K_p (q_r − q) [rad/s², m/s²]."""
+        q_r, qd_r, qdd_r = reference
+        return np.asarray(qdd_r + self.kd * (qd_r - qd) + self.kp * (q_r - q))
+
+    def clip(self, tau: Array) -> tuple[Array, bool]:
+        """τ clipped to the effort limits, and whether anything was clipped."""
+        clipped = np.clip(tau, -self.effort_limit, self.effort_limit)
+        return clipped, bool(np.any(clipped != tau))
+
+
+#: The Panda's "ready" pose (franka_ros), fingers 2 cm open [rad, m].
+PANDA_READY = (0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8, 0.02, 0.02)
+
+
+def default_reference(
+    joint_names: list[str], lower: Array, upper: Array, prismatic: npt.NDArray[np.bool_],
+    amplitude: float = 0.2, duration_ramp: float = 1.0,
+) -> SineReference:
+    """The demo's slow, poorly exciting motion: four joints swing 0.2 rad at 0.25–0.4 Hz.
+
+    Centre: the Panda's ready pose when the joints are the Panda's, else the middle of the
+    joint limits. Joints 1, 2, 4, 6 (the first, second, fourth and sixth) move; the others,
+    and every prismatic joint, are held. Amplitudes are capped at a quarter of the range.
+
+    Args:
+        joint_names: model joint names.
+        lower: lower joint limits (nv,) [rad, m].
+        upper: upper joint limits (nv,).
+        prismatic: which joints are prismatic (nv,).
+        amplitude: swing amplitude [rad].
+        duration_ramp: fade-in time [s].
+    """
+    nv = len(joint_names)
+    finite = np.isfinite(lower) & np.isfinite(upper)
+    centre = np.where(finite, 0.5 * (lower + upper), 0.0)
+    panda = [f"panda_joint{i}" for i in range(1, 8)] + ["panda_finger_joint1",
+                                                        "panda_finger_joint2"]
+    if list(joint_names) == panda:
+        centre = np.array(PANDA_READY)
+    amp = np.zeros(nv)
+    freq = np.zeros(nv)
+    for index, f in zip((0, 1, 3, 5), (0.3, 0.4, 0.25, 0.35), strict=True):
+        if index < nv and not prismatic[index]:
+            span = np.where(finite[index], upper[index] - lower[index], 2 * np.pi)
+            amp[index] = min(amplitude, 0.25 * float(span))
+            freq[index] = f
+    return SineReference(centre, amp, freq, np.zeros(nv), duration_ramp)

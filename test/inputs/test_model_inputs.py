@@ -1,0 +1,105 @@
+"""The rules that turn raw inputs into the state eq. (39) is evaluated at (plain Python, no ROS)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from robot_tv_dynamics import RobotModel
+from robot_tv_dynamics.exceptions import InvalidInputError, UnknownNameError
+from robot_tv_dynamics.inputs import InputRules, ModelInputs, ReferenceAccelerations
+
+
+def test_without_any_topic_the_state_is_the_urdf_with_zero_rates(ur5: RobotModel) -> None:
+    inputs = ModelInputs(ur5)
+    q, qd = np.full(6, 0.1), np.zeros(6)
+    state = inputs.sample(1.0, q, qd, now=0.0)
+    np.testing.assert_array_equal(state.theta, ur5.theta_nominal)
+    assert not state.theta_dot.any() and not state.gamma.any() and not state.gamma_dot.any()
+    assert state.z_rate_norm == 0.0 and not state.qdd.any()  # first sample: no history
+
+
+def test_qdd_of_a_ramp_in_velocity_converges_to_its_slope(ur5: RobotModel) -> None:
+    inputs = ModelInputs(ur5, InputRules(acceleration_cutoff=50.0))
+    slope = np.array([1.0, -2.0, 0.5, 0.0, 3.0, -1.0])
+    for k in range(400):  # 0.4 s at 1 kHz, ≫ the 6.4 ms filter delay
+        t = 1.0 + 1e-3 * k
+        state = inputs.sample(t, np.zeros(6), slope * t, now=0.0)
+    np.testing.assert_allclose(state.qdd, slope, rtol=1e-6)
+
+
+def test_a_reference_gives_qdd_on_the_joints_it_names(ur5: RobotModel) -> None:
+    inputs = ModelInputs(ur5)
+    names = ur5.joint_names[:2]
+    reference = ReferenceAccelerations(
+        ur5.joint_names, names, start=10.0, time_from_start=np.array([0.0, 1.0]),
+        accelerations=np.array([[1.0, 2.0], [3.0, 4.0]]))
+    inputs.set_reference(reference)
+    state = inputs.sample(10.5, np.zeros(6), np.zeros(6), now=0.0)
+    np.testing.assert_allclose(state.qdd[:2], [2.0, 3.0])
+    assert not state.qdd[2:].any()  # the filter's first sample: zero
+
+
+def test_rates_and_psi_go_stale_after_the_timeout(ur5: RobotModel) -> None:
+    inputs = ModelInputs(ur5, InputRules(rate_timeout=0.5))
+    rate = np.ones((6, 10))
+    psi = np.zeros((6, 12))
+    psi[-1, 0] = 2.0  # γ = Q₀ψ: linear momentum x of the last body
+    inputs.set_theta_rates(rate, now=0.0)
+    inputs.set_psi(psi, now=0.0)
+    fresh = inputs.sample(1.0, np.zeros(6), np.zeros(6), now=0.4)
+    np.testing.assert_array_equal(fresh.theta_dot, rate)
+    assert fresh.gamma[-1, 0] == 2.0 and fresh.z_rate_norm > 0
+    stale = inputs.sample(1.001, np.zeros(6), np.zeros(6), now=0.6)
+    assert not stale.theta_dot.any() and not stale.gamma.any()
+
+
+def test_theta_from_the_topic_is_differentiated_while_it_keeps_arriving(ur5: RobotModel) -> None:
+    inputs = ModelInputs(ur5, InputRules(theta_rate_cutoff=20.0, max_gap=0.5))
+    base = np.array(ur5.theta_nominal)
+    for k in range(300):
+        now = 1e-3 * k
+        theta = base.copy()
+        theta[-1, 0] += 0.5 * now  # 0.5 kg/s
+        inputs.set_theta(theta, now)
+    state = inputs.sample(1.0, np.zeros(6), np.zeros(6), now=0.3)
+    assert state.theta_dot[-1, 0] == pytest.approx(0.5, rel=1e-3)
+    later = inputs.sample(1.001, np.zeros(6), np.zeros(6), now=0.3 + 0.6)  # Θ stopped
+    assert not later.theta_dot.any()
+
+
+def test_a_payload_replaces_the_links_urdf_share_and_a_bad_one_changes_nothing(
+        ur5: RobotModel) -> None:
+    inputs = ModelInputs(ur5)
+    phi = np.array([2.0, 0, 0, 0.2, 0.03, 0.03, 0.01, 0, 0, 0])
+    inputs.set_payload("tool0", phi)
+    expected = ur5.theta_with_link_inertia(ur5.theta_nominal, "tool0", phi)
+    np.testing.assert_allclose(inputs.theta, expected)
+    with pytest.raises(UnknownNameError):
+        inputs.set_payload("no_such_link", phi)
+    with pytest.raises(InvalidInputError):
+        inputs.set_payload("tool0", np.full(10, np.nan))
+    np.testing.assert_allclose(inputs.theta, expected)
+    assert list(inputs.payloads) == ["tool0"]
+
+
+def test_stamps_must_be_non_zero_and_increasing(ur5: RobotModel) -> None:
+    inputs = ModelInputs(ur5)
+    with pytest.raises(InvalidInputError, match="zero"):
+        inputs.check_stamp(0.0)
+    inputs.sample(2.0, np.zeros(6), np.zeros(6), now=0.0)
+    with pytest.raises(InvalidInputError, match="repeats"):
+        inputs.check_stamp(2.0)
+    with pytest.raises(InvalidInputError, match="backwards"):
+        inputs.check_stamp(1.0)
+    inputs.check_stamp(2.001)
+
+
+def test_a_urdf_swap_keeps_theta_from_the_topic_and_reapplies_payloads(ur5: RobotModel) -> None:
+    inputs = ModelInputs(ur5)
+    theta = np.array(ur5.theta_nominal) * 1.1
+    inputs.set_theta(theta, now=0.0)
+    phi = np.array([1.0, 0, 0, 0.1, 0.01, 0.01, 0.01, 0, 0, 0])
+    inputs.set_payload("tool0", phi)
+    assert inputs.swap_model(ur5) == []
+    np.testing.assert_allclose(inputs.theta, ur5.theta_with_link_inertia(theta, "tool0", phi))
