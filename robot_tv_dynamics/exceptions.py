@@ -110,3 +110,18 @@ class BoundsCacheError(RobotTvDynamicsError):
         self.path = path
         self.problem = problem
         super().__init__(f"bounds cache {path}: {problem}")
+
+
+class RecordingError(RobotTvDynamicsError):
+    """A recorded bag cannot be used (unreadable, a topic missing, no usable sample)."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        """Build the error.
+
+        Args:
+            path: the bag.
+            problem: what is wrong with it.
+        """
+        self.path = path
+        self.problem = problem
+        super().__init__(f"bag {path}: {problem}")
