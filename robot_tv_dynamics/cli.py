@@ -323,6 +323,17 @@ def add_evaluate_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=evaluate_cli.run)
 
 
+@subcommand("observe")
+def add_observe_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``observe``: the momentum observer over a recorded bag (robot_tv_dynamics.observer)."""
+    from robot_tv_dynamics.observer import command as observe_command
+
+    parser = subparsers.add_parser(observe_command.NAME, help=observe_command.HELP,
+                                   description=observe_command.HELP)
+    observe_command.add_arguments(parser)
+    parser.set_defaults(handler=observe_command.run)
+
+
 #: Run when the command line names no subcommand (the README's main job).
 DEFAULT_COMMAND = "demo"
 

@@ -201,11 +201,13 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
     skipped: dict[str, int] = {}
     notes: list[str] = []
     log = np.array([lt for lt, _ in joint], dtype=np.float64)
-    stamps = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for _, m in joint])
-    if not np.any(stamps):
-        stamps = log * 1e-9
+    # integer nanoseconds relative to the first sample: no float rounding of the epoch
+    stamps = [int(m.header.stamp.sec) * 1_000_000_000 + int(m.header.stamp.nanosec)
+              for _, m in joint]
+    if not any(stamps):
+        stamps = [lt for lt, _ in joint]
         notes.append("joint_states stamps are all zero: the receive (log) time is used")
-    t_all = stamps - stamps[0]
+    t_all = np.array([stamp - stamps[0] for stamp in stamps], dtype=np.float64) * 1e-9
 
     # body arrays: assign each message to the nearest joint_states message by log time
     assigned: dict[str, list[tuple[int, Array]]] = {}
