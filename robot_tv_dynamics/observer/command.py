@@ -33,6 +33,8 @@ from robot_tv_dynamics.observer.replay import (
 )
 
 NAME = "observe"
+#: Contacts listed in the text summary (``--json`` has all).
+MAX_LISTED = 20
 HELP = ("generalized-momentum observer over a recorded rosbag2: external joint torques "
         "and contacts, with Θ(t), Ψ(t) from the bag (generalized) or a constant Θ "
         "(classical)")
@@ -120,10 +122,13 @@ def _summary(data: dict[str, Any]) -> str:
               in zip(data["joint_names"], data["peak"], strict=True)]
     if not data["contacts"]:
         lines.append("contacts: none")
-    for c in data["contacts"]:
+    for c in data["contacts"][:MAX_LISTED]:
         end = "end of data" if c["t_end"] is None else f"{c['t_end']:.3f} s"
         lines.append(f"contact: {c['joint']} {c['t_start']:.3f} s – {end}, peak "
                      f"{c['peak']:.3f} N·m")
+    if len(data["contacts"]) > MAX_LISTED:
+        lines.append(f"... {len(data['contacts']) - MAX_LISTED} more contacts (--json lists "
+                     "all)")
     return "\n".join(lines)
 
 
