@@ -111,16 +111,19 @@ def momentum_terms(
     kin = model.kinematics(q)
     qd = model.check_joint_vector(qd, "qd")
     theta = model.check_theta(theta)
-    jacobians, t = kin.jacobians, kin.jacobian_derivatives  # t[l, :, i, k] = ∂J_l[:, i]/∂q_k
+    jac = kin.stacked_jacobian  # (6N, nv)
     z = (theta @ _SPATIAL_FLAT).reshape(-1, 6, 6)
-    twist = jacobians @ qd  # (N, 6)
-    h = (z @ twist[:, :, None])[:, :, 0]
+    # Z_l [V_l, (−R_lᵀg, 0)]: the rigid body momentum and the gravity wrench, per body
+    columns = np.stack([(jac @ qd).reshape(-1, 6), kin.gravity_local], axis=2)  # (N, 6, 2)
+    zx = z @ columns
+    h = zx[:, :, 0]
     if gamma is not None:
         h = h + np.asarray(gamma, dtype=np.float64)
-    dtwist_dq = qd @ t  # (N, 6, nv): [l, :, k] = Σ_i q̇_i ∂J_l[:, i]/∂q_k = ∂V_l/∂q_k
-    gravity = (z @ kin.gravity_local[:, :, None])[:, :, 0]  # Z_l (−R_lᵀg, 0)
-    p = np.einsum("lak,la->k", jacobians, h)
-    beta = np.einsum("lak,la->k", dtwist_dq, h) - np.einsum("lak,la->k", jacobians, gravity)
+    # ∂V_l/∂q_k = Σ_i q̇_i ∂J_l[:, i]/∂q_k (kin.jacobian_derivatives[l, :, i, k])
+    dtwist_dq = (qd @ kin.jacobian_derivatives).reshape(jac.shape)
+    h_flat = h.ravel()
+    p = jac.T @ h_flat
+    beta = dtwist_dq.T @ h_flat - jac.T @ zx[:, :, 1].ravel()
     return MomentumTerms(p=p, beta=beta)
 
 
