@@ -20,7 +20,7 @@ from robot_tv_dynamics.observer.momentum import (
     momentum_balance,
     momentum_terms,
 )
-from robot_tv_dynamics.observer.observer import MomentumObserver, ObserverConfig
+from robot_tv_dynamics.observer.observer import MomentumObserver, ObserverConfig, ObserverLoads
 from robot_tv_dynamics.observer.wrench import ExternalWrench, wrench_joint_torque
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "MomentumObserver",
     "MomentumTerms",
     "ObserverConfig",
+    "ObserverLoads",
     "generalized_momentum",
     "load_friction",
     "momentum_balance",

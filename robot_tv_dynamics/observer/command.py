@@ -22,7 +22,7 @@ import numpy as np
 
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.model import RobotModel, parse_locked_joints
-from robot_tv_dynamics.observer.contact import ContactDetector
+from robot_tv_dynamics.observer.contact import MODES, ContactDetector
 from robot_tv_dynamics.observer.friction import load_friction
 from robot_tv_dynamics.observer.observer import KINDS, TORQUE_RULES, ObserverConfig
 from robot_tv_dynamics.observer.replay import (
@@ -72,6 +72,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threshold", type=_numbers, default=[1.0], metavar="N·m",
                         help="contact threshold on |r_i|, one value or one per joint "
                              "(default: 1.0)")
+    parser.add_argument("--contact-mode", choices=MODES, default="joint",
+                        help="joint: |r_i| > threshold_i per joint; norm: ||r|| > threshold "
+                             "(one value) (default: %(default)s)")
     parser.add_argument("--release", type=float, default=0.5,
                         help="a contact ends below release × threshold (default: 0.5)")
     parser.add_argument("--torque-rule", choices=TORQUE_RULES, default="trapezoidal",
@@ -99,6 +102,7 @@ def result_dict(observation: Observation, recording: ObserverRecording,
         "gain": [float(g) for g in np.broadcast_to(config.gain, (len(recording.joint_names),))],
         "threshold": [float(v) for v in detector.threshold],
         "release": detector.release,
+        "contact_mode": detector.mode,
         "torque_rule": config.torque_rule,
         "samples": int(observation.t.size),
         "dropped": recording.dropped,
@@ -174,7 +178,8 @@ def run(args: argparse.Namespace) -> int:
     gain = args.gain[0] if len(args.gain) == 1 else tuple(args.gain)
     config = ObserverConfig(gain=gain, kind=args.model, torque_rule=args.torque_rule)
     threshold = args.threshold[0] if len(args.threshold) == 1 else args.threshold
-    detector = ContactDetector(model.joint_names, threshold, release=args.release)
+    detector = ContactDetector(model.joint_names, threshold, release=args.release,
+                               mode=args.contact_mode)
     recording = read_observer_bag(Path(args.data), model, args.joint_topic)
     if args.model == "classical":
         recording.notes.append("classical: Θ of the first sample held, Ψ = 0" if

@@ -60,7 +60,8 @@ TORQUE_RULES: tuple[str, ...] = ("trapezoidal", "hold")
 class LoadsLike(Protocol):
     """What :meth:`MomentumObserver.update` reads of a sample's loads.
 
-    :class:`robot_tv_dynamics.simulation.Loads` satisfies it; so does any record with
+    :class:`ObserverLoads` and :class:`robot_tv_dynamics.simulation.Loads` satisfy it;
+    so does any record with
     ``theta`` (N, 10) and ``psi`` (N, 12) (or ``gamma`` (N, 6)). Θ̇ and Ψ̇ may be present;
     they are not used.
     """
@@ -74,6 +75,19 @@ class LoadsLike(Protocol):
     def psi(self) -> Array:
         """Ψ (N, 12), eq. (27) layout, body coordinates [kg·m/s, kg·m²/s]."""
         ...  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class ObserverLoads:
+    """Θ(t) and Ψ(t) of one sample, as the node or a replay hands them to the observer.
+
+    Attributes:
+        theta: Θ (N, 10), eq. (7) order about each body-frame origin [kg, kg·m, kg·m²].
+        psi: Ψ (N, 12), eq. (27) layout, body coordinates [kg·m/s, kg·m²/s].
+    """
+
+    theta: Array
+    psi: Array
 
 
 @dataclass(frozen=True)
@@ -91,8 +105,8 @@ class ObserverConfig:
     """
 
     gain: float | tuple[float, ...] = 50.0
-    kind: str = "generalized"
-    torque_rule: str = "trapezoidal"
+    kind: ObserverKind = "generalized"
+    torque_rule: TorqueRule = "trapezoidal"
     max_gap: float = 0.1
 
     def __post_init__(self) -> None:

@@ -42,7 +42,7 @@ from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.observer.contact import ContactDetector, ContactEvent
 from robot_tv_dynamics.observer.friction import JointFriction
-from robot_tv_dynamics.observer.observer import MomentumObserver, ObserverConfig
+from robot_tv_dynamics.observer.observer import MomentumObserver, ObserverConfig, ObserverLoads
 
 JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
 ARRAY_TYPE = "std_msgs/msg/Float64MultiArray"
@@ -318,12 +318,6 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
 
 
 @dataclass(frozen=True)
-class _SampleLoads:
-    theta: Array
-    psi: Array
-
-
-@dataclass(frozen=True)
 class Observation:
     """The observer run over a recording.
 
@@ -379,7 +373,7 @@ def observe(
         theta = nominal if recording.theta is None else recording.theta[k]
         psi = zero_psi if recording.psi is None else recording.psi[k]
         r = observer.update(recording.t[k], recording.q[k], recording.qd[k], tau[k],
-                            _SampleLoads(theta, psi))
+                            ObserverLoads(theta, psi))
         detector.update(recording.t[k], r)
         residual[k] = r
     return Observation(kind=config.kind, t=recording.t.copy(), external_torque=residual,

@@ -198,3 +198,25 @@ def test_missing_bag_is_a_clear_error(capsys, tmp_path, urdf):
     capsys.readouterr()
     assert main(["observe", "--urdf", urdf, "--data", str(tmp_path / "nothing.mcap")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_norm_mode_reports_one_contact_per_crossing(capsys, bag, urdf):
+    data, _ = observe_json(capsys, "--urdf", urdf, "--data", bag, "--contact-mode", "norm",
+                           "--threshold", "2.0")
+    (contact,) = data["contacts"]
+    assert data["contact_mode"] == "norm" and data["threshold"] == [2.0]
+    assert 0.5 <= contact["t_start"] < 0.51 and contact["joint"] == "panda_joint2"
+    residual = np.array(data["external_torque"])
+    assert contact["peak"] == pytest.approx(np.linalg.norm(residual, axis=1).max())
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--gain", "10,20"], "one per joint"),
+    (["--threshold", "1,2,3"], "threshold"),
+    (["--release", "1.5"], "release"),
+])
+def test_bad_settings_are_clear_errors(capsys, bag, urdf, args, message):
+    capsys.readouterr()
+    assert main(["observe", "--urdf", urdf, "--data", str(bag), *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err
