@@ -228,13 +228,11 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
             rows.append((k, value))
         if rows:
             assigned[topic] = rows
-        else:
-            notes.append(f"{topic}: no valid message")
-    for topic in BODY_TOPICS:
+    for topic in ("inertial_parameters", "psi"):
         if topic not in assigned:
             fallback = "the URDF's nominal Θ" if topic == "inertial_parameters" else "zero"
-            if topic in ("inertial_parameters", "psi"):
-                notes.append(f"{topic} not in the bag: {fallback} is used")
+            why = "has no valid message" if arrays.get(topic) else "not in the bag"
+            notes.append(f"{topic} {why}: {fallback} is used")
 
     keep: list[int] = []
     q_rows, qd_rows, effort_rows = [], [], []

@@ -71,11 +71,11 @@ def simulate(model, duration=1.0, every=2, wrench=None) -> Samples:
 
 def write_bag(path: Path, model, s: Samples, *, names=None, effort=True,
               arrays=("inertial_parameters", "inertial_parameter_rates", "psi", "psi_rates"),
-              corrupt=None) -> Path:
+              corrupt=None, bodies=None) -> Path:
     """Write ``s`` as a rosbag2 MCAP directory at ``path``; returns the .mcap file.
 
     ``corrupt(k, position, velocity, effort, names) -> (position, velocity, effort, names)``
-    may alter sample k.
+    may alter sample k; ``bodies`` labels only the first that many body names.
     """
     store = get_typestore(Stores.ROS2_JAZZY)
     T = store.types
@@ -110,9 +110,9 @@ def write_bag(path: Path, model, s: Samples, *, names=None, effort=True,
             for topic, connection in conns.items():
                 values, axis, labels = series[topic]
                 n, w = values.shape[1:]
+                body_label = dim_label("body", model.body_names[:bodies])
                 message = multi(
-                    layout=layout(dim=[dim(label=dim_label("body", model.body_names), size=n,
-                                           stride=n * w),
+                    layout=layout(dim=[dim(label=body_label, size=n, stride=n * w),
                                        dim(label=dim_label(axis, labels), size=w, stride=w)],
                                   data_offset=0),
                     data=np.asarray(values[k], np.float64).ravel())

@@ -220,3 +220,16 @@ def test_bad_settings_are_clear_errors(capsys, bag, urdf, args, message):
     assert main(["observe", "--urdf", urdf, "--data", str(bag), *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err
+
+
+def test_body_arrays_of_another_model_are_skipped_and_nominal_is_used(capsys, tmp_path, panda,
+                                                                      samples, urdf):
+    """A bag recorded with the fingers locked (7 bodies) replayed on the 9-body model."""
+    bag = write_bag(tmp_path / "locked", panda, dataclasses.replace(
+        samples, theta=samples.theta[:, :7], theta_dot=samples.theta_dot[:, :7],
+        psi=samples.psi[:, :7], psi_dot=samples.psi_dot[:, :7]), bodies=7)
+    data, _ = observe_json(capsys, "--urdf", urdf, "--data", bag)
+    assert data["samples"] == samples.t.size
+    assert sum(data["skipped"].values()) == 4 * samples.t.size
+    assert "inertial_parameters has no valid message: the URDF's nominal Θ is used" in \
+        data["notes"]
