@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pinocchio as pin
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from robot_tv_dynamics.exceptions import InvalidInputError, UnknownNameError
 from robot_tv_dynamics.observer import (
@@ -63,6 +65,23 @@ def test_constant_extra_torque_at_rest_is_seen_through_the_first_order_lag(panda
     expected = 2.0 * (1 - math.exp(-gain * 100 * h))
     assert r[1] == pytest.approx(expected, rel=1e-9)
     assert np.abs(np.delete(r, 1)).max() < 1e-9
+
+
+@given(st.lists(st.floats(1e-4, 0.05), min_size=1, max_size=30),
+       st.floats(1.0, 500.0), st.floats(-5.0, 5.0))
+def test_discretisation_is_exact_for_a_held_external_torque_on_any_sample_grid(
+        panda, steps, gain, a_step):
+    """At rest, τ_ext constant: r(t) = A (1 − e^{−K_O t}) whatever the sample intervals."""
+    q, qd, tau = _rest(panda)
+    tau_measured = tau.copy()
+    tau_measured[3] -= a_step
+    observer = MomentumObserver(panda, ObserverConfig(gain=gain, max_gap=1.0))
+    t = 0.0
+    observer.update(t, q, qd, tau_measured)
+    for h in steps:
+        t += h
+        r = observer.update(t, q, qd, tau_measured)
+    assert r[3] == pytest.approx(a_step * -math.expm1(-gain * t), rel=1e-9, abs=1e-11)
 
 
 def test_bad_samples_raise_and_leave_the_state_unchanged(panda):
