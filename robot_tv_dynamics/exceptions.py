@@ -132,3 +132,18 @@ class DemoError(RobotTvDynamicsError):
 
 class BringUpError(RobotTvDynamicsError):
     """The bring-up cannot start (a missing config file or node module)."""
+
+
+class RecordingError(RobotTvDynamicsError):
+    """A recorded bag cannot be used (unreadable, a topic missing, no usable sample)."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        """Build the error.
+
+        Args:
+            path: the bag.
+            problem: what is wrong with it.
+        """
+        self.path = path
+        self.problem = problem
+        super().__init__(f"bag {path}: {problem}")

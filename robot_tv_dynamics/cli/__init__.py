@@ -6,7 +6,8 @@ One module per subcommand, each with ``NAME``, ``HELP``, ``DESCRIPTION`` (option
 * ``demo`` (the default when no subcommand is given): the simulated arm under payload
   loading with estimators, dynamics and monitor nodes over DDS (:mod:`.demo`);
 * ``bounds``: mass-matrix bounds of a URDF, Theorems 2–4 (:mod:`.bounds`);
-* ``evaluate``: a planned trajectory under a payload (:mod:`.evaluate`).
+* ``evaluate``: a planned trajectory under a payload (:mod:`.evaluate`);
+* ``observe``: the generalized-momentum observer over a recorded bag (:mod:`.observe`).
 
 What they share (loading a URDF, ``--lock``, a progress bar) is :mod:`.common`. No
 library module imports this package.
@@ -23,11 +24,11 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from robot_tv_dynamics.cli import bounds, demo, evaluate
+from robot_tv_dynamics.cli import bounds, demo, evaluate, observe
 from robot_tv_dynamics.exceptions import RobotTvDynamicsError
 
 #: The subcommands, in ``--help`` order.
-COMMANDS: tuple[ModuleType, ...] = (demo, bounds, evaluate)
+COMMANDS: tuple[ModuleType, ...] = (demo, bounds, evaluate, observe)
 #: Run when the command line names no subcommand (the README's main job).
 DEFAULT_COMMAND = "demo"
 

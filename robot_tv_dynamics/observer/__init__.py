@@ -1,0 +1,40 @@
+"""Generalized-momentum observer for arms with time-dependent inertia (issue #14).
+
+- :mod:`.momentum`: p = ∂L/∂q̇ of eq. (30) with the Ψ coupling, and β = ∂L/∂q of its
+  balance ṗ = τ + τ_ext + β;
+- :mod:`.observer`: the discrete first-order observer r ≈ τ_ext (generalized or
+  classical);
+- :mod:`.contact`: contact detection with per-joint or norm thresholds and hysteresis;
+- :mod:`.wrench`: J_cᵀF of an external wrench on a link (to simulate a collision);
+- :mod:`.friction`: the joint friction file subtracted from the measured effort;
+- :mod:`.replay`: a rosbag2 → the observer; :mod:`.command`: ``robot-tv-dynamics observe``.
+
+docs/observer.md explains the derivation and how to choose K_O and the threshold.
+"""
+
+from robot_tv_dynamics.observer.contact import ContactDetector, ContactEvent
+from robot_tv_dynamics.observer.friction import JointFriction, load_friction
+from robot_tv_dynamics.observer.momentum import (
+    MomentumTerms,
+    generalized_momentum,
+    momentum_balance,
+    momentum_terms,
+)
+from robot_tv_dynamics.observer.observer import MomentumObserver, ObserverConfig, ObserverLoads
+from robot_tv_dynamics.observer.wrench import ExternalWrench, wrench_joint_torque
+
+__all__ = [
+    "ContactDetector",
+    "ContactEvent",
+    "ExternalWrench",
+    "JointFriction",
+    "MomentumObserver",
+    "MomentumTerms",
+    "ObserverConfig",
+    "ObserverLoads",
+    "generalized_momentum",
+    "load_friction",
+    "momentum_balance",
+    "momentum_terms",
+    "wrench_joint_torque",
+]

@@ -1,0 +1,378 @@
+r"""A recorded rosbag2 (MCAP or SQLite) → the momentum observer, sample by sample.
+
+:func:`read_observer_bag` reads ``joint_states`` (sensor_msgs/JointState with
+``effort``: the measured joint torque) and, when present, the demo's body arrays
+``inertial_parameters`` (Θ), ``inertial_parameter_rates`` (Θ̇), ``psi`` (Ψ),
+``psi_rates`` (Ψ̇) (std_msgs/Float64MultiArray, ``body`` × ``phi``/``psi`` layout of
+:mod:`robot_tv_dynamics.ros.conversions`; body names in the label may come in any
+order) with ``rosbags``, as :func:`robot_tv_dynamics.demo.read_recording` does.
+
+**Time and matching rule.** A joint_states sample's time is its header stamp (the
+receive/log time when the stamps are all zero), t = 0 at the first joint_states
+message. Float64MultiArray has no header: each array message is assigned to the
+joint_states message nearest to it in log (receive) time (the simulator publishes both
+in one tick); each sample then uses the last array message assigned at or before it
+(zero-order hold). Samples before the first message of a topic that the bag has are
+dropped (counted). A topic the bag lacks falls back to the nominal value (Θ: the
+URDF's; Ψ: zero), and the result says so.
+
+**Bad data never crashes the replay.** A joint_states sample without velocity or
+effort, with NaN/Inf, with unknown or missing joint names, or a time not after the
+previous sample is dropped and counted by reason; a malformed array message is
+skipped (the previous one is held) and counted. Only when nothing usable is left (no
+joint_states topic, no sample with effort, no sample naming the model's joints) is an
+:class:`~robot_tv_dynamics.exceptions.RecordingError` raised, naming the reason.
+
+:func:`observe` runs a :class:`~.observer.MomentumObserver` and a
+:class:`~.contact.ContactDetector` over the samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from robot_tv_dynamics.exceptions import InvalidInputError, RecordingError, RobotTvDynamicsError
+from robot_tv_dynamics.inertia import Array
+from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.observer.contact import ContactDetector, ContactEvent
+from robot_tv_dynamics.observer.friction import JointFriction
+from robot_tv_dynamics.observer.observer import MomentumObserver, ObserverConfig, ObserverLoads
+
+JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
+ARRAY_TYPE = "std_msgs/msg/Float64MultiArray"
+#: Body-array topics: name → (field of :class:`ObserverRecording`, axis label, width).
+BODY_TOPICS: dict[str, tuple[str, str, int]] = {
+    "inertial_parameters": ("theta", "phi", 10),
+    "inertial_parameter_rates": ("theta_dot", "phi", 10),
+    "psi": ("psi", "psi", 12),
+    "psi_rates": ("psi_dot", "psi", 12),
+}
+
+
+@dataclass(frozen=True)
+class ObserverRecording:
+    """The usable samples of a bag, model joint order.
+
+    Attributes:
+        path: the bag.
+        joint_names: model joint names (columns of q, qd, effort).
+        t: sample times, seconds from the first joint_states message (K,) [s].
+        q: (K, nv) [rad, m].
+        qd: (K, nv) [rad/s, m/s].
+        effort: measured joint torque (K, nv) [N·m, N].
+        theta, theta_dot: Θ, Θ̇ per sample (K, N, 10), None when the bag lacks the topic.
+        psi, psi_dot: Ψ, Ψ̇ per sample (K, N, 12), None when the bag lacks the topic.
+        dropped: joint_states samples dropped, by reason.
+        skipped: array messages skipped, by topic and reason.
+        notes: what fell back to nominal values, and similar remarks.
+    """
+
+    path: str
+    joint_names: list[str]
+    t: Array
+    q: Array
+    qd: Array
+    effort: Array
+    theta: Array | None
+    theta_dot: Array | None
+    psi: Array | None
+    psi_dot: Array | None
+    dropped: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def _label_axis(label: str) -> tuple[str, list[str] | None]:
+    axis, sep, names = str(label).partition(":")
+    return axis, ([n for n in names.split(",")] if sep and names else None)
+
+
+def body_array_from_message(msg: Any, body_names: Sequence[str], axis: str, width: int
+                            ) -> Array:
+    """(N, width) rows in model body order from a deserialized Float64MultiArray.
+
+    The layout rules of :class:`robot_tv_dynamics.ros.conversions.BodyArrayReader`
+    (row-major ``body`` × ``axis``, optional body names in any order, or a flat array of
+    exactly N·width values), without ROS message types.
+
+    Raises:
+        InvalidInputError: wrong layout or length, NaN/Inf, unknown body names.
+    """
+    n = len(body_names)
+    dims = list(msg.layout.dim)
+    offset = int(msg.layout.data_offset)
+    data = np.asarray(msg.data, dtype=np.float64)
+    rows = None
+    if dims:
+        if len(dims) != 2:
+            raise InvalidInputError("layout", f"expected 2 dimensions, got {len(dims)}")
+        (axis0, names), (axis1, _) = _label_axis(dims[0].label), _label_axis(dims[1].label)
+        if axis0 != "body" or axis1 != axis:
+            raise InvalidInputError("layout", f'labels must be "body" x "{axis}", got '
+                                    f'"{axis0}" x "{axis1}"')
+        if int(dims[0].size) != n or int(dims[1].size) != width:
+            raise InvalidInputError("layout", f"expected sizes {n} x {width}, got "
+                                    f"{dims[0].size} x {dims[1].size}")
+        if names is not None:
+            if sorted(names) != sorted(body_names):
+                raise InvalidInputError("layout", f"body names {names} are not the model's "
+                                        f"{list(body_names)}")
+            rows = np.array([names.index(b) for b in body_names], dtype=np.intp)
+    elif offset != 0:
+        raise InvalidInputError("layout", "data_offset without dimensions")
+    if data.size != offset + n * width:
+        raise InvalidInputError("data", f"has {data.size} values, expected {offset + n * width}")
+    values = data[offset:].reshape(n, width)
+    if not np.all(np.isfinite(values)):
+        raise InvalidInputError("data", "non-finite values")
+    return values[rows] if rows is not None else values.copy()
+
+
+def _count(counts: dict[str, int], key: str) -> None:
+    counts[key] = counts.get(key, 0) + 1
+
+
+def _read_messages(path: Path, joint_topic: str
+                   ) -> tuple[list[tuple[int, Any]], dict[str, list[tuple[int, Any]]]]:
+    """(joint_states (log time, msg) list, body topic → list) in log-time order."""
+    try:
+        from rosbags.rosbag2 import Reader
+        from rosbags.typesys import Stores, get_typestore
+    except ImportError as error:  # pragma: no cover - rosbags is a runtime requirement
+        raise RecordingError(str(path), f"reading rosbag2 needs rosbags ({error})") from None
+    if not path.exists():
+        raise RecordingError(str(path), "no such file or directory")
+    store = get_typestore(Stores.LATEST)
+    joint: list[tuple[int, Any]] = []
+    arrays: dict[str, list[tuple[int, Any]]] = {}
+    wanted = {joint_topic.lstrip("/"): "joint", **{t: t for t in BODY_TOPICS}}
+    try:
+        with Reader(path) as reader:
+            found = sorted({f"{c.topic} ({c.msgtype})" for c in reader.connections})
+            connections = [c for c in reader.connections if c.topic.lstrip("/") in wanted]
+            joint_connections = [c for c in connections
+                                 if wanted[c.topic.lstrip("/")] == "joint"]
+            if not joint_connections or joint_connections[0].msgtype != JOINT_STATE_TYPE:
+                raise RecordingError(str(path), f"has no {JOINT_STATE_TYPE} topic "
+                                     f'"{joint_topic}"; topics: {found}')
+            for connection, log_time, raw in reader.messages(connections=connections):
+                name = wanted[connection.topic.lstrip("/")]
+                if name != "joint" and connection.msgtype != ARRAY_TYPE:
+                    continue
+                msg = store.deserialize_cdr(raw, connection.msgtype)
+                (joint if name == "joint" else arrays.setdefault(name, [])).append(
+                    (int(log_time), msg))
+    except RobotTvDynamicsError:
+        raise
+    except Exception as error:  # rosbags raises its own ReaderError, KeyError, OSError…
+        raise RecordingError(str(path), f"cannot read the bag: {error}") from None
+    joint.sort(key=lambda item: item[0])
+    for items in arrays.values():
+        items.sort(key=lambda item: item[0])
+    return joint, arrays
+
+
+def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/joint_states"
+                      ) -> ObserverRecording:
+    """Read the observer's inputs from a rosbag2 (see the module docstring).
+
+    Args:
+        path: a bag directory (with metadata.yaml) or a single ``.mcap``/``.db3`` file.
+        model: the arm (joint and body names; locked joints in joint_states are ignored).
+        joint_topic: the JointState topic.
+
+    Raises:
+        RecordingError: unreadable bag, no joint_states topic, no usable sample.
+    """
+    path = Path(path)
+    joint, arrays = _read_messages(path, joint_topic)
+    if not joint:
+        raise RecordingError(str(path), f'has no message on "{joint_topic}"')
+    names, nv = model.joint_names, model.nv
+    index = {name: i for i, name in enumerate(names)}
+    ignored = set(model.locked_joints)
+    dropped: dict[str, int] = {}
+    skipped: dict[str, int] = {}
+    notes: list[str] = []
+    log = np.array([lt for lt, _ in joint], dtype=np.float64)
+    # integer nanoseconds relative to the first sample: no float rounding of the epoch
+    stamps = [int(m.header.stamp.sec) * 1_000_000_000 + int(m.header.stamp.nanosec)
+              for _, m in joint]
+    if not any(stamps):
+        stamps = [lt for lt, _ in joint]
+        notes.append("joint_states stamps are all zero: the receive (log) time is used")
+    t_all = np.array([stamp - stamps[0] for stamp in stamps], dtype=np.float64) * 1e-9
+
+    # body arrays: assign each message to the nearest joint_states message by log time
+    assigned: dict[str, list[tuple[int, Array]]] = {}
+    for topic, (_, axis, width) in BODY_TOPICS.items():
+        items = arrays.get(topic)
+        if not items:
+            continue
+        rows: list[tuple[int, Array]] = []
+        for lt, msg in items:
+            try:
+                value = body_array_from_message(msg, model.body_names, axis, width)
+            except InvalidInputError as error:
+                _count(skipped, f"{topic}: {error.argument} ({error.problem})"[:120])
+                continue
+            k = int(np.clip(np.searchsorted(log, lt), 1, len(log) - 1)) if len(log) > 1 else 0
+            if len(log) > 1 and abs(log[k - 1] - lt) <= abs(log[k] - lt):
+                k -= 1
+            rows.append((k, value))
+        if rows:
+            assigned[topic] = rows
+    for topic in ("inertial_parameters", "psi"):
+        if topic not in assigned:
+            fallback = "the URDF's nominal Θ" if topic == "inertial_parameters" else "zero"
+            why = "has no valid message" if arrays.get(topic) else "not in the bag"
+            notes.append(f"{topic} {why}: {fallback} is used")
+
+    keep: list[int] = []
+    q_rows, qd_rows, effort_rows = [], [], []
+    last_t = -np.inf
+    any_effort = False
+    for k, (_, msg) in enumerate(joint):
+        n = len(msg.name)
+        take = np.full(nv, -1, dtype=np.intp)
+        wrong = False
+        for position, name in enumerate(msg.name):
+            i = index.get(name)
+            if i is None:
+                wrong = wrong or name not in ignored
+            elif take[i] >= 0:
+                wrong = True
+            else:
+                take[i] = position
+        if wrong or np.any(take < 0):
+            _count(dropped, "wrong joint names")
+            continue
+        if len(msg.position) != n or len(msg.velocity) != n:
+            _count(dropped, "no position or velocity")
+            continue
+        if len(msg.effort) != n:
+            _count(dropped, "no effort")
+            continue
+        any_effort = True
+        q = np.asarray(msg.position, dtype=np.float64)[take]
+        qd = np.asarray(msg.velocity, dtype=np.float64)[take]
+        effort = np.asarray(msg.effort, dtype=np.float64)[take]
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))
+                and np.all(np.isfinite(effort))):
+            _count(dropped, "NaN/Inf")
+            continue
+        if not t_all[k] > last_t:
+            _count(dropped, "time not after the previous sample")
+            continue
+        keep.append(k)
+        last_t = t_all[k]
+        q_rows.append(q)
+        qd_rows.append(qd)
+        effort_rows.append(effort)
+    if not any_effort and dropped.get("no effort", 0) > 0:
+        raise RecordingError(str(path), f'"{joint_topic}" carries no effort (the measured '
+                             "joint torque the observer needs)")
+    if not keep:
+        reasons = ", ".join(f"{v} × {r}" for r, v in dropped.items())
+        raise RecordingError(str(path), f'no usable "{joint_topic}" sample ({reasons}); model '
+                             f"joints: {names}")
+
+    total = len(joint)
+    held: dict[str, Array] = {}
+    first: dict[str, int] = {}
+    for topic, rows in assigned.items():
+        out = np.full((total, *rows[0][1].shape), np.nan)
+        for k, value in rows:
+            out[k] = value  # the last of several messages assigned to one sample wins
+        filled = ~np.isnan(out[:, 0, 0])
+        first[topic] = int(np.flatnonzero(filled)[0])
+        idx = np.where(filled, np.arange(total), 0)
+        np.maximum.accumulate(idx, out=idx)
+        held[topic] = out[idx]
+    start = max(first.values(), default=0)
+    usable = [j for j, k in enumerate(keep) if k >= start]
+    if len(usable) < len(keep):
+        dropped["before the first body-array message"] = len(keep) - len(usable)
+    if not usable:
+        raise RecordingError(str(path), "no joint_states sample after the first "
+                             "inertial_parameters/psi message")
+    rows_k = np.array(keep)[usable]
+    fields: dict[str, Array | None] = {}
+    for topic, (name, _, _) in BODY_TOPICS.items():
+        series = held.get(topic)
+        fields[name] = None if series is None else series[rows_k]
+    return ObserverRecording(
+        path=str(path), joint_names=list(names), t=t_all[rows_k],
+        q=np.array(q_rows)[usable], qd=np.array(qd_rows)[usable],
+        effort=np.array(effort_rows)[usable], theta=fields["theta"],
+        theta_dot=fields["theta_dot"], psi=fields["psi"], psi_dot=fields["psi_dot"],
+        dropped=dropped, skipped=skipped, notes=notes)
+
+
+@dataclass(frozen=True)
+class Observation:
+    """The observer run over a recording.
+
+    Attributes:
+        kind: ``"generalized"`` or ``"classical"``.
+        t: sample times (K,) [s].
+        external_torque: r = τ̂_ext per sample (K, nv), model joint order [N·m, N].
+        contacts: the detected contacts.
+        theta_nominal: the Θ the classical observer (or a sample without Θ) used (N, 10).
+    """
+
+    kind: str
+    t: Array
+    external_torque: Array
+    contacts: list[ContactEvent]
+    theta_nominal: Array
+
+
+def classical_theta(model: RobotModel, recording: ObserverRecording) -> Array:
+    """Θ of the classical observer: Θ at the first sample if the bag has it, else the URDF's.
+
+    The load known when the motion starts (what franka's ``set_load`` is given), frozen.
+    """
+    if recording.theta is not None:
+        return np.array(recording.theta[0])
+    return np.array(model.theta_nominal)
+
+
+def observe(
+    model: RobotModel, recording: ObserverRecording, config: ObserverConfig,
+    detector: ContactDetector, friction: JointFriction | None = None,
+    theta_nominal: npt.ArrayLike | None = None,
+) -> Observation:
+    """Run the observer and the detector over every sample of ``recording``.
+
+    Args:
+        model: the arm.
+        recording: from :func:`read_observer_bag` (or built by hand).
+        config: the observer settings (kind, gain, torque rule).
+        detector: the contact detector (reset first).
+        friction: subtracted from the measured effort; None = none.
+        theta_nominal: Θ of the classical observer; default :func:`classical_theta`.
+    """
+    nominal = (classical_theta(model, recording) if theta_nominal is None
+               else model.check_theta(theta_nominal))
+    observer = MomentumObserver(model, config, theta_nominal=nominal)
+    detector.reset()
+    tau = recording.effort if friction is None else recording.effort - friction.torque(
+        recording.qd)
+    zero_psi = np.zeros((model.n_bodies, 12))
+    residual = np.empty_like(recording.q)
+    for k in range(recording.t.size):
+        theta = nominal if recording.theta is None else recording.theta[k]
+        psi = zero_psi if recording.psi is None else recording.psi[k]
+        r = observer.update(recording.t[k], recording.q[k], recording.qd[k], tau[k],
+                            ObserverLoads(theta, psi))
+        detector.update(recording.t[k], r)
+        residual[k] = r
+    return Observation(kind=config.kind, t=recording.t.copy(), external_torque=residual,
+                       contacts=detector.events, theta_nominal=nominal)
