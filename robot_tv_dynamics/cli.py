@@ -323,6 +323,20 @@ def add_evaluate_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=evaluate_cli.run)
 
 
+def _register_module(name: str, module_name: str) -> None:
+    """Register a subcommand module exposing NAME, HELP, add_arguments(parser) and run(args)."""
+    def add(subparsers: argparse._SubParsersAction) -> None:
+        module = importlib.import_module(module_name)
+        parser = subparsers.add_parser(module.NAME, help=module.HELP)
+        module.add_arguments(parser)
+        parser.set_defaults(handler=module.run)
+    SUBCOMMANDS[name] = add
+
+
+_register_module("excite", "robot_tv_dynamics.identification.command_excite")
+_register_module("identify", "robot_tv_dynamics.identification.command_identify")
+
+
 #: Run when the command line names no subcommand (the README's main job).
 DEFAULT_COMMAND = "demo"
 

@@ -22,16 +22,19 @@ class Progress:
         self.width = width
         self._start = time.perf_counter()
         self._last = -1.0
+        self._drawn_at = -1.0
         self._drawn = False
 
     def __call__(self, fraction: float) -> None:
-        """Redraw for ``fraction`` ∈ [0, 1] (at most every 1 % and at the end)."""
+        """Redraw for ``fraction`` ∈ [0, 1] (at most every 1 % and 0.1 s, and at the end)."""
         if not self.enabled:
             return
         fraction = min(max(float(fraction), 0.0), 1.0)
-        if fraction < 1.0 and fraction - self._last < 0.01:
+        now = time.perf_counter()
+        if fraction < 1.0 and (fraction - self._last < 0.01 or now - self._drawn_at < 0.1):
             return
         self._last = fraction
+        self._drawn_at = now
         filled = int(round(self.width * fraction))
         elapsed = time.perf_counter() - self._start
         self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] "
