@@ -19,7 +19,8 @@ the first sample.
    interpolation;
 2. low-pass q and q̇ with a 4th-order Butterworth filter run forwards and backwards
    (``scipy.signal.sosfiltfilt``: zero phase, so no lag between q̈ and τ; effective
-   order 8, −6 dB at the cut-off, default 10 Hz); without measured velocities q̇ is
+   order 8, −6 dB at the cut-off, default 5 Hz: 10× the highest harmonic of the default
+   ``excite`` trajectory); without measured velocities q̇ is
    the central difference of the filtered q;
 3. q̈ = central difference of the filtered q̇ (``numpy.gradient``, second order);
 4. trim one cut-off period 1/f_c from both ends (filter start-up).
@@ -52,7 +53,7 @@ JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
 #: Topic used when a bag has several JointState topics and none is named.
 DEFAULT_TOPIC = "/joint_states"
 #: Default cut-off of the zero-phase Butterworth filter [Hz].
-DEFAULT_CUTOFF_HZ = 10.0
+DEFAULT_CUTOFF_HZ = 5.0
 #: Order of the Butterworth filter (run twice by sosfiltfilt).
 FILTER_ORDER = 4
 
