@@ -23,7 +23,8 @@ the first sample.
    ``excite`` trajectory); without measured velocities q̇ is
    the central difference of the filtered q;
 3. q̈ = central difference of the filtered q̇ (``numpy.gradient``, second order);
-4. trim one cut-off period 1/f_c from both ends (filter start-up).
+4. trim one cut-off period 1/f_c from both ends (the signal is extended by odd
+   reflection over 3/f_c before filtering, so the start-up transient is gone by then).
 
 The effort is interpolated onto the grid but **not** filtered for the fit: its noise is
 white and enters the least squares unbiased, whereas low-passing τ would smear the
@@ -403,8 +404,12 @@ def prepare(samples: JointSamples, cutoff: float = DEFAULT_CUTOFF_HZ) -> Prepare
             source, f"{count} samples at {rate:g} Hz are too few for a {cutoff:g} Hz "
             f"filter (need more than {2 * trim + 3 * (2 * FILTER_ORDER + 1)})")
 
+    # odd extension over three filter time scales: the default (15 samples) leaves a
+    # start-up transient much longer than the trim at high sample rates
+    padlen = min(count - 1, 3 * trim)
+
     def smooth(values: Array) -> Array:
-        return np.asarray(scipy.signal.sosfiltfilt(sos, values, axis=0))
+        return np.asarray(scipy.signal.sosfiltfilt(sos, values, axis=0, padlen=padlen))
 
     q_f = smooth(q)
     if samples.qd is not None:

@@ -164,7 +164,8 @@ def identify(
         The :class:`IdentificationResult`.
 
     Raises:
-        IdentificationDataError: fewer fit samples than unknowns.
+        IdentificationDataError: fewer fit samples than unknowns (each sample gives nv
+            equations, but fewer samples than unknowns is never a usable record).
         IdentificationSolverError: the SDP failed in every solver.
     """
     options = options or IdentifyOptions()
@@ -176,10 +177,11 @@ def identify(
     terms = FRICTION_TERMS[options.friction]
     n_friction = n * len(terms)
     p = 10 * n_bodies + n_friction
-    if n_fit * n < p:
+    if n_fit < p:
         raise IdentificationDataError(
-            "<prepared>", f"{n_fit} fit samples × {n} joints = {n_fit * n} equations are "
-            f"fewer than the {p} unknowns (10 per body + friction); record longer")
+            "<prepared>", f"{n_fit} fit samples (after filtering and the {options.holdout:g} "
+            f"hold-out) are fewer than the {p} unknowns (10 per body + friction); record "
+            "longer")
     start = time.perf_counter()
     y = regressors.stacked_regressor(model, data.q, data.qd, data.qdd,
                                      progress("stacking regressor") if progress else None)

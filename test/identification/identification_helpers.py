@@ -133,9 +133,9 @@ def write_joint_state_bag(path: Path, names, t, q, qd, tau, *, with_effort: bool
         stamp = Time(sec=sec + 100, nanosec=int(round((t[k] - sec) * 1e9)) % 1_000_000_000)
         msg = JointState(
             header=Header(stamp=stamp, frame_id=""), name=list(names),
-            position=np.asarray(q[k], dtype=np.float64),
-            velocity=np.asarray(qd[k], dtype=np.float64),
-            effort=np.asarray(tau[k], dtype=np.float64) if with_effort
+            position=np.ascontiguousarray(q[k], dtype=np.float64),
+            velocity=np.ascontiguousarray(qd[k], dtype=np.float64),
+            effort=np.ascontiguousarray(tau[k], dtype=np.float64) if with_effort
             else np.zeros(0, dtype=np.float64))
         writer.write(connection, int((t[k] + 100) * 1e9),
                      store.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
