@@ -243,7 +243,7 @@ def read_bag(
             total = max(1, sum(int(getattr(c, "msgcount", 0) or 0) for c in connections))
             for k, (connection, log_time, raw) in enumerate(
                     reader.messages(connections=connections)):
-                msg = reader.deserialize(raw, connection.msgtype)
+                msg: Any = reader.deserialize(raw, connection.msgtype)
                 these = [str(name) for name in msg.name]
                 if names is None:
                     names = these

@@ -77,8 +77,9 @@ def format_table(data: dict[str, Any]) -> str:
     """Human-readable summary (the default output of ``identify``)."""
     lines = [f"identify: {data['urdf']} ← {data['data']}",
              f"  samples: {data['samples']['fit']} fit + {data['samples']['holdout']} held out "
-             f"at {data['samples']['rate_hz']:.6g} Hz (filter {data['samples']['filter_cutoff_hz']:g}"
-             f" Hz); {data['n_parameters']} unknowns, {data['rank']} identifiable, "
+             f"at {data['samples']['rate_hz']:.6g} Hz "
+             f"(filter {data['samples']['filter_cutoff_hz']:g} Hz); "
+             f"{data['n_parameters']} unknowns, {data['rank']} identifiable, "
              f"condition number {data['condition_number']:.4g}",
              f"  solver {data['solver']['name']} ({data['solver']['status']}, "
              f"{data['solver']['time_s']:.3f} s); friction model {data['friction_model']}",

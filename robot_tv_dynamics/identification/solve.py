@@ -94,7 +94,7 @@ def compress(a: npt.ArrayLike, b: npt.ArrayLike, chunk: int = 20000) -> Compress
     carry = np.zeros((0, p + 1))
     for start in range(0, rows, chunk):
         block = np.column_stack([a[start:start + chunk], b[start:start + chunk]])
-        carry = np.linalg.qr(np.vstack([carry, block]), mode="r")
+        carry = np.asarray(np.linalg.qr(np.vstack([carry, block]), mode="r"))
     full = np.zeros((p + 1, p + 1))
     full[:carry.shape[0]] = carry
     return CompressedSystem(full[:p, :p].copy(), full[:p, p].copy(),
