@@ -26,10 +26,11 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from robot_tv_dynamics import bounds, demo
 from robot_tv_dynamics.exceptions import RobotTvDynamicsError, URDFError
+from robot_tv_dynamics.identification import command_excite, command_identify
 from robot_tv_dynamics.model import LockedJoints, RobotModel, parse_locked_joints
 
 #: Subcommand name → function adding its subparser to the ``add_subparsers`` action.
@@ -323,18 +324,17 @@ def add_evaluate_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=evaluate_cli.run)
 
 
-def _register_module(name: str, module_name: str) -> None:
+def _register_module(module: Any) -> None:
     """Register a subcommand module exposing NAME, HELP, add_arguments(parser) and run(args)."""
     def add(subparsers: argparse._SubParsersAction) -> None:
-        module = importlib.import_module(module_name)
         parser = subparsers.add_parser(module.NAME, help=module.HELP)
         module.add_arguments(parser)
         parser.set_defaults(handler=module.run)
-    SUBCOMMANDS[name] = add
+    SUBCOMMANDS[module.NAME] = add
 
 
-_register_module("excite", "robot_tv_dynamics.identification.command_excite")
-_register_module("identify", "robot_tv_dynamics.identification.command_identify")
+_register_module(command_excite)
+_register_module(command_identify)
 
 
 #: Run when the command line names no subcommand (the README's main job).
