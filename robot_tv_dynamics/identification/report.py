@@ -119,7 +119,7 @@ def plot_report(path: str | Path, result: IdentificationResult, model: RobotMode
     fig, axes = plt.subplots(rows, cols, figsize=(16, 3.2 * rows), squeeze=False)
     flat = axes.ravel()
     t = result.t - result.t[0]
-    stride = max(1, t.size // 3000)
+    stride = max(1, t.size // 1500)
     split = float(t[result.n_fit]) if result.n_holdout else None
     for i in range(n):
         ax = flat[i]
