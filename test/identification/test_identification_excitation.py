@@ -76,6 +76,11 @@ def test_cli_writes_a_trajectory_that_evaluate_reads(tmp_path, urdf_paths, capsy
     assert trajectory.accelerations is not None
     data = yaml.safe_load(out.read_text())
     assert data["excitation"]["condition_number"] == pytest.approx(printed["condition_number"])
+    # ``evaluate`` reads it and finds no effort-limit violation (exit code 0, not 1)
+    assert main(["evaluate", "--urdf", urdf_paths["panda"], "--lock", "panda_finger_joint1",
+                 "--lock", "panda_finger_joint2", "--trajectory", str(out), "--json"]) == 0
+    evaluated = json.loads(capsys.readouterr().out)
+    assert not evaluated["violations"]
 
 
 def test_cli_refuses_a_single_harmonic(tmp_path, urdf_paths, capsys):
