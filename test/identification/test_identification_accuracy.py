@@ -13,6 +13,8 @@ Stated tolerances:
   and at 200 random states of the joint box (|q̇| ~ 1 rad/s, |q̈| ~ 1 rad/s²) within 3 %
   resp. 10 % (relative, whole-vector norm) of Θ_true's — the random states test the
   base parameters far from the data;
+* the projection of Θ onto the row space of the stacked eq. (44) regressor (SVD over
+  random states, rank 43 resp. 36): relative error ≤ 2 %;
 * friction: |Δviscous| ≤ 0.1 N·m·s/rad, |Δcoulomb| ≤ 0.1 N·m, |Δoffset| ≤ 0.1 N·m;
 * every identified body f(Φ_l) ⪰ εI.
 """
@@ -94,6 +96,31 @@ def test_identifiable_combinations_of_theta_true_are_recovered(case):
     assert error <= 0.03
     assert error_r <= 0.10
     assert error_r < 0.5 * prior_r
+
+
+def test_projection_of_theta_on_the_identifiable_row_space_is_recovered(case):
+    model, theta_true, _, _, result = case
+    rng = np.random.default_rng(12)
+    lower = np.maximum(model.joint_limits.lower, -np.pi)
+    upper = np.minimum(model.joint_limits.upper, np.pi)
+    rows = []
+    for _ in range(150):  # the package's eq. (44) regressor, not the Pinocchio one
+        q = lower + (upper - lower) * rng.random(model.nv)
+        qd, qdd = rng.standard_normal((2, model.nv))
+        rows.append(model.regressor(q, qd, qd, qdd))
+    _, s, vt = np.linalg.svd(np.vstack(rows), full_matrices=False)
+    rank = int(np.sum(s > 1e-9 * s[0]))
+    basis = vt[:rank]  # orthonormal basis of the identifiable combinations
+    expected = {7: 43, 6: 36}[model.nv]
+    assert rank == expected
+    theta_hat = result.models["identified"].theta.ravel()
+    error = (np.linalg.norm(basis @ (theta_hat - theta_true.ravel()))
+             / np.linalg.norm(basis @ theta_true.ravel()))
+    prior = (np.linalg.norm(basis @ (model.theta_nominal.ravel() - theta_true.ravel()))
+             / np.linalg.norm(basis @ theta_true.ravel()))
+    print(f"row-space projection error {error:.4f} (URDF prior {prior:.4f}), rank {rank}")
+    assert error <= 0.02
+    assert error < 0.2 * prior
 
 
 def test_friction_is_recovered(case):
