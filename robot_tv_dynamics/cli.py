@@ -8,7 +8,9 @@ the exit code:
   loading with estimators, dynamics and monitor nodes over DDS (options and analysis in
   robot_tv_dynamics.demo, the run in robot_tv_dynamics.ros.demo, imported only then);
 * ``bounds``: mass-matrix bounds of a URDF (Theorems 2–4), implemented here;
-* ``evaluate``: a planned trajectory under a payload (robot_tv_dynamics.evaluate_cli).
+* ``evaluate``: a planned trajectory under a payload (robot_tv_dynamics.evaluate_cli);
+* ``excite``, ``identify``: exciting trajectories and identification of Θ and friction
+  (robot_tv_dynamics.identification.command_excite / command_identify).
 
 Exit codes: 0 success, 1 ``evaluate`` found effort-limit violations, 2 bad input
 (unreadable URDF, bad arguments), 130 interrupted. Errors are one line ``error: ...`` on
