@@ -16,14 +16,14 @@ Wensing et al. 2018, Sousa & Cortesão 2014) and Φ_0 the URDF prior.
 **The regulariser** is the local metric of the entropic (log-det Bregman) divergence of
 Lee, Wensing & Park (2020) at the prior, i.e. its second-order Taylor expansion: the
 squared relative change of the body's pseudo-inertia. It is dimensionless, invariant
-to the choice of body frame, and weights every body on its own scale (a 15 g finger and
-a 5 kg link alike). With whitened rows the objective is a MAP estimate with a Gaussian
-prior of relative standard deviation 1/√w on f(Φ_l) (default w = 1): a direction the
-data excite at all (more than one noise-σ sample's worth) is decided by the data, a
-direction they cannot excite stays at the URDF value instead of drifting. f_0's
-eigenvalues are floored at 10⁻³ λ_max(f_0) so that a nearly flat CAD body does not
-freeze. Friction coefficients get a negligible ridge (uniqueness when a joint never
-moves).
+to the choice of body frame (exactly so without the floor below), and weights every
+body on its own scale (a 15 g finger and a 5 kg link alike). With whitened rows the
+objective is a MAP estimate with a Gaussian prior of relative standard deviation 1/√w
+on f(Φ_l) (default w = 1): a direction the data excite at all (more than one noise-σ
+sample's worth) is decided by the data, a direction they cannot excite stays at the
+URDF value instead of drifting. f_0's eigenvalues are floored at 10⁻³ λ_max(f_0) so
+that a nearly flat CAD body does not freeze. Friction coefficients get a negligible
+ridge (uniqueness when a joint never moves).
 
 **Scaling**: the rows are whitened (1/σ_j, σ_j from a first ordinary least-squares
 residual), the tall system is compressed by a QR factorisation to a square one

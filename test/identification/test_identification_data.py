@@ -150,3 +150,18 @@ def test_irregular_stamps_give_accelerations_close_to_the_analytic_ones(panda):
     error = np.abs(prepared.qdd[:, 0] - qdd_true).max()
     assert error < 0.02 * w * w  # 2 % of the peak acceleration
     assert np.allclose(np.diff(prepared.t), np.diff(prepared.t)[0])
+
+
+def test_csv_without_velocities_derives_them_from_the_positions(tmp_path, panda):
+    t, q, qd, tau = _signals(panda, count=400, rate=200.0)
+    path = tmp_path / "nov.csv"
+    header = ["time"] + [f"{n}.{kind}" for kind in ("position", "effort")
+                         for n in panda.joint_names]
+    np.savetxt(path, np.column_stack([t, q, tau]), delimiter=",", header=",".join(header),
+               comments="")
+    samples = load_samples(path, panda)
+    assert samples.qd is None
+    prepared = prepare(samples)
+    assert "no measured velocities: q̇ from the filtered positions" in prepared.notes
+    rows = np.rint(prepared.t * 200.0).astype(int)
+    assert np.abs(prepared.qd - qd[rows]).max() < 0.01 * np.abs(qd).max()
