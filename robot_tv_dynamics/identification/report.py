@@ -159,6 +159,10 @@ def plot_report(path: str | Path, result: IdentificationResult, model: RobotMode
     ax.axhline(result.margin, color="tab:green", ls="--", lw=1, label=f"ε = {result.margin:g}")
     ax.axhline(0.0, color="black", lw=0.6)
     ax.set_yscale("symlog", linthresh=max(result.margin, 1e-9))
+    every = np.concatenate([result.models[name].margins for name in MODELS])
+    top = max(float(every.max()), result.margin) * 10.0
+    bottom = float(every.min()) * 10.0 if every.min() < 0 else -result.margin
+    ax.set_ylim(bottom, top)  # symlog autoscaling can hide the small positive bars
     ax.set_xticks(x)
     ax.set_xticklabels(model.body_names, rotation=30, ha="right", fontsize=7)
     ax.set_title("margin λ_min(f(Φ_l)) per body (Theorem 1: consistent ⇔ > 0)", fontsize=9)
