@@ -147,3 +147,54 @@ class RecordingError(RobotTvDynamicsError):
         self.path = path
         self.problem = problem
         super().__init__(f"bag {path}: {problem}")
+
+
+class IdentificationDataError(RobotTvDynamicsError, ValueError):
+    """Measured joint data cannot be used for identification (missing fields, bad samples)."""
+
+    def __init__(self, source: str, problem: str) -> None:
+        """Build the error.
+
+        Args:
+            source: where the data came from (a bag or CSV path, or "<arrays>").
+            problem: what is wrong with it.
+        """
+        self.source = source
+        self.problem = problem
+        super().__init__(f"data {source}: {problem}")
+
+
+class FrictionFileError(RobotTvDynamicsError, ValueError):
+    """A friction parameter file is missing, malformed, or does not match the joints."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        """Build the error.
+
+        Args:
+            path: the bag.
+
+
+            path: the friction YAML file.
+            problem: what is wrong with it.
+        """
+        self.path = path
+        self.problem = problem
+        super().__init__(f"bag {path}: {problem}")
+
+
+        super().__init__(f"friction file {path}: {problem}")
+
+
+class IdentificationSolverError(RobotTvDynamicsError):
+    """The constrained least-squares problem could not be solved by any solver tried."""
+
+    def __init__(self, solvers: tuple[str, ...], problem: str) -> None:
+        """Build the error.
+
+        Args:
+            solvers: the solvers tried, in order.
+            problem: what each reported.
+        """
+        self.solvers = solvers
+        self.problem = problem
+        super().__init__(f"identification solvers {list(solvers)} failed: {problem}")

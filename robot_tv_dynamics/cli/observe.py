@@ -22,8 +22,8 @@ import numpy as np
 
 from robot_tv_dynamics.cli.common import add_lock_argument, load_model, lock_option
 from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.friction import load_friction_file as load_friction
 from robot_tv_dynamics.observer.contact import MODES, ContactDetector
-from robot_tv_dynamics.observer.friction import load_friction
 from robot_tv_dynamics.observer.observer import KINDS, TORQUE_RULES, ObserverConfig
 from robot_tv_dynamics.observer.replay import (
     Observation,

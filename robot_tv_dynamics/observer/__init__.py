@@ -6,14 +6,13 @@
   classical);
 - :mod:`.contact`: contact detection with per-joint or norm thresholds and hysteresis;
 - :mod:`.wrench`: J_cᵀF of an external wrench on a link (to simulate a collision);
-- :mod:`.friction`: the joint friction file subtracted from the measured effort;
-- :mod:`.replay`: a rosbag2 → the observer; :mod:`.command`: ``robot-tv-dynamics observe``.
+- :mod:`.replay`: a rosbag2 → the observer (``robot-tv-dynamics observe``,
+  :mod:`robot_tv_dynamics.cli.observe`); joint friction is :mod:`robot_tv_dynamics.friction`.
 
 docs/observer.md explains the derivation and how to choose K_O and the threshold.
 """
 
 from robot_tv_dynamics.observer.contact import ContactDetector, ContactEvent
-from robot_tv_dynamics.observer.friction import JointFriction, load_friction
 from robot_tv_dynamics.observer.momentum import (
     MomentumTerms,
     generalized_momentum,
@@ -27,13 +26,11 @@ __all__ = [
     "ContactDetector",
     "ContactEvent",
     "ExternalWrench",
-    "JointFriction",
     "MomentumObserver",
     "MomentumTerms",
     "ObserverConfig",
     "ObserverLoads",
     "generalized_momentum",
-    "load_friction",
     "momentum_balance",
     "momentum_terms",
     "wrench_joint_torque",

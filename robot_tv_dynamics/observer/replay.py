@@ -38,10 +38,10 @@ import numpy as np
 import numpy.typing as npt
 
 from robot_tv_dynamics.exceptions import InvalidInputError, RecordingError, RobotTvDynamicsError
+from robot_tv_dynamics.friction import FrictionParameters
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.observer.contact import ContactDetector, ContactEvent
-from robot_tv_dynamics.observer.friction import JointFriction
 from robot_tv_dynamics.observer.observer import MomentumObserver, ObserverConfig, ObserverLoads
 
 JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
@@ -346,7 +346,7 @@ def classical_theta(model: RobotModel, recording: ObserverRecording) -> Array:
 
 def observe(
     model: RobotModel, recording: ObserverRecording, config: ObserverConfig,
-    detector: ContactDetector, friction: JointFriction | None = None,
+    detector: ContactDetector, friction: FrictionParameters | None = None,
     theta_nominal: npt.ArrayLike | None = None,
 ) -> Observation:
     """Run the observer and the detector over every sample of ``recording``.

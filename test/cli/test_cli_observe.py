@@ -18,8 +18,8 @@ import yaml
 from observer_bag import simulate, write_bag
 
 from robot_tv_dynamics.cli import main
+from robot_tv_dynamics.friction import load_friction_file as load_friction
 from robot_tv_dynamics.observer import MomentumObserver, ObserverConfig
-from robot_tv_dynamics.observer.friction import load_friction
 
 
 class _Loads:
@@ -164,9 +164,10 @@ def test_malformed_array_messages_are_skipped_and_counted(capsys, tmp_path, pand
 
 
 def test_friction_file_is_subtracted_from_the_effort(capsys, tmp_path, panda, samples, urdf):
-    params = {"panda_joint2": {"viscous": 2.0, "coulomb": 1.5, "offset": 0.3,
-                               "coulomb_velocity": 0.02},
-              "panda_joint4": {"viscous": 1.0}}
+    params = {name: {} for name in panda.joint_names}  # every joint listed, {} = none
+    params.update({"panda_joint2": {"viscous": 2.0, "coulomb": 1.5, "offset": 0.3,
+                                    "coulomb_velocity": 0.02},
+                   "panda_joint4": {"viscous": 1.0}})
     path = tmp_path / "friction.yaml"
     path.write_text(yaml.safe_dump(params))
     friction = load_friction(path, panda.joint_names)
@@ -181,9 +182,10 @@ def test_friction_file_is_subtracted_from_the_effort(capsys, tmp_path, panda, sa
 
 
 @pytest.mark.parametrize("content, message", [
-    ({"nonexistent_joint": {"viscous": 1.0}}, "not in the URDF"),
+    ({"nonexistent_joint": {"viscous": 1.0}}, "are not joints of the model"),
+    ({"panda_joint1": {"viscous": 1.0}}, "no entry for joints"),
     ({"panda_joint1": {"viscous": 1.0, "stiction": 2.0}}, "unknown keys"),
-    ({"panda_joint1": {"coulomb": 1.0}}, "coulomb_velocity"),
+    ({"panda_joint1": {"coulomb_velocity": 0.0}}, "coulomb_velocity"),
     ({"panda_joint1": {"viscous": "fast"}}, "finite number"),
 ])
 def test_bad_friction_files_are_clear_errors(capsys, tmp_path, bag, urdf, content, message):

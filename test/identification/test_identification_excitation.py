@@ -1,0 +1,90 @@
+"""Exciting Fourier trajectories stay inside the URDF limits and condition the regressor."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+from identification_helpers import PANDA_LOCK, Sine
+
+from robot_tv_dynamics import RobotModel
+from robot_tv_dynamics.cli import main
+from robot_tv_dynamics.evaluation import load_trajectory
+from robot_tv_dynamics.identification.excitation import LimitScales, design_excitation
+from robot_tv_dynamics.identification.regressor import excitation
+
+
+@pytest.fixture(scope="module", params=["panda", "ur5"])
+def designed(request, urdf_paths):
+    lock = PANDA_LOCK if request.param == "panda" else None
+    model = RobotModel.from_urdf(urdf_paths[request.param], lock)
+    scales = LimitScales(position=0.7, velocity=0.6, effort=0.5)
+    design = design_excitation(model, duration=8.0, harmonics=4, base_frequency=0.25,
+                               scales=scales, candidates=8, iterations=12, rate=50.0)
+    return model, scales, design
+
+
+def test_trajectory_stays_inside_the_scaled_limits_with_eq39_efforts(designed):
+    model, scales, design = designed
+    limits = model.joint_limits
+    times = np.linspace(0.0, design.duration, 1601)  # denser than the design's own grid
+    q, qd, qdd = design.trajectory.evaluate(times)
+    middle = 0.5 * (limits.lower + limits.upper)
+    allowed = scales.position * np.minimum(0.5 * (limits.upper - limits.lower),
+                                           scales.max_excursion)
+    assert np.all(np.abs(q - middle) <= allowed * (1 + 1e-3))
+    assert np.all(q >= limits.lower) and np.all(q <= limits.upper)
+    assert np.all(np.abs(qd) <= scales.velocity * limits.velocity * (1 + 1e-3))
+    tau = np.array([model.inverse_dynamics(q[k], qd[k], qdd[k], model.theta_nominal).tau
+                    for k in range(times.size)])
+    assert np.all(np.abs(tau) <= scales.effort * limits.effort * (1 + 1e-2))
+    # it uses the room it has: some limit is nearly reached
+    assert design.peak_ratios.max() > 0.9
+
+
+def test_trajectory_starts_and_ends_at_rest(designed):
+    _, _, design = designed
+    for t in (0.0, design.duration):  # two whole periods
+        _, qd, qdd = design.trajectory.evaluate([t])
+        assert np.abs(qd).max() < 1e-9 and np.abs(qdd).max() < 1e-9
+
+
+def test_designed_trajectory_conditions_better_than_a_single_joint_sine(designed):
+    model, _, design = designed
+    limits = model.joint_limits
+    sine = Sine(0.5 * (limits.lower + limits.upper), 1, 0.5, 0.25)
+    times = np.linspace(0.0, 8.0, 400)
+    poor = excitation(model, *sine.evaluate(times), "full", design.rank)
+    assert design.condition_number < 1000
+    assert poor.condition_number > 100 * design.condition_number
+
+
+def test_cli_writes_a_trajectory_that_evaluate_reads(tmp_path, urdf_paths, capsys):
+    out = tmp_path / "traj.yaml"
+    code = main(["excite", "--urdf", urdf_paths["panda"], "--lock", "panda_finger_joint1",
+                 "--lock", "panda_finger_joint2", "--duration", "4", "--base-frequency",
+                 "0.25", "--harmonics", "3", "--candidates", "4", "--iterations", "4",
+                 "--rate", "20", "--json", "--out", str(out)])
+    assert code == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["condition_number"] > 1 and np.isfinite(printed["condition_number"])
+    trajectory = load_trajectory(out)
+    assert trajectory.joint_names == tuple(f"panda_joint{i}" for i in range(1, 8))
+    assert trajectory.n_points == 81
+    assert trajectory.accelerations is not None
+    data = yaml.safe_load(out.read_text())
+    assert data["excitation"]["condition_number"] == pytest.approx(printed["condition_number"])
+    # ``evaluate`` reads it and finds no effort-limit violation (exit code 0, not 1)
+    assert main(["evaluate", "--urdf", urdf_paths["panda"], "--lock", "panda_finger_joint1",
+                 "--lock", "panda_finger_joint2", "--trajectory", str(out), "--json"]) == 0
+    evaluated = json.loads(capsys.readouterr().out)
+    assert not evaluated["violations"]
+
+
+def test_cli_refuses_a_single_harmonic(tmp_path, urdf_paths, capsys):
+    code = main(["excite", "--urdf", urdf_paths["ur5"], "--harmonics", "1",
+                 "--out", str(tmp_path / "t.yaml")])
+    assert code == 2
+    assert "harmonics" in capsys.readouterr().err

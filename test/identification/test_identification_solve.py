@@ -1,0 +1,81 @@
+"""The SDP: solver fallback, failure reporting, the prior metric and the compression."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from identification_helpers import PANDA_LOCK, Sine, perturbed_theta, simulate
+
+from robot_tv_dynamics import RobotModel
+from robot_tv_dynamics.exceptions import IdentificationSolverError
+from robot_tv_dynamics.identification.data import check_samples, prepare
+from robot_tv_dynamics.identification.pipeline import IdentifyOptions, identify
+from robot_tv_dynamics.identification.solve import compress, prior_metric
+from robot_tv_dynamics.inertia import pseudo_inertia, transform_phi
+
+
+@pytest.fixture(scope="module")
+def prepared(urdf_paths):
+    model = RobotModel.from_urdf(urdf_paths["panda"], PANDA_LOCK)
+    rng = np.random.default_rng(9)
+    limits = model.joint_limits
+    sine = Sine(0.5 * (limits.lower + limits.upper), 3, 0.5, 0.3)
+    sim = simulate(model, perturbed_theta(model, rng), sine, 100.0, 6.0,
+                   np.full(model.nv, 0.1), None, rng)
+    return model, prepare(check_samples("s", model.joint_names, sim.t, sim.q, sim.qd, sim.tau))
+
+
+def test_scs_is_the_fallback_when_the_first_solver_fails(prepared):
+    model, data = prepared
+    result = identify(model, data, IdentifyOptions(friction="viscous",
+                                                   solvers=("NO_SUCH_SOLVER", "SCS")))
+    assert result.solver == "SCS"
+    margins = np.linalg.eigvalsh(pseudo_inertia(result.models["identified"].theta))[:, 0]
+    assert np.all(margins >= result.margin * (1 - 1e-9))
+    clarabel = identify(model, data, IdentifyOptions(friction="viscous"))
+    assert clarabel.solver == "CLARABEL"
+    # both solve the same convex problem: the same predictions to the noise's 1 %
+    difference = (result.models["identified"].prediction
+                  - clarabel.models["identified"].prediction)
+    assert np.sqrt(np.mean(difference ** 2)) < 1e-3
+
+
+def test_every_solver_failing_is_one_error_naming_them(prepared):
+    model, data = prepared
+    with pytest.raises(IdentificationSolverError, match=r"\['NOPE_A', 'NOPE_B'\] failed"):
+        identify(model, data, IdentifyOptions(solvers=("NOPE_A", "NOPE_B")))
+
+
+def test_prior_metric_is_the_relative_change_of_the_pseudo_inertia_in_any_frame(urdf_paths):
+    model = RobotModel.from_urdf(urdf_paths["ur5"])
+    rng = np.random.default_rng(0)
+    phi0 = model.theta_nominal[2]
+    delta = 0.05 * phi0 * rng.standard_normal(10)
+    f0 = pseudo_inertia(phi0)
+    values, vectors = np.linalg.eigh(f0)
+    root = vectors @ np.diag(values ** -0.5) @ vectors.T
+    expected = np.linalg.norm(root @ pseudo_inertia(delta) @ root)
+    assert np.linalg.norm(prior_metric(phi0, floor=0.0) @ delta) == pytest.approx(
+        expected, rel=1e-9)
+    # the floor (1e-3 λ_max) only stiffens: never a smaller penalty
+    assert np.linalg.norm(prior_metric(phi0) @ delta) <= expected * (1 + 1e-12)
+    # frame invariance (without the floor): the same bodies seen from another frame
+    angle = 0.7
+    rotation = np.array([[np.cos(angle), -np.sin(angle), 0], [np.sin(angle), np.cos(angle), 0],
+                         [0, 0, 1.0]])
+    shift = np.array([0.1, -0.2, 0.05])
+    moved0, moved = transform_phi(phi0, rotation, shift), transform_phi(delta, rotation, shift)
+    assert np.linalg.norm(prior_metric(moved0, floor=0.0) @ moved) == pytest.approx(
+        expected, rel=1e-6)
+
+
+def test_compression_keeps_the_least_squares_objective():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((5000, 12))
+    b = rng.standard_normal(5000)
+    system = compress(a, b, chunk=700)
+    for _ in range(3):
+        x = rng.standard_normal(12)
+        full = np.sum((a @ x - b) ** 2)
+        compact = np.sum((system.R @ x - system.r) ** 2) + system.residual_floor
+        assert compact == pytest.approx(full, rel=1e-10)
