@@ -8,7 +8,9 @@ the exit code:
   loading with estimators, dynamics and monitor nodes over DDS (options and analysis in
   robot_tv_dynamics.demo, the run in robot_tv_dynamics.ros.demo, imported only then);
 * ``bounds``: mass-matrix bounds of a URDF (Theorems 2–4), implemented here;
-* ``evaluate``: a planned trajectory under a payload (robot_tv_dynamics.evaluate_cli).
+* ``evaluate``: a planned trajectory under a payload (robot_tv_dynamics.evaluate_cli);
+* ``retime``: the fastest timing of a planned path within effort limits
+  (robot_tv_dynamics.retiming.command).
 
 Exit codes: 0 success, 1 ``evaluate`` found effort-limit violations, 2 bad input
 (unreadable URDF, bad arguments), 130 interrupted. Errors are one line ``error: ...`` on
@@ -321,6 +323,17 @@ def add_evaluate_parser(subparsers: argparse._SubParsersAction) -> None:
              "limit violations, max payload vs MoveIt's static estimate")
     evaluate_cli.add_arguments(parser)
     parser.set_defaults(handler=evaluate_cli.run)
+
+
+@subcommand("retime")
+def add_retime_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``retime``: the fastest timing of a planned path within effort limits."""
+    from robot_tv_dynamics.retiming import command
+
+    parser = subparsers.add_parser(command.NAME, description=command.DESCRIPTION,
+                                   help=command.HELP)
+    command.add_arguments(parser)
+    parser.set_defaults(handler=command.run)
 
 
 #: Run when the command line names no subcommand (the README's main job).

@@ -110,3 +110,38 @@ class BoundsCacheError(RobotTvDynamicsError):
         self.path = path
         self.problem = problem
         super().__init__(f"bounds cache {path}: {problem}")
+
+
+class RetimingError(RobotTvDynamicsError):
+    """No timing along the given path keeps the limits, or the retiming failed."""
+
+    def __init__(self, problem: str) -> None:
+        """Build the error.
+
+        Args:
+            problem: what makes the path infeasible or what failed.
+        """
+        self.problem = problem
+        super().__init__(f"retime: {problem}")
+
+
+class StaticHoldingError(RetimingError):
+    """The arm cannot hold some point of the path at rest within an effort limit."""
+
+    def __init__(self, joint: str, ratio: float, limit: float, where: str) -> None:
+        """Build the error.
+
+        Args:
+            joint: the joint whose static torque exceeds its (scaled) limit.
+            ratio: |G_i| / (τ_max,i × margin) at the worst point (> 1).
+            limit: the (scaled) limit τ_max,i × margin [N·m or N].
+            where: the worst point (waypoint index and position along the path).
+        """
+        self.joint = joint
+        self.ratio = ratio
+        self.limit = limit
+        self.where = where
+        super().__init__(
+            f'joint "{joint}" cannot hold the load at rest {where}: the static torque is '
+            f"{ratio:.4g}× its limit {limit:.4g} ({100.0 * (ratio - 1.0):.3g} % over); no "
+            "timing of this path keeps it within limits (lighten the payload or change the path)")

@@ -1,0 +1,391 @@
+r"""Effort-feasible time-optimal retiming of a planned trajectory under a payload.
+
+:func:`retime` keeps the path of a ``JointTrajectory`` (its positions,
+:mod:`~robot_tv_dynamics.retiming.path`) and computes the fastest timing along it
+that keeps every joint within
+
+- |τ_i| ≤ margin × τ_max,i for the *full* eq. (39), including M(q, Θ̇)q̇, H(q, Ψ)q̇ and
+  JᵀQ₀Ψ̇ of a loading process (:mod:`~robot_tv_dynamics.retiming.constraints`),
+- |q̇_i| ≤ velocity_scale × q̇_max,i of the URDF,
+- |q̈_i| ≤ an optional acceleration limit,
+
+with TOPP-RA (``toppra.algorithm.TOPPRA``, seidel solver, interpolation scheme). The
+result is then *verified* by :func:`robot_tv_dynamics.evaluation.evaluate` on a dense
+sampling of the new time law: where the discretization let a peak slip over the
+margin, that joint's limit given to TOPP-RA is tightened by the overshoot and the
+problem solved again.
+
+The load along the path
+-----------------------
+A constant payload (or none) gives Θ(s) = Θ, Θ̇ = Ψ = 0: τ = a s̈ + b ṡ² + c exactly.
+
+A loading process (fill, drain, grasp, timeline) is indexed by **time**: a valve opens
+at ``start`` and the mass flows at its own rate whatever the arm does, and the
+particles' velocities in the body frame (the falling stream, ψ) do not scale with the
+arm's speed. So the retimed motion meets the process at process time
+``t_new + time_offset``, as :func:`~robot_tv_dynamics.evaluation.evaluate` assumes. That
+makes Θ a function of the unknown timing, which :func:`retime` resolves by a
+fixed-point iteration:
+
+1. start from the input's timing t₀(s) (the waypoint times, interpolated monotonically);
+2. evaluate the process at t_k(s_j) + time_offset on every gridpoint: Θ(s_j),
+   Θ̇(s_j), Ψ(s_j), Ψ̇(s_j) (body coordinates);
+3. solve TOPP-RA with them. Θ(s) enters a, b, c; the rate terms enter as d(s) ṡ
+   (linear in ṡ) and JᵀQ₀Ψ̇ in c(s); d ṡ is bounded by its tangent at σ = ṡ_k(s)
+   (see :mod:`~robot_tv_dynamics.retiming.constraints`), exact when ṡ = ṡ_k;
+4. repeat with the new t_{k+1}(s) until max_j |t_{k+1}(s_j) − t_k(s_j)| ≤
+   ``timing_tolerance``.
+
+At the fixed point the load used on the path is the process evaluated at the final
+timing, which is what the verification (evaluate on the output) measures.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import toppra
+import toppra.algorithm
+import toppra.constraint
+from toppra.algorithm.algorithm import ParameterizationReturnCode
+
+from robot_tv_dynamics.dynamics import psi_momentum
+from robot_tv_dynamics.evaluation import Load, Payload, Trajectory, TrajectoryEvaluation, evaluate
+from robot_tv_dynamics.exceptions import (
+    InvalidInputError,
+    RetimingError,
+    StaticHoldingError,
+    UnknownNameError,
+)
+from robot_tv_dynamics.inertia import Array, check_finite
+from robot_tv_dynamics.loading import BodyLoadMap
+from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.retiming.constraints import (
+    EffortCoefficients,
+    EffortConstraint,
+    GridLoad,
+    effort_coefficients,
+    sigma_from_speed,
+)
+from robot_tv_dynamics.retiming.path import JointPath
+from robot_tv_dynamics.retiming.result import (
+    LoadSchedule,
+    RetimeResult,
+    active_fractions,
+    uniform_scaling,
+)
+from robot_tv_dynamics.retiming.timing import PathTiming
+
+#: Stand-in for "no velocity or acceleration limit" given to TOPP-RA.
+NO_LIMIT = 1e9
+
+
+def retime(
+    model: RobotModel,
+    trajectory: Trajectory,
+    payload: Load | None = None,
+    *,
+    effort_margin: float = 1.0,
+    velocity_scale: float = 1.0,
+    acceleration_limits: float | Mapping[str, float] | None = None,
+    gridpoints: int = 200,
+    sample_rate: float | None = None,
+    theta: npt.ArrayLike | None = None,
+    default_positions: npt.ArrayLike | Mapping[str, float] | None = None,
+    time_offset: float = 0.0,
+    max_iterations: int = 12,
+    timing_tolerance: float = 1e-3,
+    ratio_tolerance: float = 1e-3,
+    compare_uniform: bool = True,
+) -> RetimeResult:
+    """The fastest timing of ``trajectory``'s path within effort, velocity, acceleration limits.
+
+    Args:
+        model: the arm (URDF limits: position, velocity, effort).
+        trajectory: the planned motion; its positions define the path, its times are
+            replaced. Joints it does not list are held (``default_positions``).
+        payload: a :class:`~robot_tv_dynamics.evaluation.Payload` or a loading process
+            (time-indexed, see the module docstring); None = the arm alone.
+        effort_margin: allowed fraction of τ_max, in (0, 1] typically.
+        velocity_scale: fraction of the URDF velocity limits, > 0.
+        acceleration_limits: |q̈| limit [rad/s² or m/s²] for every trajectory joint (a
+            number) or per joint name; None = none (the URDF has none).
+        gridpoints: number of TOPP-RA grid intervals along the path, ≥ 10.
+        sample_rate: output rate [Hz]; None = one point per input waypoint (at their
+            path positions, with new times).
+        theta: Θ of the arm without the payload, (N, 10); None = ``model.theta_nominal``.
+        default_positions: positions of joints the trajectory does not list (nv,) or a
+            mapping; None = 0.
+        time_offset: process time at the output's time_from_start = 0 [s].
+        max_iterations: TOPP-RA solves at most (schedule iterations + verification passes).
+        timing_tolerance: fixed point of the load schedule reached when t(s) changes by
+            no more than this [s].
+        ratio_tolerance: accepted overshoot of the verified peak ratio over the margin.
+        compare_uniform: also find the uniform slowdown meeting the same limits.
+
+    Returns:
+        A :class:`~robot_tv_dynamics.retiming.result.RetimeResult`.
+
+    Raises:
+        UnknownNameError: a trajectory, held or acceleration-limit joint, or the payload
+            link, is not in the model.
+        InvalidInputError: bad options, waypoints outside the position limits, a path of
+            zero length.
+        StaticHoldingError: some point of the path cannot be held at rest within an
+            effort limit (names the joint and by how much): no timing can help.
+        RetimingError: TOPP-RA finds no feasible timing, or the verification still
+            fails after ``max_iterations`` solves.
+    """
+    started = time.perf_counter()
+    margin = _positive(effort_margin, "effort_margin")
+    scale = _positive(velocity_scale, "velocity_scale")
+    time_offset = float(check_finite(time_offset, "time_offset", ()))
+    if int(gridpoints) < 10:
+        raise InvalidInputError("gridpoints", f"must be >= 10, got {gridpoints}")
+    if sample_rate is not None:
+        sample_rate = _positive(sample_rate, "sample_rate")
+    path = JointPath(model, trajectory, default_positions)
+    theta_base = model.theta_nominal.copy() if theta is None else model.check_theta(theta).copy()
+    kwargs: dict[str, Any] = {"theta": theta_base, "default_positions": path.held,
+                              "time_offset": time_offset}
+    before = evaluate(model, trajectory, payload, compute_max_payload=False, **kwargs)
+    notes = list(path.notes)
+    warnings: list[str] = []
+
+    effort_limit = np.asarray(model.joint_limits.effort, dtype=np.float64).copy()
+    effort_limit[~(effort_limit > 0.0)] = np.nan
+    for i in np.flatnonzero(np.isnan(effort_limit)):
+        warnings.append(f'joint "{model.joint_names[i]}" has no effort limit in the URDF: '
+                        "not constrained")
+    velocity_limit = np.asarray(model.joint_limits.velocity, dtype=np.float64) * scale
+    velocity_limit = np.where(velocity_limit > 0.0, velocity_limit, np.inf)
+    acceleration_limit = _acceleration_limits(model, path, acceleration_limits)
+    columns = list(path.columns)
+
+    grid = np.linspace(0.0, path.length, int(gridpoints) + 1)
+    samples = path.samples(grid)
+    sd_start, sd_end = _boundary_speeds(path, trajectory, notes)
+    constant = not _is_process(payload)
+    process_time = path.original_time(grid)
+    sigma = sigma_from_speed(path.original_speed(grid))
+    load = _grid_load(model, payload, theta_base, process_time + time_offset, grid.size)
+    if not constant:
+        notes.append(
+            f'loading process on "{payload.link}" indexed by time: met at process time '  # type: ignore[union-attr]
+            f"t_new + {time_offset:g} s; the schedule Θ(s) = process(t(s) + offset) is "
+            "iterated to a fixed point of the timing")
+
+    factor = np.full(model.nv, margin)
+    constraints_fixed = [toppra.constraint.JointVelocityConstraint(
+        np.column_stack([-np.minimum(velocity_limit[columns], NO_LIMIT),
+                         np.minimum(velocity_limit[columns], NO_LIMIT)]))]
+    if np.any(np.isfinite(acceleration_limit[columns])):
+        a_lim = np.minimum(acceleration_limit[columns], NO_LIMIT)
+        constraints_fixed.append(toppra.constraint.JointAccelerationConstraint(
+            np.column_stack([-a_lim, a_lim]),
+            discretization_scheme=toppra.constraint.DiscretizationType.Interpolation))
+
+    timing: PathTiming | None = None
+    change, converged, iterations = math.inf, constant, 0
+    verification: TrajectoryEvaluation | None = None
+    output: Trajectory | None = None
+    evaluation: TrajectoryEvaluation | None = None
+    while iterations < max(1, int(max_iterations)):
+        iterations += 1
+        coefficients = effort_coefficients(model, samples, load)
+        _check_static(model, path, grid, coefficients, effort_limit * margin)
+        timing = _solve(path, grid, coefficients, effort_limit * factor, sigma,
+                        constraints_fixed, sd_start, sd_end)
+        if not constant:
+            change = float(np.max(np.abs(timing.times - process_time)))
+            converged = change <= timing_tolerance
+            if not converged:
+                process_time = timing.times.copy()
+                sigma = sigma_from_speed(timing.speed)
+                load = _grid_load(model, payload, theta_base, process_time + time_offset,
+                                  grid.size)
+                continue
+        output = _sample(path, timing, sample_rate)
+        dense = _sample_dense(path, timing)
+        verification = evaluate(model, dense, payload, compute_max_payload=False, **kwargs)
+        evaluation = evaluate(model, output, payload, compute_max_payload=False, **kwargs)
+        peak = np.fmax(verification.peak_ratio, evaluation.peak_ratio)
+        over = np.nan_to_num(peak) > margin + ratio_tolerance
+        if not over.any():
+            break
+        # the discretization let these joints slip over: tighten them by the overshoot
+        factor[over] *= margin / peak[over] * (1.0 - 0.25 * ratio_tolerance)
+    if timing is None or output is None or verification is None or evaluation is None:
+        raise RetimingError(f"the load schedule did not settle within {max_iterations} "
+                            f"TOPP-RA solves (last change of t(s): {change:.3g} s)")
+    peak_after = np.fmax(verification.peak_ratio, evaluation.peak_ratio)
+    if np.any(np.nan_to_num(peak_after) > margin + ratio_tolerance):
+        i = int(np.nanargmax(peak_after))
+        raise RetimingError(
+            f'after {iterations} TOPP-RA solves joint "{model.joint_names[i]}" still peaks at '
+            f"{peak_after[i]:.4g}× its effort limit (margin {margin:g}); try more --gridpoints")
+    if not constant and not converged:
+        warnings.append(f"the load schedule had not settled (last change of t(s): "
+                        f"{change:.3g} s > {timing_tolerance:g} s); the output is verified "
+                        "against the process at its own times all the same")
+
+    velocity_ratio = np.max(np.abs(verification.velocities), axis=0) / np.where(
+        model.joint_limits.velocity > 0, model.joint_limits.velocity, np.nan)
+    uniform = None
+    if compare_uniform:
+        uniform = uniform_scaling(model, trajectory, payload, margin, velocity_limit,
+                                  acceleration_limit, kwargs)
+    # s of every input point (a merged duplicate shares its predecessor's s)
+    s_before = path.waypoint_s[np.searchsorted(path.waypoint_index,
+                                               np.arange(trajectory.n_points), side="right") - 1]
+    schedule = LoadSchedule(
+        s=grid, process_time=np.full(grid.size, np.nan) if constant
+        else process_time + time_offset, time=timing.times.copy(), mass=load.mass.copy())
+    return RetimeResult(
+        trajectory=output, timing=timing,
+        duration_before=float(trajectory.time_from_start[-1] - trajectory.time_from_start[0]),
+        duration_after=timing.duration,
+        joint_names=tuple(model.joint_names), effort_limit=effort_limit,
+        effort_margin=margin, peak_ratio_before=before.peak_ratio, peak_ratio_after=peak_after,
+        peak_velocity_ratio_after=velocity_ratio,
+        active=active_fractions(model, verification, margin, velocity_limit, acceleration_limit),
+        uniform=uniform, iterations=iterations, load_converged=converged,
+        timing_change=0.0 if constant else change, effort_factor=factor, schedule=schedule,
+        before=before, before_path_position=s_before,
+        before_path_speed=np.array([path.path_speed(s, v) for s, v in zip(
+            s_before, before.velocities[:, columns], strict=True)]),
+        evaluation=evaluation, verification=verification,
+        runtime=time.perf_counter() - started, notes=tuple(notes), warnings=tuple(warnings))
+
+
+# ---------------------------------------------------------------------------- steps
+def _solve(path: JointPath, grid: Array, coefficients: EffortCoefficients, limit: Array,
+           sigma: Array, fixed: list[Any], sd_start: float, sd_end: float) -> PathTiming:
+    """One TOPP-RA solve; the time law of its path speeds."""
+    effort = EffortConstraint(grid, coefficients, limit, sigma)
+    algorithm = toppra.algorithm.TOPPRA([*fixed, effort], path.spline, gridpoints=grid,
+                                        solver_wrapper="seidel")
+    _, sd, _ = algorithm.compute_parameterization(sd_start, sd_end)[:3]
+    code = algorithm.problem_data.return_code
+    if code != ParameterizationReturnCode.Ok or sd is None:
+        raise RetimingError(
+            f"TOPP-RA found no timing within the limits ({code.value}); the start or end "
+            f"speed (ṡ = {sd_start:.3g}, {sd_end:.3g}) may be too fast for the payload")
+    return PathTiming.from_speeds(grid, sd)
+
+
+def _check_static(model: RobotModel, path: JointPath, grid: Array,
+                  coefficients: EffortCoefficients, limit: Array) -> None:
+    """|τ at rest| ≤ limit at every gridpoint, else StaticHoldingError naming the worst."""
+    with np.errstate(invalid="ignore"):
+        ratio = np.abs(coefficients.c) / limit
+    ratio = np.nan_to_num(ratio, nan=0.0)
+    if np.all(ratio <= 1.0):
+        return
+    j, i = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
+    k = int(np.argmin(np.abs(path.waypoint_s - grid[j])))
+    where = (f"at s = {grid[j]:.4g} of {path.length:.4g} along the path (nearest waypoint "
+             f"{int(path.waypoint_index[k])}, input t = {path.waypoint_times[k]:.4g} s)")
+    raise StaticHoldingError(model.joint_names[int(i)], float(ratio[j, i]), float(limit[i]),
+                             where)
+
+
+def _sample(path: JointPath, timing: PathTiming, rate: float | None) -> Trajectory:
+    """The output: at the waypoints' path positions, or every 1/rate seconds (+ the end)."""
+    if rate is None:
+        s = path.waypoint_s
+        t, sd, sdd = timing.at_path(s)
+    else:
+        t = np.arange(0.0, timing.duration, 1.0 / rate)
+        if timing.duration - t[-1] > 1e-6 / rate:
+            t = np.append(t, timing.duration)
+        else:
+            t[-1] = timing.duration
+        s, sd, sdd = timing.at_time(t)
+    return _trajectory(path, s, t, sd, sdd)
+
+
+def _sample_dense(path: JointPath, timing: PathTiming) -> Trajectory:
+    """Every gridpoint and interval midpoint in time: what the verification evaluates."""
+    mid = 0.5 * (timing.times[:-1] + timing.times[1:])
+    t = np.sort(np.concatenate([timing.times, mid]))
+    s, sd, sdd = timing.at_time(t)
+    return _trajectory(path, s, t, sd, sdd)
+
+
+def _trajectory(path: JointPath, s: Array, t: Array, sd: Array, sdd: Array) -> Trajectory:
+    """q = p(s), q̇ = p' ṡ, q̈ = p' s̈ + p'' ṡ² in the trajectory's columns."""
+    q = np.asarray(path.spline(s))
+    dq, ddq = np.asarray(path.spline(s, 1)), np.asarray(path.spline(s, 2))
+    return Trajectory(path.joint_names, t, q, dq * sd[:, None],
+                      dq * sdd[:, None] + ddq * (sd**2)[:, None])
+
+
+def _grid_load(model: RobotModel, payload: Load | None, theta_base: Array,
+               process_time: Array, size: int) -> GridLoad:
+    """Θ, Θ̇, γ, γ̇ on the grid: constant for a payload, the process at the given times."""
+    if payload is None:
+        return GridLoad.constant(theta_base, size)
+    if isinstance(payload, Payload):
+        body, phi, *_ = model.link_load_in_body(payload.link, payload.phi())
+        theta = theta_base.copy()
+        theta[body] += phi
+        return GridLoad.constant(theta, size, payload.mass)
+    mapping = BodyLoadMap(model, str(payload.link))
+    n = model.n_bodies
+    theta, theta_dot = np.empty((size, n, 10)), np.empty((size, n, 10))
+    gamma, gamma_dot, mass = np.empty((size, n, 6)), np.empty((size, n, 6)), np.empty(size)
+    for j, t in enumerate(process_time):
+        state = payload.state(float(t))
+        theta[j], theta_dot[j], psi, psi_dot = mapping(state, theta_base)
+        gamma[j], gamma_dot[j] = psi_momentum(psi), psi_momentum(psi_dot)
+        mass[j] = state.phi[0]
+    return GridLoad(theta, theta_dot, gamma, gamma_dot, mass)
+
+
+def _is_process(payload: Load | None) -> bool:
+    return payload is not None and not isinstance(payload, Payload)
+
+
+def _boundary_speeds(path: JointPath, trajectory: Trajectory, notes: list[str]
+                     ) -> tuple[float, float]:
+    """Path speeds at the ends: the input's (rest-to-rest when it starts/ends at rest)."""
+    qd = trajectory.velocities
+    if qd is None:
+        notes.append("the input gives no velocities: the retimed motion starts and ends at rest")
+        return 0.0, 0.0
+    first, last = int(path.waypoint_index[0]), int(path.waypoint_index[-1])
+    start = path.path_speed(0.0, qd[first]) if np.any(np.abs(qd[first]) > 1e-9) else 0.0
+    end = path.path_speed(path.length, qd[last]) if np.any(np.abs(qd[last]) > 1e-9) else 0.0
+    if start or end:
+        notes.append(f"the input does not start/end at rest: its path speeds ṡ = {start:.4g}, "
+                     f"{end:.4g} at the ends are kept")
+    return start, end
+
+
+def _acceleration_limits(model: RobotModel, path: JointPath,
+                         limits: float | Mapping[str, float] | None) -> Array:
+    """|q̈| limit per model joint (inf = none)."""
+    out = np.full(model.nv, np.inf)
+    if limits is None:
+        return out
+    if isinstance(limits, Mapping):
+        for name, value in limits.items():
+            if name not in model.joint_names:
+                raise UnknownNameError("joint", str(name), model.joint_names)
+            out[model.joint_names.index(name)] = _positive(value, f"acceleration_limits[{name}]")
+        return out
+    out[list(path.columns)] = _positive(limits, "acceleration_limits")
+    return out
+
+
+def _positive(value: Any, name: str) -> float:
+    number = float(check_finite(value, name, ()))
+    if not number > 0.0:
+        raise InvalidInputError(name, f"must be > 0, got {number:g}")
+    return number
