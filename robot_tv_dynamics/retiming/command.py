@@ -305,8 +305,8 @@ def write_trajectory(result: RetimeResult, path: str | Path) -> None:
               f"{result.duration_after:.6g} s, peak |tau|/tau_max "
               f"{float(np.nanmax(result.peak_ratio_after)):.4f} (margin "
               f"{result.effort_margin:g})\n")
-    Path(path).write_text(header + yaml.safe_dump(data, sort_keys=False, width=100, default_flow_style=None),
-                          encoding="utf-8")
+    text = yaml.safe_dump(data, sort_keys=False, width=100, default_flow_style=None)
+    Path(path).write_text(header + text, encoding="utf-8")
 
 
 def write_table(result: RetimeResult, load: Load | None, stream: TextIO) -> None:
@@ -360,7 +360,7 @@ def write_plot(result: RetimeResult, path: str | Path, title: str = "") -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(9.0, 6.5), dpi=100)
+    figure = Figure(figsize=(10.5, 6.5), dpi=100)
     FigureCanvasAgg(figure)
     top, bottom = figure.add_subplot(2, 1, 1), figure.add_subplot(2, 1, 2, sharex=None)
     timing = result.timing
@@ -381,7 +381,7 @@ def write_plot(result: RetimeResult, path: str | Path, title: str = "") -> None:
     top.set_ylabel("|τ| / τ_max  (dashed: input)")
     top.set_ylim(bottom=0.0)
     top.grid(True, alpha=0.3)
-    top.legend(loc="upper right", fontsize="x-small", ncol=2)
+    top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="x-small")
     bottom.plot(s_before, result.before_path_speed, "--", color="gray",
                 label=f"input ({result.duration_before:.3f} s)")
     bottom.plot(s_after / length, sd_after, "-", color="black",

@@ -140,7 +140,7 @@ def effort_coefficients(model: RobotModel, path: PathSamples, load: GridLoad) ->
     return EffortCoefficients(a, b, c, d)
 
 
-class EffortConstraint(LinearConstraint):  # type: ignore[misc]
+class EffortConstraint(LinearConstraint):
     """|τ_i(s)| ≤ limit_i as TOPP-RA's canonical linear constraint, interpolation scheme.
 
     Rows: v⁺ = a u + (b + |d|/(2σ)) x + c + |d|σ/2 ≤ limit and

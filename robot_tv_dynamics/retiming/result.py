@@ -71,9 +71,13 @@ class RetimeResult:
         peak_ratio_after: peak |τ|/τ_max of the output per joint, from evaluate on a
             dense sampling of the time law (every gridpoint and interval midpoint) and on
             the output points, (nv,).
+        peak_ratio_playback: peak |τ|/τ_max of the quintic Hermite playback of the output
+            (what a trajectory controller plays between its points), (nv,); NaN when not
+            verified. Included in ``peak_ratio_after``.
         peak_velocity_ratio_after: peak |q̇|/q̇_max per joint (URDF limit, unscaled), (nv,).
         active: kind ("effort", "velocity", "acceleration") → joint → fraction of the
-            dense samples where that limit (as scaled) is ≥ 98 % used.
+            dense samples where the limit TOPP-RA was given (effort: ``effort_factor`` ×
+            τ_max; velocity: as scaled) is ≥ 98 % used.
         uniform: the uniform slowdown that meets the same limits (None if not computed).
         iterations: TOPP-RA solves (load-schedule iterations plus verification passes).
         load_converged: whether the time-indexed load schedule reached a fixed point
@@ -101,6 +105,7 @@ class RetimeResult:
     effort_margin: float
     peak_ratio_before: Array
     peak_ratio_after: Array
+    peak_ratio_playback: Array
     peak_velocity_ratio_after: Array
     active: Mapping[str, Mapping[str, float]]
     uniform: UniformScaling | None
@@ -146,6 +151,7 @@ class RetimeResult:
             "effort_limits": _per_joint(names, self.effort_limit),
             "peak_ratio_before": _per_joint(names, self.peak_ratio_before),
             "peak_ratio_after": _per_joint(names, self.peak_ratio_after),
+            "peak_ratio_playback": _per_joint(names, self.peak_ratio_playback),
             "peak_velocity_ratio_after": _per_joint(names, self.peak_velocity_ratio_after),
             "active_constraints": {kind: dict(joints) for kind, joints in self.active.items()},
             "binding_constraint": self.binding,
@@ -167,21 +173,22 @@ def _per_joint(names: list[str], values: Array) -> dict[str, float | None]:
 
 
 def active_fractions(
-    model: RobotModel, verification: TrajectoryEvaluation, margin: float,
+    model: RobotModel, verification: TrajectoryEvaluation, effort_factor: Array,
     velocity_limit: Array, acceleration_limit: Array,
 ) -> dict[str, dict[str, float]]:
-    """Where each limit is ≥ 98 % used on the dense sampling (measured by evaluate).
+    """Where each limit TOPP-RA was given is ≥ 98 % used on the dense sampling.
 
     Args:
         model: the arm.
         verification: evaluate on the dense sampling.
-        margin: effort margin (the effort limit is margin × τ_max).
+        effort_factor: the effort limit given to TOPP-RA as a fraction of τ_max, (nv,)
+            (the margin, tightened for playback or discretization overshoot).
         velocity_limit: the velocity limit used per model joint, (nv,) (inf = none).
         acceleration_limit: the acceleration limit used per model joint (inf = none).
     """
     out: dict[str, dict[str, float]] = {"effort": {}, "velocity": {}, "acceleration": {}}
     ratios = {
-        "effort": np.nan_to_num(verification.effort_ratio, nan=0.0) / margin,
+        "effort": np.nan_to_num(verification.effort_ratio, nan=0.0) / effort_factor,
         "velocity": np.abs(verification.velocities) / velocity_limit,
         "acceleration": np.abs(verification.accelerations) / acceleration_limit,
     }

@@ -73,6 +73,7 @@ from robot_tv_dynamics.retiming.constraints import (
     sigma_from_speed,
 )
 from robot_tv_dynamics.retiming.path import JointPath
+from robot_tv_dynamics.retiming.playback import quintic_playback
 from robot_tv_dynamics.retiming.result import (
     LoadSchedule,
     RetimeResult,
@@ -83,6 +84,8 @@ from robot_tv_dynamics.retiming.timing import PathTiming
 
 #: Stand-in for "no velocity or acceleration limit" given to TOPP-RA.
 NO_LIMIT = 1e9
+#: Relative slack inside the velocity and acceleration limits given to TOPP-RA.
+LIMIT_SLACK = 1e-6
 
 
 def retime(
@@ -102,6 +105,7 @@ def retime(
     timing_tolerance: float = 1e-3,
     ratio_tolerance: float = 1e-3,
     compare_uniform: bool = True,
+    verify_playback: bool = True,
 ) -> RetimeResult:
     """The fastest timing of ``trajectory``'s path within effort, velocity, acceleration limits.
 
@@ -127,6 +131,10 @@ def retime(
             no more than this [s].
         ratio_tolerance: accepted overshoot of the verified peak ratio over the margin.
         compare_uniform: also find the uniform slowdown meeting the same limits.
+        verify_playback: also verify the quintic Hermite interpolation a trajectory
+            controller plays between the output points
+            (:func:`~robot_tv_dynamics.retiming.playback.quintic_playback`), and tighten
+            for its overshoot at the s̈ jumps.
 
     Returns:
         A :class:`~robot_tv_dynamics.retiming.result.RetimeResult`.
@@ -167,7 +175,7 @@ def retime(
     acceleration_limit = _acceleration_limits(model, path, acceleration_limits)
     columns = list(path.columns)
 
-    grid = np.linspace(0.0, path.length, int(gridpoints) + 1)
+    grid = _grid(path, int(gridpoints))
     samples = path.samples(grid)
     sd_start, sd_end = _boundary_speeds(path, trajectory, notes)
     constant = not _is_process(payload)
@@ -181,11 +189,12 @@ def retime(
             "iterated to a fixed point of the timing")
 
     factor = np.full(model.nv, margin)
+    # a hair inside the limits, so that rounding never puts a sample over them
+    v_lim = np.minimum(velocity_limit[columns] * (1.0 - LIMIT_SLACK), NO_LIMIT)
     constraints_fixed = [toppra.constraint.JointVelocityConstraint(
-        np.column_stack([-np.minimum(velocity_limit[columns], NO_LIMIT),
-                         np.minimum(velocity_limit[columns], NO_LIMIT)]))]
+        np.column_stack([-v_lim, v_lim]))]
     if np.any(np.isfinite(acceleration_limit[columns])):
-        a_lim = np.minimum(acceleration_limit[columns], NO_LIMIT)
+        a_lim = np.minimum(acceleration_limit[columns] * (1.0 - LIMIT_SLACK), NO_LIMIT)
         constraints_fixed.append(toppra.constraint.JointAccelerationConstraint(
             np.column_stack([-a_lim, a_lim]),
             discretization_scheme=toppra.constraint.DiscretizationType.Interpolation))
@@ -195,6 +204,7 @@ def retime(
     verification: TrajectoryEvaluation | None = None
     output: Trajectory | None = None
     evaluation: TrajectoryEvaluation | None = None
+    peak_played: Array | None = None
     while iterations < max(1, int(max_iterations)):
         iterations += 1
         coefficients = effort_coefficients(model, samples, load)
@@ -215,6 +225,12 @@ def retime(
         verification = evaluate(model, dense, payload, compute_max_payload=False, **kwargs)
         evaluation = evaluate(model, output, payload, compute_max_payload=False, **kwargs)
         peak = np.fmax(verification.peak_ratio, evaluation.peak_ratio)
+        if verify_playback and output.n_points > 1:
+            per_segment = int(np.clip(2000 // output.n_points, 2, 8))
+            played = evaluate(model, quintic_playback(output, per_segment), payload,
+                              compute_max_payload=False, **kwargs)
+            peak_played = played.peak_ratio
+            peak = np.fmax(peak, peak_played)
         over = np.nan_to_num(peak) > margin + ratio_tolerance
         if not over.any():
             break
@@ -224,11 +240,13 @@ def retime(
         raise RetimingError(f"the load schedule did not settle within {max_iterations} "
                             f"TOPP-RA solves (last change of t(s): {change:.3g} s)")
     peak_after = np.fmax(verification.peak_ratio, evaluation.peak_ratio)
+    if peak_played is not None:
+        peak_after = np.fmax(peak_after, peak_played)
     if np.any(np.nan_to_num(peak_after) > margin + ratio_tolerance):
-        i = int(np.nanargmax(peak_after))
+        worst = int(np.nanargmax(peak_after))
         raise RetimingError(
-            f'after {iterations} TOPP-RA solves joint "{model.joint_names[i]}" still peaks at '
-            f"{peak_after[i]:.4g}× its effort limit (margin {margin:g}); try more --gridpoints")
+            f'after {iterations} TOPP-RA solves joint "{model.joint_names[worst]}" still peaks '
+            f"at {peak_after[worst]:.4g}× its effort limit (margin {margin:g}); try more --gridpoints")
     if not constant and not converged:
         warnings.append(f"the load schedule had not settled (last change of t(s): "
                         f"{change:.3g} s > {timing_tolerance:g} s); the output is verified "
@@ -253,7 +271,9 @@ def retime(
         joint_names=tuple(model.joint_names), effort_limit=effort_limit,
         effort_margin=margin, peak_ratio_before=before.peak_ratio, peak_ratio_after=peak_after,
         peak_velocity_ratio_after=velocity_ratio,
-        active=active_fractions(model, verification, margin, velocity_limit, acceleration_limit),
+        peak_ratio_playback=(np.full(model.nv, np.nan) if peak_played is None
+                             else peak_played),
+        active=active_fractions(model, verification, factor, velocity_limit, acceleration_limit),
         uniform=uniform, iterations=iterations, load_converged=converged,
         timing_change=0.0 if constant else change, effort_factor=factor, schedule=schedule,
         before=before, before_path_position=s_before,
@@ -277,6 +297,18 @@ def _solve(path: JointPath, grid: Array, coefficients: EffortCoefficients, limit
             f"TOPP-RA found no timing within the limits ({code.value}); the start or end "
             f"speed (ṡ = {sd_start:.3g}, {sd_end:.3g}) may be too fast for the payload")
     return PathTiming.from_speeds(grid, sd)
+
+
+def _grid(path: JointPath, intervals: int) -> Array:
+    """``intervals`` even steps along the path, with every waypoint made a gridpoint.
+
+    An even point closer than a fifth of a step to a waypoint gives way to it, so that the
+    output sampled at the waypoints is sampled where the constraints are enforced.
+    """
+    even = np.linspace(0.0, path.length, intervals + 1)
+    step = path.length / intervals
+    distance = np.min(np.abs(even[:, None] - path.waypoint_s[None, :]), axis=1)
+    return np.union1d(even[distance > 0.2 * step], path.waypoint_s)
 
 
 def _check_static(model: RobotModel, path: JointPath, grid: Array,
@@ -319,7 +351,7 @@ def _sample_dense(path: JointPath, timing: PathTiming) -> Trajectory:
 
 
 def _trajectory(path: JointPath, s: Array, t: Array, sd: Array, sdd: Array) -> Trajectory:
-    """q = p(s), q̇ = p' ṡ, q̈ = p' s̈ + p'' ṡ² in the trajectory's columns."""
+    """Positions q = p(s), q̇ = p' ṡ, q̈ = p' s̈ + p'' ṡ² in the trajectory's columns."""
     q = np.asarray(path.spline(s))
     dq, ddq = np.asarray(path.spline(s, 1)), np.asarray(path.spline(s, 2))
     return Trajectory(path.joint_names, t, q, dq * sd[:, None],
