@@ -246,7 +246,8 @@ def retime(
         worst = int(np.nanargmax(peak_after))
         raise RetimingError(
             f'after {iterations} TOPP-RA solves joint "{model.joint_names[worst]}" still peaks '
-            f"at {peak_after[worst]:.4g}× its effort limit (margin {margin:g}); try more --gridpoints")
+            f"at {peak_after[worst]:.4g}× its effort limit (margin {margin:g}); try more "
+            "gridpoints")
     if not constant and not converged:
         warnings.append(f"the load schedule had not settled (last change of t(s): "
                         f"{change:.3g} s > {timing_tolerance:g} s); the output is verified "
