@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -199,13 +200,11 @@ def retime(
             np.column_stack([-a_lim, a_lim]),
             discretization_scheme=toppra.constraint.DiscretizationType.Interpolation))
 
-    timing: PathTiming | None = None
     change, converged, iterations = math.inf, constant, 0
-    verification: TrajectoryEvaluation | None = None
-    output: Trajectory | None = None
-    evaluation: TrajectoryEvaluation | None = None
-    peak_played: Array | None = None
-    while iterations < max(1, int(max_iterations)):
+    best: _Candidate | None = None
+    stale = 0  # verified solutions in a row that were no better than the best
+    max_iterations = max(1, int(max_iterations))
+    while iterations < max_iterations:
         iterations += 1
         coefficients = effort_coefficients(model, samples, load)
         _check_static(model, path, grid, coefficients, effort_limit * margin)
@@ -214,41 +213,46 @@ def retime(
         if not constant:
             change = float(np.max(np.abs(timing.times - process_time)))
             converged = change <= timing_tolerance
-            if not converged:
+            if not converged and iterations < max_iterations:
                 process_time = timing.times.copy()
                 sigma = sigma_from_speed(timing.speed)
                 load = _grid_load(model, payload, theta_base, process_time + time_offset,
                                   grid.size)
                 continue
-        output = _sample(path, timing, sample_rate)
-        dense = _sample_dense(path, timing)
-        verification = evaluate(model, dense, payload, compute_max_payload=False, **kwargs)
-        evaluation = evaluate(model, output, payload, compute_max_payload=False, **kwargs)
-        peak = np.fmax(verification.peak_ratio, evaluation.peak_ratio)
-        if verify_playback and output.n_points > 1:
-            per_segment = int(np.clip(2000 // output.n_points, 2, 8))
-            played = evaluate(model, quintic_playback(output, per_segment), payload,
-                              compute_max_payload=False, **kwargs)
-            peak_played = played.peak_ratio
-            peak = np.fmax(peak, peak_played)
-        over = np.nan_to_num(peak) > margin + ratio_tolerance
-        if not over.any():
-            break
-        # the discretization let these joints slip over: tighten them by the overshoot
+        candidate = _verify(model, path, timing, payload, sample_rate, verify_playback,
+                            kwargs, factor, load.mass, process_time, converged)
+        sampled_over = np.nan_to_num(candidate.peak_sampled) > margin + ratio_tolerance
+        played_over = np.nan_to_num(candidate.peak_played) > margin + ratio_tolerance
+        if not sampled_over.any() and (best is None or candidate.better_than(best, margin)):
+            best, stale = candidate, 0
+        elif not sampled_over.any():
+            stale += 1
+        if not sampled_over.any() and (not played_over.any() or stale >= 2):
+            break  # done, or tightening stopped helping the playback
+        # the discretization (sampled) or the controller's interpolation (played) let these
+        # joints slip over: tighten their limit by the overshoot and solve again
+        over = sampled_over | played_over
+        peak = np.fmax(candidate.peak_sampled, np.nan_to_num(candidate.peak_played))
         factor[over] *= margin / peak[over] * (1.0 - 0.25 * ratio_tolerance)
-    if timing is None or output is None or verification is None or evaluation is None:
-        raise RetimingError(f"the load schedule did not settle within {max_iterations} "
-                            f"TOPP-RA solves (last change of t(s): {change:.3g} s)")
-    peak_after = np.fmax(verification.peak_ratio, evaluation.peak_ratio)
-    if peak_played is not None:
-        peak_after = np.fmax(peak_after, peak_played)
-    if np.any(np.nan_to_num(peak_after) > margin + ratio_tolerance):
-        worst = int(np.nanargmax(peak_after))
+    if best is None:
+        if not constant and not converged:
+            raise RetimingError(f"the load schedule did not settle within {max_iterations} "
+                                f"TOPP-RA solves (last change of t(s): {change:.3g} s)")
         raise RetimingError(
-            f'after {iterations} TOPP-RA solves joint "{model.joint_names[worst]}" still peaks '
-            f"at {peak_after[worst]:.4g}× its effort limit (margin {margin:g}); try more "
-            "gridpoints")
-    if not constant and not converged:
+            f"after {iterations} TOPP-RA solves the verified effort ratios still exceed the "
+            f"margin {margin:g}; try more gridpoints")
+    timing, output = best.timing, best.output
+    verification, evaluation, factor = best.verification, best.evaluation, best.factor
+    peak_played = best.peak_played
+    peak_after = best.peak_sampled
+    if np.any(np.nan_to_num(peak_played) > margin + ratio_tolerance):
+        worst = int(np.nanargmax(peak_played))
+        warnings.append(
+            f'the quintic interpolation a controller plays between the output points takes '
+            f'joint "{model.joint_names[worst]}" to {peak_played[worst]:.4g}× its effort limit '
+            "(the s̈ jumps of the time-optimal law fall between points); sample the output "
+            "more densely (sample_rate / --rate)")
+    if not constant and not best.converged:
         warnings.append(f"the load schedule had not settled (last change of t(s): "
                         f"{change:.3g} s > {timing_tolerance:g} s); the output is verified "
                         "against the process at its own times all the same")
@@ -264,7 +268,7 @@ def retime(
                                                np.arange(trajectory.n_points), side="right") - 1]
     schedule = LoadSchedule(
         s=grid, process_time=np.full(grid.size, np.nan) if constant
-        else process_time + time_offset, time=timing.times.copy(), mass=load.mass.copy())
+        else best.process_time + time_offset, time=timing.times.copy(), mass=best.mass)
     return RetimeResult(
         trajectory=output, timing=timing,
         duration_before=float(trajectory.time_from_start[-1] - trajectory.time_from_start[0]),
@@ -272,10 +276,9 @@ def retime(
         joint_names=tuple(model.joint_names), effort_limit=effort_limit,
         effort_margin=margin, peak_ratio_before=before.peak_ratio, peak_ratio_after=peak_after,
         peak_velocity_ratio_after=velocity_ratio,
-        peak_ratio_playback=(np.full(model.nv, np.nan) if peak_played is None
-                             else peak_played),
+        peak_ratio_playback=peak_played,
         active=active_fractions(model, verification, factor, velocity_limit, acceleration_limit),
-        uniform=uniform, iterations=iterations, load_converged=converged,
+        uniform=uniform, iterations=iterations, load_converged=best.converged,
         timing_change=0.0 if constant else change, effort_factor=factor, schedule=schedule,
         before=before, before_path_position=s_before,
         before_path_speed=np.array([path.path_speed(s, v) for s, v in zip(
@@ -285,6 +288,48 @@ def retime(
 
 
 # ---------------------------------------------------------------------------- steps
+@dataclass(frozen=True)
+class _Candidate:
+    """One verified TOPP-RA solution."""
+
+    timing: PathTiming
+    output: Trajectory
+    verification: TrajectoryEvaluation
+    evaluation: TrajectoryEvaluation
+    peak_sampled: Array  # dense samples and output points, (nv,)
+    peak_played: Array  # quintic playback, (nv,); NaN when not verified
+    factor: Array
+    mass: Array
+    process_time: Array
+    converged: bool
+
+    def better_than(self, other: _Candidate, margin: float) -> bool:
+        """Smaller playback overshoot first, then shorter."""
+        mine = float(np.max(np.nan_to_num(self.peak_played) - margin, initial=0.0))
+        theirs = float(np.max(np.nan_to_num(other.peak_played) - margin, initial=0.0))
+        if not math.isclose(mine, theirs, abs_tol=1e-4):
+            return mine < theirs
+        return self.timing.duration < other.timing.duration
+
+
+def _verify(model: RobotModel, path: JointPath, timing: PathTiming, payload: Load | None,
+            sample_rate: float | None, playback: bool, kwargs: Mapping[str, Any],
+            factor: Array, mass: Array, process_time: Array, converged: bool) -> _Candidate:
+    """Evaluate a solution densely, at its output points and (optionally) as played."""
+    output = _sample(path, timing, sample_rate)
+    verification = evaluate(model, _sample_dense(path, timing), payload,
+                            compute_max_payload=False, **kwargs)
+    evaluation = evaluate(model, output, payload, compute_max_payload=False, **kwargs)
+    played = np.full(model.nv, np.nan)
+    if playback and output.n_points > 1:
+        per_segment = int(np.clip(2000 // output.n_points, 2, 8))
+        played = evaluate(model, quintic_playback(output, per_segment), payload,
+                          compute_max_payload=False, **kwargs).peak_ratio
+    return _Candidate(timing, output, verification, evaluation,
+                      np.fmax(verification.peak_ratio, evaluation.peak_ratio), played,
+                      factor.copy(), mass.copy(), process_time.copy(), converged)
+
+
 def _solve(path: JointPath, grid: Array, coefficients: EffortCoefficients, limit: Array,
            sigma: Array, fixed: list[Any], sd_start: float, sd_end: float) -> PathTiming:
     """One TOPP-RA solve; the time law of its path speeds."""
