@@ -360,9 +360,12 @@ def write_plot(result: RetimeResult, path: str | Path, title: str = "") -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(10.5, 6.5), dpi=100)
+    varying = bool(np.ptp(result.verification.payload_mass) > 0.0
+                   or np.ptp(result.before.payload_mass) > 0.0)
+    rows = 3 if varying else 2
+    figure = Figure(figsize=(10.5, 6.5 if rows == 2 else 8.5), dpi=100)
     FigureCanvasAgg(figure)
-    top, bottom = figure.add_subplot(2, 1, 1), figure.add_subplot(2, 1, 2, sharex=None)
+    top, bottom = figure.add_subplot(rows, 1, 1), figure.add_subplot(rows, 1, 2)
     timing = result.timing
     length = float(timing.gridpoints[-1])
     before = result.before
@@ -391,6 +394,15 @@ def write_plot(result: RetimeResult, path: str | Path, title: str = "") -> None:
     bottom.set_ylim(bottom=0.0)
     bottom.grid(True, alpha=0.3)
     bottom.legend(loc="best", fontsize="small")
+    if varying:  # a loading process meets the path at other places once retimed
+        mass = figure.add_subplot(rows, 1, 3)
+        mass.plot(s_before, result.before.payload_mass, "--", color="gray", label="input")
+        mass.plot(s_after / length, result.verification.payload_mass, "-", color="black",
+                  label="retimed")
+        mass.set_xlabel("path position s / L")
+        mass.set_ylabel("load mass [kg]")
+        mass.grid(True, alpha=0.3)
+        mass.legend(loc="best", fontsize="small")
     if title:
         top.set_title(title, fontsize="medium")
     figure.tight_layout()
