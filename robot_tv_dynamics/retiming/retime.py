@@ -179,6 +179,7 @@ def retime(
     grid = _grid(path, int(gridpoints))
     samples = path.samples(grid)
     sd_start, sd_end = _boundary_speeds(path, trajectory, notes)
+    _warn_interior_stops(path, trajectory, warnings)
     constant = not _is_process(payload)
     process_time = path.original_time(grid)
     sigma = sigma_from_speed(path.original_speed(grid))
@@ -444,6 +445,20 @@ def _boundary_speeds(path: JointPath, trajectory: Trajectory, notes: list[str]
         notes.append(f"the input does not start/end at rest: its path speeds ṡ = {start:.4g}, "
                      f"{end:.4g} at the ends are kept")
     return start, end
+
+
+def _warn_interior_stops(path: JointPath, trajectory: Trajectory, warnings: list[str]) -> None:
+    """A planned stop inside the path (all velocities 0) may be a corner the spline rounds."""
+    qd = trajectory.velocities
+    if qd is None:
+        return
+    inner = path.waypoint_index[1:-1]
+    stops = [int(k) for k in inner if not np.any(np.abs(qd[k]) > 1e-9)]
+    if stops:
+        warnings.append(
+            f"the input stops at waypoint(s) {stops} inside the path; the retimed motion "
+            "passes through without stopping along the spline through the waypoints (a "
+            "corner there is rounded): split the trajectory at its stops to keep them")
 
 
 def _acceleration_limits(model: RobotModel, path: JointPath,

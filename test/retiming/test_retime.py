@@ -333,3 +333,59 @@ def test_held_joints_stay_put_and_carry_their_torque(panda_full=None):
     assert result.trajectory.joint_names == PANDA_ARM
     ratio, _ = peak(model, result.trajectory, panda_heavy(), default_positions=held)
     assert ratio <= 1.0 + TOLERANCE
+
+
+# ---------------------------------------------------------------------------- the constraint
+def test_path_coefficients_reproduce_eq_39_with_the_rates_of_a_loading_process(panda):
+    """τ = a s̈ + b ṡ² + c + d ṡ equals inverse_dynamics at q̇ = p'ṡ, q̈ = p's̈ + p''ṡ²."""
+    from robot_tv_dynamics.dynamics import psi_momentum
+    from robot_tv_dynamics.loading import body_loads
+    from robot_tv_dynamics.retiming.constraints import GridLoad, effort_coefficients
+    from robot_tv_dynamics.retiming.path import JointPath
+
+    move = curved_move(PANDA_ARM, PANDA_START, PANDA_GOAL, PANDA_BULGE, 1.0, 21)
+    path = JointPath(panda, move)
+    s = np.linspace(0.0, path.length, 7)
+    samples = path.samples(s)
+    fill = fill_process()
+    times = np.linspace(0.3, 0.9, s.size)  # during the fill: Θ̇, Ψ, Ψ̇ all non-zero
+    states = [body_loads(panda, fill, t, panda.theta_nominal) for t in times]
+    load = GridLoad(np.array([x[0] for x in states]), np.array([x[1] for x in states]),
+                    np.array([psi_momentum(x[2]) for x in states]),
+                    np.array([psi_momentum(x[3]) for x in states]), np.zeros(s.size))
+    coefficients = effort_coefficients(panda, samples, load)
+    rng = np.random.default_rng(7)
+    for j in range(s.size):
+        theta, theta_dot, psi, psi_dot = states[j]
+        assert np.any(theta_dot) and np.any(psi) and np.any(psi_dot)
+        for sd, sdd in rng.uniform([0.0, -5.0], [3.0, 5.0], size=(3, 2)):
+            qd = samples.dq[j] * sd
+            qdd = samples.dq[j] * sdd + samples.ddq[j] * sd**2
+            expected = panda.inverse_dynamics(samples.q[j], qd, qdd, theta, theta_dot, psi,
+                                              psi_dot).tau
+            got = (coefficients.a[j] * sdd + coefficients.b[j] * sd**2 + coefficients.c[j]
+                   + coefficients.d[j] * sd)
+            np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
+
+
+def test_tangent_bound_of_the_linear_rate_term_is_conservative_and_tight_at_sigma():
+    """|d ṡ| ≤ |d| (ṡ²/(2σ) + σ/2), equality at ṡ = σ (the rows EffortConstraint builds)."""
+    from robot_tv_dynamics.retiming.constraints import EffortCoefficients, EffortConstraint
+
+    rng = np.random.default_rng(3)
+    g, nv = 5, 3
+    coef = EffortCoefficients(*(rng.normal(size=(g, nv)) for _ in range(4)))
+    sigma = rng.uniform(0.2, 2.0, g)
+    constraint = EffortConstraint(np.linspace(0, 1, g), coef, np.full(nv, 10.0), sigma)
+    a, b, c = constraint._a, constraint._b, constraint._c
+    for sd in np.linspace(0.0, 3.0, 31):
+        for sdd in (-2.0, 0.0, 1.5):
+            true = coef.a * sdd + coef.b * sd**2 + coef.c + coef.d * sd
+            upper = a[:, :nv] * sdd + b[:, :nv] * sd**2 + c[:, :nv]
+            lower = a[:, nv:] * sdd + b[:, nv:] * sd**2 + c[:, nv:]
+            assert np.all(upper >= true - 1e-12) and np.all(lower <= true + 1e-12)
+    true = coef.a + coef.b * sigma[:, None] ** 2 + coef.c + coef.d * sigma[:, None]
+    upper = a[:, :nv] + b[:, :nv] * sigma[:, None] ** 2 + c[:, :nv]
+    lower = a[:, nv:] + b[:, nv:] * sigma[:, None] ** 2 + c[:, nv:]
+    tight = np.where(coef.d >= 0, upper, lower)
+    np.testing.assert_allclose(tight, true, atol=1e-12)

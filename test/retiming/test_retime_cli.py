@@ -184,3 +184,25 @@ def test_subprocess_resolves_relative_paths_against_the_callers_cwd(tmp_path, ur
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["within_limits"] is True
     assert (tmp_path / "out.yaml").is_file()
+
+
+def test_acceleration_limit_per_joint_and_velocity_scale(tmp_path, ur5_urdf, capsys):
+    out = tmp_path / "out.yaml"
+    code, stdout, err = run_main([
+        "--urdf", ur5_urdf, "--trajectory", str(EXAMPLES / "ur5_trajectory.yaml"),
+        "--acceleration-limit", "shoulder_pan_joint=1.5", "--velocity-scale", "0.5",
+        "--rate", "200", "--out", str(out), "--json", "--no-uniform"], capsys)
+    assert code == 0, err
+    retimed = load_trajectory(out)
+    assert np.max(np.abs(retimed.accelerations[:, 0])) <= 1.5 * (1 + 1e-2)
+    assert np.max(np.abs(retimed.velocities) / 3.15) <= 0.5 * (1 + 1e-6)
+    report = json.loads(stdout)
+    assert "shoulder_pan_joint" in report["active_constraints"]["acceleration"]
+    assert report["duration_after"] > 1.0
+
+
+def test_mixing_a_common_and_per_joint_acceleration_limit_is_bad_input(ur5_urdf, capsys):
+    code, _, err = run_main(["--urdf", ur5_urdf, "--trajectory",
+                             str(EXAMPLES / "ur5_trajectory.yaml"), "--acceleration-limit", "2",
+                             "--acceleration-limit", "elbow_joint=1"], capsys)
+    assert code == 2 and "not both" in err
