@@ -43,8 +43,10 @@ import numpy as np
 from toppra.constraint import DiscretizationType, LinearConstraint
 from toppra.constraint.linear_constraint import canlinear_colloc_to_interpolate
 
-from robot_tv_dynamics.dynamics import generalized_terms
+from robot_tv_dynamics.dynamics import generalized_terms, psi_momentum
+from robot_tv_dynamics.evaluation import Load, Payload
 from robot_tv_dynamics.inertia import Array
+from robot_tv_dynamics.loading import BodyLoadMap
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.retiming.path import PathSamples
 
@@ -83,6 +85,36 @@ class GridLoad:
     def has_rates(self) -> bool:
         """Whether any Θ̇, Ψ or Ψ̇ entry is non-zero (then d ≠ 0 or c has a Ψ̇ term)."""
         return bool(np.any(self.theta_dot) or np.any(self.gamma) or np.any(self.gamma_dot))
+
+
+def grid_load(model: RobotModel, payload: Load | None, theta_base: Array,
+               process_time: Array, size: int) -> GridLoad:
+    """Θ, Θ̇, γ, γ̇ on the grid: constant for a payload, the process at the given times.
+
+    Args:
+        model: the arm.
+        payload: a constant payload, a loading process, or None.
+        theta_base: Θ of the arm without the load, (N, 10).
+        process_time: process time of each gridpoint [s] (ignored for a constant load).
+        size: number of gridpoints G.
+    """
+    if payload is None:
+        return GridLoad.constant(theta_base, size)
+    if isinstance(payload, Payload):
+        body, phi, *_ = model.link_load_in_body(payload.link, payload.phi())
+        theta = theta_base.copy()
+        theta[body] += phi
+        return GridLoad.constant(theta, size, payload.mass)
+    mapping = BodyLoadMap(model, str(payload.link))
+    n = model.n_bodies
+    theta, theta_dot = np.empty((size, n, 10)), np.empty((size, n, 10))
+    gamma, gamma_dot, mass = np.empty((size, n, 6)), np.empty((size, n, 6)), np.empty(size)
+    for j, t in enumerate(process_time):
+        state = payload.state(float(t))
+        theta[j], theta_dot[j], psi, psi_dot = mapping(state, theta_base)
+        gamma[j], gamma_dot[j] = psi_momentum(psi), psi_momentum(psi_dot)
+        mass[j] = state.phi[0]
+    return GridLoad(theta, theta_dot, gamma, gamma_dot, mass)
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,6 @@ import toppra.algorithm
 import toppra.constraint
 from toppra.algorithm.algorithm import ParameterizationReturnCode
 
-from robot_tv_dynamics.dynamics import psi_momentum
 from robot_tv_dynamics.evaluation import Load, Payload, Trajectory, TrajectoryEvaluation, evaluate
 from robot_tv_dynamics.exceptions import (
     InvalidInputError,
@@ -64,13 +63,12 @@ from robot_tv_dynamics.exceptions import (
     UnknownNameError,
 )
 from robot_tv_dynamics.inertia import Array, check_finite
-from robot_tv_dynamics.loading import BodyLoadMap
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.retiming.constraints import (
     EffortCoefficients,
     EffortConstraint,
-    GridLoad,
     effort_coefficients,
+    grid_load,
     sigma_from_speed,
 )
 from robot_tv_dynamics.retiming.path import JointPath
@@ -81,7 +79,7 @@ from robot_tv_dynamics.retiming.result import (
     active_fractions,
     uniform_scaling,
 )
-from robot_tv_dynamics.retiming.timing import PathTiming
+from robot_tv_dynamics.retiming.timing import PathTiming, sample_dense, sample_output
 
 #: Stand-in for "no velocity or acceleration limit" given to TOPP-RA.
 NO_LIMIT = 1e9
@@ -183,7 +181,7 @@ def retime(
     constant = not _is_process(payload)
     process_time = path.original_time(grid)
     sigma = sigma_from_speed(path.original_speed(grid))
-    load = _grid_load(model, payload, theta_base, process_time + time_offset, grid.size)
+    load = grid_load(model, payload, theta_base, process_time + time_offset, grid.size)
     if not constant:
         notes.append(
             f'loading process on "{payload.link}" indexed by time: met at process time '  # type: ignore[union-attr]
@@ -217,7 +215,7 @@ def retime(
             if not converged and iterations < max_iterations:
                 process_time = timing.times.copy()
                 sigma = sigma_from_speed(timing.speed)
-                load = _grid_load(model, payload, theta_base, process_time + time_offset,
+                load = grid_load(model, payload, theta_base, process_time + time_offset,
                                   grid.size)
                 continue
         candidate = _verify(model, path, timing, payload, sample_rate, verify_playback,
@@ -317,8 +315,8 @@ def _verify(model: RobotModel, path: JointPath, timing: PathTiming, payload: Loa
             sample_rate: float | None, playback: bool, kwargs: Mapping[str, Any],
             factor: Array, mass: Array, process_time: Array, converged: bool) -> _Candidate:
     """Evaluate a solution densely, at its output points and (optionally) as played."""
-    output = _sample(path, timing, sample_rate)
-    verification = evaluate(model, _sample_dense(path, timing), payload,
+    output = sample_output(path, timing, sample_rate)
+    verification = evaluate(model, sample_dense(path, timing), payload,
                             compute_max_payload=False, **kwargs)
     evaluation = evaluate(model, output, payload, compute_max_payload=False, **kwargs)
     played = np.full(model.nv, np.nan)
@@ -372,59 +370,6 @@ def _check_static(model: RobotModel, path: JointPath, grid: Array,
              f"{int(path.waypoint_index[k])}, input t = {path.waypoint_times[k]:.4g} s)")
     raise StaticHoldingError(model.joint_names[int(i)], float(ratio[j, i]), float(limit[i]),
                              where)
-
-
-def _sample(path: JointPath, timing: PathTiming, rate: float | None) -> Trajectory:
-    """The output: at the waypoints' path positions, or every 1/rate seconds (+ the end)."""
-    if rate is None:
-        s = path.waypoint_s
-        t, sd, sdd = timing.at_path(s)
-    else:
-        t = np.arange(0.0, timing.duration, 1.0 / rate)
-        if timing.duration - t[-1] > 1e-6 / rate:
-            t = np.append(t, timing.duration)
-        else:
-            t[-1] = timing.duration
-        s, sd, sdd = timing.at_time(t)
-    return _trajectory(path, s, t, sd, sdd)
-
-
-def _sample_dense(path: JointPath, timing: PathTiming) -> Trajectory:
-    """Every gridpoint and interval midpoint in time: what the verification evaluates."""
-    mid = 0.5 * (timing.times[:-1] + timing.times[1:])
-    t = np.sort(np.concatenate([timing.times, mid]))
-    s, sd, sdd = timing.at_time(t)
-    return _trajectory(path, s, t, sd, sdd)
-
-
-def _trajectory(path: JointPath, s: Array, t: Array, sd: Array, sdd: Array) -> Trajectory:
-    """Positions q = p(s), q̇ = p' ṡ, q̈ = p' s̈ + p'' ṡ² in the trajectory's columns."""
-    q = np.asarray(path.spline(s))
-    dq, ddq = np.asarray(path.spline(s, 1)), np.asarray(path.spline(s, 2))
-    return Trajectory(path.joint_names, t, q, dq * sd[:, None],
-                      dq * sdd[:, None] + ddq * (sd**2)[:, None])
-
-
-def _grid_load(model: RobotModel, payload: Load | None, theta_base: Array,
-               process_time: Array, size: int) -> GridLoad:
-    """Θ, Θ̇, γ, γ̇ on the grid: constant for a payload, the process at the given times."""
-    if payload is None:
-        return GridLoad.constant(theta_base, size)
-    if isinstance(payload, Payload):
-        body, phi, *_ = model.link_load_in_body(payload.link, payload.phi())
-        theta = theta_base.copy()
-        theta[body] += phi
-        return GridLoad.constant(theta, size, payload.mass)
-    mapping = BodyLoadMap(model, str(payload.link))
-    n = model.n_bodies
-    theta, theta_dot = np.empty((size, n, 10)), np.empty((size, n, 10))
-    gamma, gamma_dot, mass = np.empty((size, n, 6)), np.empty((size, n, 6)), np.empty(size)
-    for j, t in enumerate(process_time):
-        state = payload.state(float(t))
-        theta[j], theta_dot[j], psi, psi_dot = mapping(state, theta_base)
-        gamma[j], gamma_dot[j] = psi_momentum(psi), psi_momentum(psi_dot)
-        mass[j] = state.phi[0]
-    return GridLoad(theta, theta_dot, gamma, gamma_dot, mass)
 
 
 def _is_process(payload: Load | None) -> bool:

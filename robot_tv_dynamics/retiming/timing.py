@@ -21,7 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from robot_tv_dynamics.evaluation import Trajectory
 from robot_tv_dynamics.inertia import Array
+from robot_tv_dynamics.retiming.path import JointPath
 
 
 @dataclass(frozen=True)
@@ -81,3 +83,34 @@ class PathTiming:
         s = self.gridpoints[j] + self.speed[j] * tau + 0.5 * u * tau**2
         sd = np.maximum(self.speed[j] + u * tau, 0.0)
         return np.minimum(s, self.gridpoints[j + 1]), sd, u
+
+
+def sample_output(path: JointPath, timing: PathTiming, rate: float | None) -> Trajectory:
+    """The output: at the waypoints' path positions, or every 1/rate seconds (+ the end)."""
+    if rate is None:
+        s = path.waypoint_s
+        t, sd, sdd = timing.at_path(s)
+    else:
+        t = np.arange(0.0, timing.duration, 1.0 / rate)
+        if timing.duration - t[-1] > 1e-6 / rate:
+            t = np.append(t, timing.duration)
+        else:
+            t[-1] = timing.duration
+        s, sd, sdd = timing.at_time(t)
+    return _trajectory(path, s, t, sd, sdd)
+
+
+def sample_dense(path: JointPath, timing: PathTiming) -> Trajectory:
+    """Every gridpoint and interval midpoint in time: what the verification evaluates."""
+    mid = 0.5 * (timing.times[:-1] + timing.times[1:])
+    t = np.sort(np.concatenate([timing.times, mid]))
+    s, sd, sdd = timing.at_time(t)
+    return _trajectory(path, s, t, sd, sdd)
+
+
+def _trajectory(path: JointPath, s: Array, t: Array, sd: Array, sdd: Array) -> Trajectory:
+    """Positions q = p(s), q̇ = p' ṡ, q̈ = p' s̈ + p'' ṡ² in the trajectory's columns."""
+    q = np.asarray(path.spline(s))
+    dq, ddq = np.asarray(path.spline(s, 1)), np.asarray(path.spline(s, 2))
+    return Trajectory(path.joint_names, t, q, dq * sd[:, None],
+                      dq * sdd[:, None] + ddq * (sd**2)[:, None])
