@@ -108,6 +108,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "(repeatable); default none (a URDF has none)")
     parser.add_argument("--gridpoints", type=int, default=200, metavar="N",
                         help="TOPP-RA grid intervals along the path (default 200)")
+    parser.add_argument("--smoothing", type=float, default=0.0, metavar="SECONDS",
+                        help="moving-average window of the time-optimal law: continuous "
+                             "accelerations, bounded jerk, that much longer (default 0: none)")
     parser.add_argument("--rate", type=float, metavar="HZ",
                         help="sample the output every 1/HZ s (default: at the input's waypoints)")
     parser.add_argument("--no-uniform", action="store_true",
@@ -142,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
             acceleration_limits=_acceleration_option(args.acceleration_limit),
             gridpoints=args.gridpoints, sample_rate=args.rate,
             default_positions=_held_positions(args.hold), time_offset=args.time_offset,
-            compare_uniform=not args.no_uniform)
+            compare_uniform=not args.no_uniform, smoothing=args.smoothing)
         if args.out:
             write_trajectory(result, args.out)
         if args.plot:
@@ -367,7 +370,7 @@ def write_plot(result: RetimeResult, path: str | Path, title: str = "") -> None:
     FigureCanvasAgg(figure)
     top, bottom = figure.add_subplot(rows, 1, 1), figure.add_subplot(rows, 1, 2)
     timing = result.timing
-    length = float(timing.gridpoints[-1])
+    length = timing.length
     before = result.before
     s_before = result.before_path_position / length
     s_after, sd_after, _ = timing.at_time(result.verification.t)

@@ -18,7 +18,7 @@ import numpy as np
 from robot_tv_dynamics.evaluation import Load, Trajectory, TrajectoryEvaluation, evaluate
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
-from robot_tv_dynamics.retiming.timing import PathTiming
+from robot_tv_dynamics.retiming.timing import TimeLaw
 
 #: A constraint counts as active where its ratio reaches this fraction of its limit.
 ACTIVE_FRACTION = 0.98
@@ -61,7 +61,7 @@ class RetimeResult:
 
     Attributes:
         trajectory: the retimed motion, same joints and path as the input.
-        timing: the time law s(t) along the path.
+        timing: the time law s(t) along the path (TOPP-RA's, or its smoothed version).
         duration_before: the input's duration [s].
         duration_after: the output's duration [s].
         joint_names: the model's joints (order of every per-joint array).
@@ -97,7 +97,7 @@ class RetimeResult:
     """
 
     trajectory: Trajectory
-    timing: PathTiming
+    timing: TimeLaw
     duration_before: float
     duration_after: float
     joint_names: tuple[str, ...]

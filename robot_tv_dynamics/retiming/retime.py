@@ -79,7 +79,8 @@ from robot_tv_dynamics.retiming.result import (
     active_fractions,
     uniform_scaling,
 )
-from robot_tv_dynamics.retiming.timing import PathTiming, sample_dense, sample_output
+from robot_tv_dynamics.retiming.smoothing import SmoothedTiming
+from robot_tv_dynamics.retiming.timing import PathTiming, TimeLaw, sample_dense, sample_output
 
 #: Stand-in for "no velocity or acceleration limit" given to TOPP-RA.
 NO_LIMIT = 1e9
@@ -105,6 +106,7 @@ def retime(
     ratio_tolerance: float = 1e-3,
     compare_uniform: bool = True,
     verify_playback: bool = True,
+    smoothing: float = 0.0,
 ) -> RetimeResult:
     """The fastest timing of ``trajectory``'s path within effort, velocity, acceleration limits.
 
@@ -134,6 +136,9 @@ def retime(
             controller plays between the output points
             (:func:`~robot_tv_dynamics.retiming.playback.quintic_playback`), and tighten
             for its overshoot at the s̈ jumps.
+        smoothing: window w [s] of a moving average of the time-optimal law
+            (:mod:`~robot_tv_dynamics.retiming.smoothing`): continuous accelerations,
+            bounded jerk, w longer; 0 = the time-optimal law as is. Rest-to-rest only.
 
     Returns:
         A :class:`~robot_tv_dynamics.retiming.result.RetimeResult`.
@@ -156,6 +161,9 @@ def retime(
         raise InvalidInputError("gridpoints", f"must be >= 10, got {gridpoints}")
     if sample_rate is not None:
         sample_rate = _positive(sample_rate, "sample_rate")
+    smoothing = float(check_finite(smoothing, "smoothing", ()))
+    if smoothing < 0.0:
+        raise InvalidInputError("smoothing", f"must be >= 0, got {smoothing:g}")
     path = JointPath(model, trajectory, default_positions)
     theta_base = model.theta_nominal.copy() if theta is None else model.check_theta(theta).copy()
     kwargs: dict[str, Any] = {"theta": theta_base, "default_positions": path.held,
@@ -177,6 +185,8 @@ def retime(
     grid = _grid(path, int(gridpoints))
     samples = path.samples(grid)
     sd_start, sd_end = _boundary_speeds(path, trajectory, notes)
+    if smoothing > 0.0 and (sd_start > 0.0 or sd_end > 0.0):
+        raise InvalidInputError("smoothing", "needs a trajectory that starts and ends at rest")
     _warn_interior_stops(path, trajectory, warnings)
     constant = not _is_process(payload)
     process_time = path.original_time(grid)
@@ -189,15 +199,10 @@ def retime(
             "iterated to a fixed point of the timing")
 
     factor = np.full(model.nv, margin)
-    # a hair inside the limits, so that rounding never puts a sample over them
-    v_lim = np.minimum(velocity_limit[columns] * (1.0 - LIMIT_SLACK), NO_LIMIT)
-    constraints_fixed = [toppra.constraint.JointVelocityConstraint(
-        np.column_stack([-v_lim, v_lim]))]
-    if np.any(np.isfinite(acceleration_limit[columns])):
-        a_lim = np.minimum(acceleration_limit[columns] * (1.0 - LIMIT_SLACK), NO_LIMIT)
-        constraints_fixed.append(toppra.constraint.JointAccelerationConstraint(
-            np.column_stack([-a_lim, a_lim]),
-            discretization_scheme=toppra.constraint.DiscretizationType.Interpolation))
+    # the kinematic limits given to TOPP-RA, as fractions of the (scaled) limits: a hair
+    # inside, so that rounding never puts a sample over them; tightened where the
+    # smoothing lets a sample slip over
+    kinematic = np.full((2, model.nv), 1.0 - LIMIT_SLACK)
 
     change, converged, iterations = math.inf, constant, 0
     best: _Candidate | None = None
@@ -207,32 +212,44 @@ def retime(
         iterations += 1
         coefficients = effort_coefficients(model, samples, load)
         _check_static(model, path, grid, coefficients, effort_limit * margin)
-        timing = _solve(path, grid, coefficients, effort_limit * factor, sigma,
-                        constraints_fixed, sd_start, sd_end)
+        optimal = _solve(path, grid, coefficients, effort_limit * factor, sigma,
+                         _kinematic_constraints(velocity_limit, acceleration_limit, kinematic,
+                                                columns), sd_start, sd_end)
+        timing: TimeLaw = optimal if smoothing == 0.0 else SmoothedTiming(optimal, smoothing)
         if not constant:
-            change = float(np.max(np.abs(timing.times - process_time)))
+            grid_time, grid_speed, _ = timing.at_path(grid)
+            change = float(np.max(np.abs(grid_time - process_time)))
             converged = change <= timing_tolerance
             if not converged and iterations < max_iterations:
-                process_time = timing.times.copy()
-                sigma = sigma_from_speed(timing.speed)
+                process_time = grid_time
+                sigma = sigma_from_speed(grid_speed)
                 load = grid_load(model, payload, theta_base, process_time + time_offset,
                                   grid.size)
                 continue
         candidate = _verify(model, path, timing, payload, sample_rate, verify_playback,
                             kwargs, factor, load.mass, process_time, converged)
         sampled_over = np.nan_to_num(candidate.peak_sampled) > margin + ratio_tolerance
+        kinematic_over = bool(np.any(candidate.velocity_peak > velocity_limit * (1 + 1e-6))
+                              or np.any(candidate.acceleration_peak
+                                        > acceleration_limit * (1 + 1e-6)))
         played_over = np.nan_to_num(candidate.peak_played) > margin + ratio_tolerance
-        if not sampled_over.any() and (best is None or candidate.better_than(best, margin)):
+        valid = not sampled_over.any() and not kinematic_over
+        if valid and (best is None or candidate.better_than(best, margin)):
             best, stale = candidate, 0
-        elif not sampled_over.any():
+        elif valid:
             stale += 1
-        if not sampled_over.any() and (not played_over.any() or stale >= 2):
+        if valid and (not played_over.any() or stale >= 2):
             break  # done, or tightening stopped helping the playback
         # the discretization (sampled) or the controller's interpolation (played) let these
         # joints slip over: tighten their limit by the overshoot and solve again
         over = sampled_over | played_over
         peak = np.fmax(candidate.peak_sampled, np.nan_to_num(candidate.peak_played))
         factor[over] *= margin / peak[over] * (1.0 - 0.25 * ratio_tolerance)
+        for row, limit, values in ((0, velocity_limit, candidate.velocity_peak),
+                                   (1, acceleration_limit, candidate.acceleration_peak)):
+            ratio = values / limit
+            slipped = ratio > 1.0 + 1e-6
+            kinematic[row, slipped] *= (1.0 - 1e-4) / ratio[slipped]
     if best is None:
         if not constant and not converged:
             raise RetimingError(f"the load schedule did not settle within {max_iterations} "
@@ -267,7 +284,7 @@ def retime(
                                                np.arange(trajectory.n_points), side="right") - 1]
     schedule = LoadSchedule(
         s=grid, process_time=np.full(grid.size, np.nan) if constant
-        else best.process_time + time_offset, time=timing.times.copy(), mass=best.mass)
+        else best.process_time + time_offset, time=timing.at_path(grid)[0], mass=best.mass)
     return RetimeResult(
         trajectory=output, timing=timing,
         duration_before=float(trajectory.time_from_start[-1] - trajectory.time_from_start[0]),
@@ -291,10 +308,12 @@ def retime(
 class _Candidate:
     """One verified TOPP-RA solution."""
 
-    timing: PathTiming
+    timing: TimeLaw
     output: Trajectory
     verification: TrajectoryEvaluation
     evaluation: TrajectoryEvaluation
+    velocity_peak: Array  # max |q̇| over the dense samples and output points, (nv,)
+    acceleration_peak: Array  # max |q̈| likewise, (nv,)
     peak_sampled: Array  # dense samples and output points, (nv,)
     peak_played: Array  # quintic playback, (nv,); NaN when not verified
     factor: Array
@@ -311,7 +330,7 @@ class _Candidate:
         return self.timing.duration < other.timing.duration
 
 
-def _verify(model: RobotModel, path: JointPath, timing: PathTiming, payload: Load | None,
+def _verify(model: RobotModel, path: JointPath, timing: TimeLaw, payload: Load | None,
             sample_rate: float | None, playback: bool, kwargs: Mapping[str, Any],
             factor: Array, mass: Array, process_time: Array, converged: bool) -> _Candidate:
     """Evaluate a solution densely, at its output points and (optionally) as played."""
@@ -324,9 +343,26 @@ def _verify(model: RobotModel, path: JointPath, timing: PathTiming, payload: Loa
         per_segment = int(np.clip(2000 // output.n_points, 2, 8))
         played = evaluate(model, quintic_playback(output, per_segment), payload,
                           compute_max_payload=False, **kwargs).peak_ratio
-    return _Candidate(timing, output, verification, evaluation,
+    velocity = np.fmax(np.max(np.abs(verification.velocities), axis=0),
+                       np.max(np.abs(evaluation.velocities), axis=0))
+    acceleration = np.fmax(np.max(np.abs(verification.accelerations), axis=0),
+                           np.max(np.abs(evaluation.accelerations), axis=0))
+    return _Candidate(timing, output, verification, evaluation, velocity, acceleration,
                       np.fmax(verification.peak_ratio, evaluation.peak_ratio), played,
                       factor.copy(), mass.copy(), process_time.copy(), converged)
+
+
+def _kinematic_constraints(velocity_limit: Array, acceleration_limit: Array,
+                           fraction: Array, columns: list[int]) -> list[Any]:
+    """TOPP-RA's joint velocity (and acceleration) constraints on the trajectory's joints."""
+    v_lim = np.minimum(velocity_limit[columns] * fraction[0, columns], NO_LIMIT)
+    out = [toppra.constraint.JointVelocityConstraint(np.column_stack([-v_lim, v_lim]))]
+    if np.any(np.isfinite(acceleration_limit[columns])):
+        a_lim = np.minimum(acceleration_limit[columns] * fraction[1, columns], NO_LIMIT)
+        out.append(toppra.constraint.JointAccelerationConstraint(
+            np.column_stack([-a_lim, a_lim]),
+            discretization_scheme=toppra.constraint.DiscretizationType.Interpolation))
+    return out
 
 
 def _solve(path: JointPath, grid: Array, coefficients: EffortCoefficients, limit: Array,

@@ -17,6 +17,7 @@ that the output can be sampled at path positions (the waypoints) or at times.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +25,32 @@ import numpy.typing as npt
 from robot_tv_dynamics.evaluation import Trajectory
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.retiming.path import JointPath
+
+
+class TimeLaw(Protocol):
+    """A monotone time law s(t) along the path (what the output is sampled from)."""
+
+    @property
+    def duration(self) -> float:
+        """Total time [s]."""
+        ...
+
+    @property
+    def length(self) -> float:
+        """Path length [rad or m]."""
+        ...
+
+    def at_path(self, s: npt.ArrayLike) -> tuple[Array, Array, Array]:
+        """(t, ṡ, s̈) at path positions s."""
+        ...
+
+    def at_time(self, t: npt.ArrayLike) -> tuple[Array, Array, Array]:
+        """(s, ṡ, s̈) at times t."""
+        ...
+
+    def sample_times(self) -> Array:
+        """Times that resolve the law (its breakpoints and the midpoints between them)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -60,6 +87,15 @@ class PathTiming:
         """Total time [s]."""
         return float(self.times[-1])
 
+    @property
+    def length(self) -> float:
+        """Path length [rad or m]."""
+        return float(self.gridpoints[-1])
+
+    def sample_times(self) -> Array:
+        """Every gridpoint time and interval midpoint."""
+        return _with_midpoints(self.times)
+
     def at_path(self, s: npt.ArrayLike) -> tuple[Array, Array, Array]:
         """(t, ṡ, s̈) at path positions s (s̈ of the interval that starts at or before s)."""
         s = np.clip(np.asarray(s, dtype=np.float64), self.gridpoints[0], self.gridpoints[-1])
@@ -85,7 +121,12 @@ class PathTiming:
         return np.minimum(s, self.gridpoints[j + 1]), sd, u
 
 
-def sample_output(path: JointPath, timing: PathTiming, rate: float | None) -> Trajectory:
+def _with_midpoints(times: Array) -> Array:
+    times = np.unique(times)
+    return np.sort(np.concatenate([times, 0.5 * (times[:-1] + times[1:])]))
+
+
+def sample_output(path: JointPath, timing: TimeLaw, rate: float | None) -> Trajectory:
     """The output: at the waypoints' path positions, or every 1/rate seconds (+ the end)."""
     if rate is None:
         s = path.waypoint_s
@@ -100,10 +141,9 @@ def sample_output(path: JointPath, timing: PathTiming, rate: float | None) -> Tr
     return _trajectory(path, s, t, sd, sdd)
 
 
-def sample_dense(path: JointPath, timing: PathTiming) -> Trajectory:
-    """Every gridpoint and interval midpoint in time: what the verification evaluates."""
-    mid = 0.5 * (timing.times[:-1] + timing.times[1:])
-    t = np.sort(np.concatenate([timing.times, mid]))
+def sample_dense(path: JointPath, timing: TimeLaw) -> Trajectory:
+    """The law at its :meth:`~TimeLaw.sample_times`: what the verification evaluates."""
+    t = timing.sample_times()
     s, sd, sdd = timing.at_time(t)
     return _trajectory(path, s, t, sd, sdd)
 
