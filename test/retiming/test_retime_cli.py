@@ -207,3 +207,33 @@ def test_mixing_a_common_and_per_joint_acceleration_limit_is_bad_input(ur5_urdf,
                              str(EXAMPLES / "ur5_trajectory.yaml"), "--acceleration-limit", "2",
                              "--acceleration-limit", "elbow_joint=1"], capsys)
     assert code == 2 and "not both" in err
+
+
+def test_rosbag2_input_is_retimed(tmp_path, ur5_urdf, capsys):
+    from test_evaluation import write_bag
+
+    trajectory = load_trajectory(fast_ur5_trajectory(tmp_path / "fast.yaml"))
+    bag = tmp_path / "plan_bag"
+    write_bag(bag, trajectory, "mcap")
+    code, stdout, err = run_main(["--urdf", ur5_urdf, "--trajectory", str(bag),
+                                  "--payload", str(heavy_payload(tmp_path / "p.yaml")),
+                                  "--json", "--no-uniform"], capsys)
+    assert code == 0, err
+    report = json.loads(stdout)
+    assert report["duration_before"] == pytest.approx(0.7)
+    assert max(report["peak_ratio_after"].values()) <= 1.0 + 2e-3
+
+
+def test_input_without_velocities_is_retimed_rest_to_rest(tmp_path, ur5_urdf, capsys):
+    data = yaml.safe_load((EXAMPLES / "ur5_trajectory.yaml").read_text())
+    for point in data["points"]:
+        del point["velocities"], point["accelerations"]
+    path = tmp_path / "positions_only.yaml"
+    path.write_text(yaml.safe_dump(data))
+    out = tmp_path / "out.yaml"
+    code, stdout, err = run_main(["--urdf", ur5_urdf, "--trajectory", str(path),
+                                  "--out", str(out), "--json", "--no-uniform"], capsys)
+    assert code == 0, err
+    retimed = load_trajectory(out)
+    np.testing.assert_allclose(retimed.velocities[[0, -1]], 0.0, atol=1e-12)
+    assert any("no velocities" in note for note in json.loads(stdout)["notes"])
