@@ -69,11 +69,11 @@ class RetimeResult:
         effort_margin: the requested margin (|τ| ≤ margin × τ_max).
         peak_ratio_before: peak |τ|/τ_max of the input per joint (evaluate), (nv,).
         peak_ratio_after: peak |τ|/τ_max of the output per joint, from evaluate on a
-            dense sampling of the time law (every gridpoint and interval midpoint) and on
-            the output points, (nv,).
+            dense sampling of the time law (its breakpoints and the midpoints between
+            them) and on the output points, (nv,).
         peak_ratio_playback: peak |τ|/τ_max of the quintic Hermite playback of the output
             (what a trajectory controller plays between its points), (nv,); NaN when not
-            verified. Included in ``peak_ratio_after``.
+            verified. A value over the margin comes with a warning.
         peak_velocity_ratio_after: peak |q̇|/q̇_max per joint (URDF limit, unscaled), (nv,).
         active: kind ("effort", "velocity", "acceleration") → joint → fraction of the
             dense samples where the limit TOPP-RA was given (effort: ``effort_factor`` ×

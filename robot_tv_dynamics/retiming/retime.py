@@ -189,7 +189,8 @@ def retime(
         raise InvalidInputError("smoothing", "needs a trajectory that starts and ends at rest")
     _warn_interior_stops(path, trajectory, warnings)
     constant = not _is_process(payload)
-    process_time = path.original_time(grid)
+    # first schedule: the input's timing, shifted to start at 0 as the output does
+    process_time = path.original_time(grid) - float(trajectory.time_from_start[0])
     sigma = sigma_from_speed(path.original_speed(grid))
     load = grid_load(model, payload, theta_base, process_time + time_offset, grid.size)
     if not constant:
