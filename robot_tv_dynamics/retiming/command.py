@@ -323,14 +323,17 @@ def write_table(result: RetimeResult, load: Load | None, stream: TextIO) -> None
     out(f"payload: {_title_load(load)}\n")
     width = max(len(name) for name in result.joint_names)
     out(f"\n{'joint':<{width}}  {'limit':>8}  {'ratio before':>12}  {'ratio after':>11}  "
-        f"{'|qd|/max after':>14}\n")
+        f"{'played':>7}  {'|qd|/max after':>14}\n")
     for i, name in enumerate(result.joint_names):
         limit = result.effort_limit[i]
         out(f"{name:<{width}}  {_cell(limit, 8, 3)}  {_cell(result.peak_ratio_before[i], 12)}"
             f"  {_cell(result.peak_ratio_after[i], 11)}  "
+            f"{_cell(result.peak_ratio_playback[i], 7)}  "
             f"{_cell(result.peak_velocity_ratio_after[i], 14)}\n")
-    out(f"(effort margin {result.effort_margin:g}; ratios after verified by evaluate on "
-        f"{result.verification.t.size} samples)\n")
+    out(f"(effort margin {result.effort_margin:g}; ratios after: evaluate on "
+        f"{result.verification.t.size} samples of the time law and the "
+        f"{result.trajectory.n_points} output points; played: the quintic interpolation "
+        "between the output points)\n")
     out(f"binding constraint: {result.binding}\n")
     for kind, joints in result.active.items():
         if joints:
