@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     Returns:
         The exit status: 0 retimed within limits, 1 infeasible, 2 on bad input.
     """
-    from robot_tv_dynamics.retiming.retime import retime  # TOPP-RA only when run
+    from robot_tv_dynamics.retiming.solve import retime  # TOPP-RA only when run
 
     try:
         model = _load_model(args.urdf, parse_locked_joints(args.lock, "--lock")

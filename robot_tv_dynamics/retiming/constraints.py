@@ -22,7 +22,7 @@ The rates Θ̇, Ψ, Ψ̇ are those of a loading process indexed by *time* (its p
 stream, its mass flows at rates of its own, whatever the arm's speed), so d ṡ is
 linear in ṡ and TOPP-RA's form a s̈ + b ṡ² + c cannot hold it exactly. It is bounded
 by the tangent of ṡ² at a reference speed σ > 0 (σ = the speed of the previous timing,
-see :mod:`robot_tv_dynamics.retiming.retime`):
+see :mod:`robot_tv_dynamics.retiming.solve`):
 
 .. math::
     |d\,\dot s| \le |d| \Big(\frac{\dot s^2}{2σ} + \frac{σ}{2}\Big)

@@ -1,7 +1,7 @@
 r"""The geometric path of a planned trajectory: q = p(s) through its waypoints.
 
 The positions of a ``JointTrajectory`` define the path; its timing is what
-:func:`~robot_tv_dynamics.retiming.retime.retime` replaces. The path parameter s is
+:func:`~robot_tv_dynamics.retiming.solve.retime` replaces. The path parameter s is
 the cumulative chord length of the waypoints in joint space (over the trajectory's
 joints, [rad or m]), and p(s) is the not-a-knot cubic spline through the waypoints at
 those s (``toppra.SplineInterpolator``): p passes exactly through every waypoint and

@@ -1,4 +1,4 @@
-"""The record :func:`~robot_tv_dynamics.retiming.retime.retime` returns, and its checks.
+"""The record :func:`~robot_tv_dynamics.retiming.solve.retime` returns, and its checks.
 
 Everything reported about the retimed motion is measured by
 :func:`robot_tv_dynamics.evaluation.evaluate` on the output (eq. (39) point by point,
@@ -11,14 +11,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from robot_tv_dynamics.evaluation import Load, Trajectory, TrajectoryEvaluation, evaluate
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
-from robot_tv_dynamics.retiming.timing import TimeLaw
+
+if TYPE_CHECKING:  # pragma: no cover - timing imports TOPP-RA (through path)
+    from robot_tv_dynamics.retiming.timing import TimeLaw
 
 #: A constraint counts as active where its ratio reaches this fraction of its limit.
 ACTIVE_FRACTION = 0.98

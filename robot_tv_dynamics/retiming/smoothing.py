@@ -13,7 +13,7 @@ with s = 0 before the start and s = L after the end (a rest-to-rest law). s̈_w 
 continuous, the jerk is bounded by (max s̈ − min s̈)/w, the path is unchanged and the
 motion lasts w longer. ṡ_w and s̈_w are averages of the original's, so the limits hold
 up to the variation of the path over the window; the verification in
-:func:`~robot_tv_dynamics.retiming.retime.retime` measures the smoothed motion and
+:func:`~robot_tv_dynamics.retiming.solve.retime` measures the smoothed motion and
 tightens the limits given to TOPP-RA where it overshoots.
 
 Everything is closed form: within an interval of the constant-s̈ law, s is quadratic in

@@ -237,3 +237,15 @@ def test_input_without_velocities_is_retimed_rest_to_rest(tmp_path, ur5_urdf, ca
     retimed = load_trajectory(out)
     np.testing.assert_allclose(retimed.velocities[[0, -1]], 0.0, atol=1e-12)
     assert any("no velocities" in note for note in json.loads(stdout)["notes"])
+
+
+def test_building_the_command_line_does_not_load_toppra():
+    code = ("import sys; from robot_tv_dynamics import cli; cli.build_parser(); "
+            "print('toppra' in sys.modules)")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"]
+                                     if env.get("PYTHONPATH") else "")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
