@@ -10,6 +10,7 @@ output's own times.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ from robot_tv_dynamics.exceptions import (
 from robot_tv_dynamics.loading import loading_process_from_dict
 from robot_tv_dynamics.retiming import retime
 
+LOADING = Path(__file__).resolve().parents[2] / "config" / "loading"
 UR5_JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
               "wrist_2_joint", "wrist_3_joint")
 PANDA_ARM = tuple(f"panda_joint{i}" for i in range(1, 8))
@@ -445,3 +447,18 @@ def test_smoothed_law_is_the_moving_average_of_the_optimal_one():
     np.testing.assert_allclose(smooth.at_time(back)[0], s, atol=1e-9)
     assert sd[0] == 0.0 and sd[-1] == pytest.approx(0.0, abs=1e-12)
     assert np.all(np.isfinite(sdd))
+
+
+@pytest.mark.parametrize("kind", ["grasp", "drain"])
+def test_the_shipped_grasp_and_drain_processes_are_retimed_within_limits(kind, panda):
+    from robot_tv_dynamics.loading import load_loading_process
+
+    process = load_loading_process(LOADING / f"{kind}.yaml")
+    move = curved_move(PANDA_ARM, PANDA_START, PANDA_GOAL, PANDA_BULGE, 0.5, 41)
+    # process time 0.9 s at the start: the grasp ramp / the draining happen during the move
+    result = retime(panda, move, process, time_offset=0.9, sample_rate=250.0,
+                    compare_uniform=False)
+    after, after_eval = peak(panda, result.trajectory, process, time_offset=0.9)
+    assert after <= 1.0 + TOLERANCE
+    assert np.ptp(after_eval.payload_mass) > 0.05  # the load does change along the motion
+    assert result.load_converged
