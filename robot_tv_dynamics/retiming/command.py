@@ -57,9 +57,9 @@ The output YAML has the input's shape (joint_names, points with positions,
 velocities, accelerations, effort, time_from_start {sec, nanosec}); its positions are
 on the input's path (at the input's waypoints unless --rate is given).
 
-A loading process is indexed by time (process time = time_from_start + --time-offset
-of the retimed motion); the timing and the load schedule are iterated to a fixed
-point. See docs/retiming.md.
+A loading process is indexed by time by default (process time = time_from_start +
+--time-offset of the retimed motion; the timing and the load schedule are iterated to
+a fixed point), or by path position with --loading-index path. See docs/retiming.md.
 """
 
 
@@ -95,6 +95,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "of the file's `link`")
     parser.add_argument("--time-offset", type=float, default=0.0, metavar="SECONDS",
                         help="loading process time at time_from_start = 0 [s] (default 0)")
+    parser.add_argument(
+        "--loading-index", choices=("time", "path"), default="time",
+        help="how a loading process meets the retimed motion: on its own clock (time, "
+             "default: process time = time_from_start + offset) or tied to the path (path: "
+             "the load at each point of the path is the one the input had there)")
     parser.add_argument(
         "--hold", action="append", default=[], metavar="JOINT=VALUE",
         help="position of a joint the trajectory does not list [rad or m] (repeatable)")
@@ -145,7 +150,8 @@ def run(args: argparse.Namespace) -> int:
             acceleration_limits=_acceleration_option(args.acceleration_limit),
             gridpoints=args.gridpoints, sample_rate=args.rate,
             default_positions=_held_positions(args.hold), time_offset=args.time_offset,
-            compare_uniform=not args.no_uniform, smoothing=args.smoothing)
+            compare_uniform=not args.no_uniform, smoothing=args.smoothing,
+            loading_index=args.loading_index)
         if args.out:
             write_trajectory(result, args.out)
         if args.plot:

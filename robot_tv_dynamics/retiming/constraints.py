@@ -31,6 +31,9 @@ see :mod:`robot_tv_dynamics.retiming.solve`):
 so the upper and lower torque rows get b ± |d|/(2σ) and c ± |d|σ/2: conservative for
 every ṡ, exact at ṡ = σ. A constant payload has d = 0 and the rows coincide.
 
+A load indexed by *path position* (:class:`PathRates`) has no linear term: its rate
+terms join a and b exactly (b += τ(q, p', 0; Θ = 0, Θ_s, Ψ_s, Ψ_s'), a += JᵀQ₀Ψ_s).
+
 Limits: |τ_i| ≤ τ_max,i × factor_i (the effort margin, tightened per joint by the
 verification loop when the discretization lets a peak slip over).
 """
@@ -56,6 +59,27 @@ SIGMA_FLOOR = 1e-3
 
 
 @dataclass(frozen=True)
+class PathRates:
+    """Rates of a load indexed by path position, per unit of path speed (G, N, ·) each.
+
+    With Θ = Θ(s) and particles whose body-frame velocities scale with the arm's
+    progress (ψ = ψ_s(s) ṡ): Θ̇ = Θ_s ṡ, Ψ = Ψ_s ṡ and Ψ̇ = Ψ_s' ṡ² + Ψ_s s̈, so every
+    rate term of eq. (39) is quadratic in the path speed:
+    M(q, Θ̇)q̇ + H(q, Ψ)q̇ + JᵀQ₀Ψ̇ = (M(q, Θ_s) p' + H(q, Ψ_s) p' + JᵀQ₀Ψ_s') ṡ²
+    + JᵀQ₀Ψ_s s̈.
+
+    Attributes:
+        theta_s: dΘ/ds [per rad or m].
+        gamma_s: γ_s = Q₀Ψ_s, the relative momentum per unit path speed.
+        gamma_s_prime: dγ_s/ds.
+    """
+
+    theta_s: Array
+    gamma_s: Array
+    gamma_s_prime: Array
+
+
+@dataclass(frozen=True)
 class GridLoad:
     """The arm's inertial state at each gridpoint (body coordinates, eq. (7)/(27) layouts).
 
@@ -65,6 +89,7 @@ class GridLoad:
         gamma: γ = Q₀Ψ at s_j, (G, N, 6) [kg·m/s, kg·m²/s].
         gamma_dot: γ̇ = Q₀Ψ̇ at s_j, (G, N, 6) [per s].
         mass: mass of the load at s_j, (G,) [kg] (0 without a load), for the report.
+        path_rates: the rates of a load indexed by path position (None: none).
     """
 
     theta: Array
@@ -72,6 +97,7 @@ class GridLoad:
     gamma: Array
     gamma_dot: Array
     mass: Array
+    path_rates: PathRates | None = None
 
     @classmethod
     def constant(cls, theta: Array, grid_size: int, mass: float = 0.0) -> GridLoad:
@@ -169,6 +195,12 @@ def effort_coefficients(model: RobotModel, path: PathSamples, load: GridLoad) ->
                                      load.gamma[j], zero_gamma).tau
         else:
             c[j], d[j] = rest, 0.0
+        if load.path_rates is not None:
+            rates_s = load.path_rates
+            a[j] += generalized_terms(kin, zero_v, zero_v, zero_theta, zero_theta, zero_gamma,
+                                      rates_s.gamma_s[j]).tau
+            b[j] += generalized_terms(kin, path.dq[j], zero_v, zero_theta, rates_s.theta_s[j],
+                                      rates_s.gamma_s[j], rates_s.gamma_s_prime[j]).tau
     return EffortCoefficients(a, b, c, d)
 
 

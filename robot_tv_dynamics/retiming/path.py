@@ -145,6 +145,12 @@ class JointPath:
         """The input's time_from_start at path positions ``s`` (monotone interpolant) [s]."""
         return np.asarray(self._original_time(np.asarray(s, dtype=np.float64)))
 
+    def original_time_derivatives(self, s: npt.ArrayLike) -> tuple[Array, Array, Array]:
+        """The input's time t(s) and its derivatives dt/ds, d²t/ds² at path positions s."""
+        s = np.clip(np.asarray(s, dtype=np.float64), 0.0, self.length)
+        spline = self._original_time
+        return (np.asarray(spline(s)), np.asarray(spline(s, 1)), np.asarray(spline(s, 2)))
+
     def original_speed(self, s: npt.ArrayLike) -> Array:
         """ṡ = 1/(dt/ds) of the input's timing at path positions ``s`` (0 where it rests)."""
         slope = np.asarray(self._original_time.derivative()(np.asarray(s, dtype=np.float64)))

@@ -33,7 +33,8 @@ class LoadSchedule:
     Attributes:
         s: gridpoints (G,) [rad or m].
         process_time: process time at which the load was evaluated, (G,) [s]
-            (= previous timing's t(s) + time_offset); NaN for a constant load.
+            (time-indexed: the previous timing's t(s) + time_offset; path-indexed: the
+            input's time_from_start at s + time_offset); NaN for a constant load.
         time: the final timing's t(s_j), (G,) [s].
         mass: load mass used at s_j, (G,) [kg].
     """
@@ -88,6 +89,8 @@ class RetimeResult:
         effort_factor: the fraction of τ_max TOPP-RA was finally given per joint, (nv,)
             (the margin, tightened where the verification found a discretization overshoot).
         schedule: the load per gridpoint of the last solve.
+        load: the load as the output meets it over time (what the verification gave
+            evaluate): the payload or process itself, or its path-indexed view.
         before: evaluate on the input trajectory.
         before_path_position: s of each input point, (K_in,) [rad or m].
         before_path_speed: the input's ṡ at each point, (K_in,) [per s].
@@ -116,6 +119,7 @@ class RetimeResult:
     timing_change: float
     effort_factor: Array
     schedule: LoadSchedule
+    load: Load | None
     before: TrajectoryEvaluation
     before_path_position: Array
     before_path_speed: Array

@@ -71,6 +71,7 @@ from robot_tv_dynamics.retiming.constraints import (
     grid_load,
     sigma_from_speed,
 )
+from robot_tv_dynamics.retiming.indexing import PathIndexedProcess, path_grid_load
 from robot_tv_dynamics.retiming.path import JointPath
 from robot_tv_dynamics.retiming.playback import quintic_playback
 from robot_tv_dynamics.retiming.result import (
@@ -107,6 +108,7 @@ def retime(
     compare_uniform: bool = True,
     verify_playback: bool = True,
     smoothing: float = 0.0,
+    loading_index: str = "time",
 ) -> RetimeResult:
     """The fastest timing of ``trajectory``'s path within effort, velocity, acceleration limits.
 
@@ -139,6 +141,10 @@ def retime(
         smoothing: window w [s] of a moving average of the time-optimal law
             (:mod:`~robot_tv_dynamics.retiming.smoothing`): continuous accelerations,
             bounded jerk, w longer; 0 = the time-optimal law as is. Rest-to-rest only.
+        loading_index: how a loading process meets the retimed motion: ``"time"`` (its
+            own clock, process time = t_new + time_offset; the default, see above) or
+            ``"path"`` (tied to the path: the load at each path position is the one the
+            input had there, :mod:`~robot_tv_dynamics.retiming.indexing`).
 
     Returns:
         A :class:`~robot_tv_dynamics.retiming.result.RetimeResult`.
@@ -161,6 +167,9 @@ def retime(
         raise InvalidInputError("gridpoints", f"must be >= 10, got {gridpoints}")
     if sample_rate is not None:
         sample_rate = _positive(sample_rate, "sample_rate")
+    if loading_index not in ("time", "path"):
+        raise InvalidInputError("loading_index", f'must be "time" or "path", got '
+                                f"{loading_index!r}")
     smoothing = float(check_finite(smoothing, "smoothing", ()))
     if smoothing < 0.0:
         raise InvalidInputError("smoothing", f"must be >= 0, got {smoothing:g}")
@@ -189,11 +198,23 @@ def retime(
         raise InvalidInputError("smoothing", "needs a trajectory that starts and ends at rest")
     _warn_interior_stops(path, trajectory, warnings)
     constant = not _is_process(payload)
+    by_path = not constant and loading_index == "path"
+    iterate = not constant and not by_path  # a time-indexed process: schedule iteration
     # first schedule: the input's timing, shifted to start at 0 as the output does
     process_time = path.original_time(grid) - float(trajectory.time_from_start[0])
     sigma = sigma_from_speed(path.original_speed(grid))
-    load = grid_load(model, payload, theta_base, process_time + time_offset, grid.size)
-    if not constant:
+    if by_path:
+        load = path_grid_load(model, payload, theta_base, path, grid,  # type: ignore[arg-type]
+                              time_offset)
+        process_time = path.original_time(grid)
+        notes.append(
+            f'loading process on "{payload.link}" indexed by path position: the load at '  # type: ignore[union-attr]
+            "each point of the path is the one the input had there (process time = the "
+            f"input's time_from_start there + {time_offset:g} s), its rates scaled by the "
+            "new path speed")
+    else:
+        load = grid_load(model, payload, theta_base, process_time + time_offset, grid.size)
+    if iterate:
         notes.append(
             f'loading process on "{payload.link}" indexed by time: met at process time '  # type: ignore[union-attr]
             f"t_new + {time_offset:g} s; the schedule Θ(s) = process(t(s) + offset) is "
@@ -217,7 +238,7 @@ def retime(
                          _kinematic_constraints(velocity_limit, acceleration_limit, kinematic,
                                                 columns), sd_start, sd_end)
         timing: TimeLaw = optimal if smoothing == 0.0 else SmoothedTiming(optimal, smoothing)
-        if not constant:
+        if iterate:
             grid_time, grid_speed, _ = timing.at_path(grid)
             change = float(np.max(np.abs(grid_time - process_time)))
             converged = change <= timing_tolerance
@@ -227,8 +248,11 @@ def retime(
                 load = grid_load(model, payload, theta_base, process_time + time_offset,
                                   grid.size)
                 continue
-        candidate = _verify(model, path, timing, payload, sample_rate, verify_playback,
-                            kwargs, factor, load.mass, process_time, converged)
+        seen: Load | None = (PathIndexedProcess(payload, path, timing, time_offset)  # type: ignore[arg-type]
+                             if by_path else payload)
+        candidate = _verify(model, path, timing, seen, sample_rate, verify_playback,
+                            {**kwargs, "time_offset": 0.0} if by_path else kwargs, factor,
+                            load.mass, process_time, converged)
         sampled_over = np.nan_to_num(candidate.peak_sampled) > margin + ratio_tolerance
         kinematic_over = bool(np.any(candidate.velocity_peak > velocity_limit * (1 + 1e-6))
                               or np.any(candidate.acceleration_peak
@@ -252,7 +276,7 @@ def retime(
             slipped = ratio > 1.0 + 1e-6
             kinematic[row, slipped] *= (1.0 - 1e-4) / ratio[slipped]
     if best is None:
-        if not constant and not converged:
+        if iterate and not converged:
             raise RetimingError(f"the load schedule did not settle within {max_iterations} "
                                 f"TOPP-RA solves (last change of t(s): {change:.3g} s)")
         raise RetimingError(
@@ -269,7 +293,7 @@ def retime(
             f'joint "{model.joint_names[worst]}" to {peak_played[worst]:.4g}× its effort limit '
             "(the s̈ jumps of the time-optimal law fall between points); sample the output "
             "more densely (sample_rate / --rate)")
-    if not constant and not best.converged:
+    if iterate and not best.converged:
         warnings.append(f"the load schedule had not settled (last change of t(s): "
                         f"{change:.3g} s > {timing_tolerance:g} s); the output is verified "
                         "against the process at its own times all the same")
@@ -277,7 +301,9 @@ def retime(
     velocity_ratio = np.max(np.abs(verification.velocities), axis=0) / np.where(
         model.joint_limits.velocity > 0, model.joint_limits.velocity, np.nan)
     uniform = None
-    if compare_uniform:
+    if compare_uniform and by_path:
+        notes.append("no uniform-slowdown comparison for a path-indexed load")
+    elif compare_uniform:
         uniform = uniform_scaling(model, trajectory, payload, margin, velocity_limit,
                                   acceleration_limit, kwargs)
     # s of every input point (a merged duplicate shares its predecessor's s)
@@ -286,6 +312,7 @@ def retime(
     schedule = LoadSchedule(
         s=grid, process_time=np.full(grid.size, np.nan) if constant
         else best.process_time + time_offset, time=timing.at_path(grid)[0], mass=best.mass)
+    seen_load: Load | None = best.load
     return RetimeResult(
         trajectory=output, timing=timing,
         duration_before=float(trajectory.time_from_start[-1] - trajectory.time_from_start[0]),
@@ -296,7 +323,8 @@ def retime(
         peak_ratio_playback=peak_played,
         active=active_fractions(model, verification, factor, velocity_limit, acceleration_limit),
         uniform=uniform, iterations=iterations, load_converged=best.converged,
-        timing_change=0.0 if constant else change, effort_factor=factor, schedule=schedule,
+        timing_change=change if iterate else 0.0, load=seen_load, effort_factor=factor,
+        schedule=schedule,
         before=before, before_path_position=s_before,
         before_path_speed=np.array([path.path_speed(s, v) for s, v in zip(
             s_before, before.velocities[:, columns], strict=True)]),
@@ -321,6 +349,7 @@ class _Candidate:
     mass: Array
     process_time: Array
     converged: bool
+    load: Load | None
 
     def better_than(self, other: _Candidate, margin: float) -> bool:
         """Smaller playback overshoot first, then shorter."""
@@ -350,7 +379,7 @@ def _verify(model: RobotModel, path: JointPath, timing: TimeLaw, payload: Load |
                            np.max(np.abs(evaluation.accelerations), axis=0))
     return _Candidate(timing, output, verification, evaluation, velocity, acceleration,
                       np.fmax(verification.peak_ratio, evaluation.peak_ratio), played,
-                      factor.copy(), mass.copy(), process_time.copy(), converged)
+                      factor.copy(), mass.copy(), process_time.copy(), converged, payload)
 
 
 def _kinematic_constraints(velocity_limit: Array, acceleration_limit: Array,

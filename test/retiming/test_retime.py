@@ -462,3 +462,50 @@ def test_the_shipped_grasp_and_drain_processes_are_retimed_within_limits(kind, p
     assert after <= 1.0 + TOLERANCE
     assert np.ptp(after_eval.payload_mass) > 0.05  # the load does change along the motion
     assert result.load_converged
+
+
+# ---------------------------------------------------------------------------- path-indexed
+def short_fill():
+    """4 kg/s for 0.3 s from process time 0.1 s: active only in the middle of a 0.6 s move."""
+    return loading_process_from_dict({
+        "process": "fill", "link": "panda_hand", "start": 0.1, "fill_time": 0.3,
+        "mass_flow": 4.0, "inlet_height": 0.3, "inlet_speed": 0.5,
+        "container": {"radius": 0.06, "height": 0.25, "mass": 0.2,
+                      "origin": {"xyz": [0.0, 0.0, 0.22], "rpy": [math.pi, 0.0, 0.0]}}})
+
+
+def test_path_indexed_process_keeps_the_load_where_the_input_had_it(panda):
+    move = curved_move(PANDA_ARM, PANDA_START, PANDA_GOAL, PANDA_BULGE, 0.6, 41)
+    fill = short_fill()
+    result = retime(panda, move, fill, loading_index="path", compare_uniform=False)
+    before = evaluate(panda, move, fill, compute_max_payload=False)
+    after = evaluate(panda, result.trajectory, result.load, compute_max_payload=False)
+    # the assumption: the same load at the same waypoint, whatever the new timing
+    np.testing.assert_allclose(after.payload_mass, before.payload_mass, atol=1e-9)
+    assert np.ptp(after.payload_mass) > 1.0
+    assert float(np.nanmax(after.effort_ratio)) <= 1.0 + TOLERANCE
+    assert np.max(np.abs(after.terms["psi_dot"])) > 0.5
+    assert result.duration_after != pytest.approx(move.time_from_start[-1], rel=1e-3)
+
+
+def test_path_indexed_view_rates_are_the_time_derivatives_along_the_retimed_motion(panda):
+    """Φ̇ and ψ̇ of the view are d/dt of its Φ and ψ (finite differences): the chain rule."""
+    move = curved_move(PANDA_ARM, PANDA_START, PANDA_GOAL, PANDA_BULGE, 0.6, 41)
+    result = retime(panda, move, short_fill(), loading_index="path", compare_uniform=False,
+                    verify_playback=False, smoothing=0.02)  # smoothed: ṡ is C¹, r is C⁰
+    view, h = result.load, 1e-6
+    for t in np.linspace(0.05, result.duration_after - 0.05, 9):
+        state = view.state(t)
+        ahead, behind = view.state(t + h), view.state(t - h)
+        np.testing.assert_allclose(state.phi_dot, (ahead.phi - behind.phi) / (2 * h),
+                                   atol=1e-4 * (1 + np.abs(state.phi_dot).max()))
+        np.testing.assert_allclose(state.psi_dot, (ahead.psi - behind.psi) / (2 * h),
+                                   atol=2e-3 * (1 + np.abs(state.psi_dot).max()))
+
+
+def test_path_indexed_process_changing_while_the_input_rests_is_a_clear_error(panda):
+    move = curved_move(PANDA_ARM, PANDA_START, PANDA_GOAL, PANDA_BULGE, 0.6, 41)
+    with pytest.raises(InvalidInputError, match="zero path length"):
+        retime(panda, move, fill_process(), time_offset=0.2, loading_index="path")
+    with pytest.raises(InvalidInputError, match="loading_index"):
+        retime(panda, move, fill_process(), loading_index="progress")

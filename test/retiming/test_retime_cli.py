@@ -249,3 +249,21 @@ def test_building_the_command_line_does_not_load_toppra():
                           env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_loading_index_path_keeps_the_load_at_the_waypoints(tmp_path, capsys):
+    urdf = find_example_robot_urdf("panda")
+    loading = tmp_path / "fill.yaml"
+    data = yaml.safe_load((LOADING / "fill.yaml").read_text())
+    data.update({"start": 0.5, "fill_time": 1.0, "mass_flow": 0.4})  # inside the 2 s move
+    loading.write_text(yaml.safe_dump(data))
+    out = tmp_path / "out.yaml"
+    code, stdout, err = run_main([
+        "--urdf", urdf, "--lock", "panda_finger_joint1", "--lock", "panda_finger_joint2",
+        "--trajectory", str(EXAMPLES / "panda_trajectory.yaml"), "--loading", str(loading),
+        "--loading-index", "path", "--out", str(out), "--json"], capsys)
+    assert code == 0, err
+    report = json.loads(stdout)
+    assert any("indexed by path position" in note for note in report["notes"])
+    assert report["uniform_scaling_duration"] is None
+    assert report["duration_after"] < 1.0  # the 2 s example is slow
