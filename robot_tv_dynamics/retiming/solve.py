@@ -38,6 +38,11 @@ fixed-point iteration:
 
 At the fixed point the load used on the path is the process evaluated at the final
 timing, which is what the verification (evaluate on the output) measures.
+
+``loading_index="path"`` ties the process to the path instead (the load at each path
+position is the one the input had there; its rates scale with the path speed), which
+makes every rate term quadratic in ṡ and needs no iteration
+(:mod:`~robot_tv_dynamics.retiming.indexing`).
 """
 
 from __future__ import annotations
