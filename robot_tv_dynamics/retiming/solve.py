@@ -50,7 +50,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -60,7 +59,7 @@ import toppra.algorithm
 import toppra.constraint
 from toppra.algorithm.algorithm import ParameterizationReturnCode
 
-from robot_tv_dynamics.evaluation import Load, Payload, Trajectory, TrajectoryEvaluation, evaluate
+from robot_tv_dynamics.evaluation import Load, Payload, Trajectory, evaluate
 from robot_tv_dynamics.exceptions import (
     InvalidInputError,
     RetimingError,
@@ -78,7 +77,6 @@ from robot_tv_dynamics.retiming.constraints import (
 )
 from robot_tv_dynamics.retiming.indexing import PathIndexedProcess, path_grid_load
 from robot_tv_dynamics.retiming.path import JointPath
-from robot_tv_dynamics.retiming.playback import quintic_playback
 from robot_tv_dynamics.retiming.result import (
     LoadSchedule,
     RetimeResult,
@@ -86,7 +84,8 @@ from robot_tv_dynamics.retiming.result import (
     uniform_scaling,
 )
 from robot_tv_dynamics.retiming.smoothing import SmoothedTiming
-from robot_tv_dynamics.retiming.timing import PathTiming, TimeLaw, sample_dense, sample_output
+from robot_tv_dynamics.retiming.timing import PathTiming, TimeLaw
+from robot_tv_dynamics.retiming.verify import Candidate, verify
 
 #: Stand-in for "no velocity or acceleration limit" given to TOPP-RA.
 NO_LIMIT = 1e9
@@ -232,7 +231,7 @@ def retime(
     kinematic = np.full((2, model.nv), 1.0 - LIMIT_SLACK)
 
     change, converged, iterations = math.inf, constant, 0
-    best: _Candidate | None = None
+    best: Candidate | None = None
     stale = 0  # verified solutions in a row that were no better than the best
     max_iterations = max(1, int(max_iterations))
     while iterations < max_iterations:
@@ -255,7 +254,7 @@ def retime(
                 continue
         seen: Load | None = (PathIndexedProcess(payload, path, timing, time_offset)  # type: ignore[arg-type]
                              if by_path else payload)
-        candidate = _verify(model, path, timing, seen, sample_rate, verify_playback,
+        candidate = verify(model, path, timing, seen, sample_rate, verify_playback,
                             {**kwargs, "time_offset": 0.0} if by_path else kwargs, factor,
                             load.mass, process_time, converged)
         sampled_over = np.nan_to_num(candidate.peak_sampled) > margin + ratio_tolerance
@@ -338,55 +337,6 @@ def retime(
 
 
 # ---------------------------------------------------------------------------- steps
-@dataclass(frozen=True)
-class _Candidate:
-    """One verified TOPP-RA solution."""
-
-    timing: TimeLaw
-    output: Trajectory
-    verification: TrajectoryEvaluation
-    evaluation: TrajectoryEvaluation
-    velocity_peak: Array  # max |q̇| over the dense samples and output points, (nv,)
-    acceleration_peak: Array  # max |q̈| likewise, (nv,)
-    peak_sampled: Array  # dense samples and output points, (nv,)
-    peak_played: Array  # quintic playback, (nv,); NaN when not verified
-    factor: Array
-    mass: Array
-    process_time: Array
-    converged: bool
-    load: Load | None
-
-    def better_than(self, other: _Candidate, margin: float) -> bool:
-        """Smaller playback overshoot first, then shorter."""
-        mine = float(np.max(np.nan_to_num(self.peak_played) - margin, initial=0.0))
-        theirs = float(np.max(np.nan_to_num(other.peak_played) - margin, initial=0.0))
-        if not math.isclose(mine, theirs, abs_tol=1e-4):
-            return mine < theirs
-        return self.timing.duration < other.timing.duration
-
-
-def _verify(model: RobotModel, path: JointPath, timing: TimeLaw, payload: Load | None,
-            sample_rate: float | None, playback: bool, kwargs: Mapping[str, Any],
-            factor: Array, mass: Array, process_time: Array, converged: bool) -> _Candidate:
-    """Evaluate a solution densely, at its output points and (optionally) as played."""
-    output = sample_output(path, timing, sample_rate)
-    verification = evaluate(model, sample_dense(path, timing), payload,
-                            compute_max_payload=False, **kwargs)
-    evaluation = evaluate(model, output, payload, compute_max_payload=False, **kwargs)
-    played = np.full(model.nv, np.nan)
-    if playback and output.n_points > 1:
-        per_segment = int(np.clip(2000 // output.n_points, 2, 8))
-        played = evaluate(model, quintic_playback(output, per_segment), payload,
-                          compute_max_payload=False, **kwargs).peak_ratio
-    velocity = np.fmax(np.max(np.abs(verification.velocities), axis=0),
-                       np.max(np.abs(evaluation.velocities), axis=0))
-    acceleration = np.fmax(np.max(np.abs(verification.accelerations), axis=0),
-                           np.max(np.abs(evaluation.accelerations), axis=0))
-    return _Candidate(timing, output, verification, evaluation, velocity, acceleration,
-                      np.fmax(verification.peak_ratio, evaluation.peak_ratio), played,
-                      factor.copy(), mass.copy(), process_time.copy(), converged, payload)
-
-
 def _kinematic_constraints(velocity_limit: Array, acceleration_limit: Array,
                            fraction: Array, columns: list[int]) -> list[Any]:
     """TOPP-RA's joint velocity (and acceleration) constraints on the trajectory's joints."""
