@@ -118,6 +118,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "accelerations, bounded jerk, that much longer (default 0: none)")
     parser.add_argument("--rate", type=float, metavar="HZ",
                         help="sample the output every 1/HZ s (default: at the input's waypoints)")
+    parser.add_argument("--no-split", action="store_true",
+                        help="do not split the input at interior stops (one spline through "
+                             "all waypoints: it passes the stops and rounds corners)")
     parser.add_argument("--no-uniform", action="store_true",
                         help="skip the comparison with a uniform slowdown of the input")
     parser.add_argument("--out", metavar="OUT.yaml", help="write the retimed trajectory YAML")
@@ -151,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
             gridpoints=args.gridpoints, sample_rate=args.rate,
             default_positions=_held_positions(args.hold), time_offset=args.time_offset,
             compare_uniform=not args.no_uniform, smoothing=args.smoothing,
-            loading_index=args.loading_index)
+            loading_index=args.loading_index, split_at_stops=not args.no_split)
         if args.out:
             write_trajectory(result, args.out)
         if args.plot:

@@ -89,6 +89,11 @@ from robot_tv_dynamics.retiming.verify import Candidate, verify
 
 #: Stand-in for "no velocity or acceleration limit" given to TOPP-RA.
 NO_LIMIT = 1e9
+#: The keyword arguments of :func:`retime` a segmented retime passes on.
+_OPTIONS = ("effort_margin", "velocity_scale", "acceleration_limits", "gridpoints",
+            "sample_rate", "theta", "default_positions", "time_offset", "max_iterations",
+            "timing_tolerance", "ratio_tolerance", "compare_uniform", "verify_playback",
+            "smoothing", "loading_index")
 #: Relative slack inside the velocity and acceleration limits given to TOPP-RA.
 LIMIT_SLACK = 1e-6
 
@@ -113,6 +118,7 @@ def retime(
     verify_playback: bool = True,
     smoothing: float = 0.0,
     loading_index: str = "time",
+    split_at_stops: bool = True,
 ) -> RetimeResult:
     """The fastest timing of ``trajectory``'s path within effort, velocity, acceleration limits.
 
@@ -149,6 +155,9 @@ def retime(
             own clock, process time = t_new + time_offset; the default, see above) or
             ``"path"`` (tied to the path: the load at each path position is the one the
             input had there, :mod:`~robot_tv_dynamics.retiming.indexing`).
+        split_at_stops: retime a trajectory that comes to rest at interior waypoints
+            segment by segment, keeping the stops
+            (:mod:`~robot_tv_dynamics.retiming.segments`).
 
     Returns:
         A :class:`~robot_tv_dynamics.retiming.result.RetimeResult`.
@@ -178,6 +187,13 @@ def retime(
     if smoothing < 0.0:
         raise InvalidInputError("smoothing", f"must be >= 0, got {smoothing:g}")
     path = JointPath(model, trajectory, default_positions)
+    if split_at_stops:
+        from robot_tv_dynamics.retiming.segments import retime_segments, stop_ranges
+
+        ranges = stop_ranges(trajectory)
+        if len(ranges) > 1:
+            options = {key: value for key, value in locals().items() if key in _OPTIONS}
+            return retime_segments(retime, model, trajectory, payload, ranges, options)
     theta_base = model.theta_nominal.copy() if theta is None else model.check_theta(theta).copy()
     kwargs: dict[str, Any] = {"theta": theta_base, "default_positions": path.held,
                               "time_offset": time_offset}

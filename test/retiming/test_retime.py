@@ -509,3 +509,45 @@ def test_path_indexed_process_changing_while_the_input_rests_is_a_clear_error(pa
         retime(panda, move, fill_process(), time_offset=0.2, loading_index="path")
     with pytest.raises(InvalidInputError, match="loading_index"):
         retime(panda, move, fill_process(), loading_index="progress")
+
+
+# ---------------------------------------------------------------------------- interior stops
+def corner_move(duration=0.6, n=21):
+    """Two rest-to-rest straight moves of the UR5 meeting at a corner where it stops."""
+    corner = UR5_START + np.array([0.8, 0.3, -0.3, 0.0, 0.0, 0.0])
+    first = curved_move(UR5_JOINTS, UR5_START, corner, np.zeros(6), duration, n)
+    second = curved_move(UR5_JOINTS, corner, UR5_GOAL, np.zeros(6), duration, n)
+    t = np.concatenate([first.time_from_start, second.time_from_start[1:] + duration])
+    join = [np.concatenate([getattr(first, a), getattr(second, a)[1:]])
+            for a in ("positions", "velocities", "accelerations")]
+    return Trajectory(UR5_JOINTS, t, *join), corner, n - 1
+
+
+def distance_to_polyline(points, vertices):
+    """Largest distance of the points to the polyline through the vertices."""
+    best = np.full(len(points), np.inf)
+    for a, b in zip(vertices[:-1], vertices[1:], strict=True):
+        d = b - a
+        x = np.clip((points - a) @ d / (d @ d), 0.0, 1.0)
+        best = np.minimum(best, np.linalg.norm(points - (a + x[:, None] * d), axis=1))
+    return float(np.max(best))
+
+
+def test_a_stop_inside_the_path_is_kept_and_the_corner_not_rounded(ur5):
+    move, corner, stop = corner_move()
+    vertices = [UR5_START, corner, UR5_GOAL]
+    result = retime(ur5, move, ur5_heavy(), sample_rate=250.0)
+    out = result.trajectory
+    assert distance_to_polyline(out.positions, vertices) < 1e-9
+    at_corner = np.flatnonzero(np.linalg.norm(out.positions - corner, axis=1) < 1e-12)
+    assert at_corner.size == 1
+    np.testing.assert_allclose(out.velocities[at_corner[0]], 0.0, atol=1e-12)
+    assert peak(ur5, out, ur5_heavy())[0] <= 1.0 + TOLERANCE
+    assert np.all(np.diff(out.time_from_start) > 0)
+    assert any("stops at waypoint(s) [20]" in note for note in result.notes)
+    assert result.duration_after == pytest.approx(out.time_from_start[-1])
+    # one spline through everything would round the corner (what the split avoids)
+    single = retime(ur5, move, ur5_heavy(), sample_rate=250.0, split_at_stops=False,
+                    compare_uniform=False)
+    assert distance_to_polyline(single.trajectory.positions, vertices) > 1e-4
+    assert any("stops at waypoint" in warning for warning in single.warnings)
