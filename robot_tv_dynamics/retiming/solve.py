@@ -246,7 +246,7 @@ def retime(
     # smoothing lets a sample slip over
     kinematic = np.full((2, model.nv), 1.0 - LIMIT_SLACK)
 
-    change, converged, iterations = math.inf, constant, 0
+    change, converged, iterations = math.inf, not iterate, 0
     best: Candidate | None = None
     stale = 0  # verified solutions in a row that were no better than the best
     max_iterations = max(1, int(max_iterations))
