@@ -14,6 +14,7 @@ class RobotTvDynamicsError(Exception):
     """Base class of every error raised by robot_tv_dynamics."""
 
 
+
 class URDFError(RobotTvDynamicsError):
     """A URDF could not be read or parsed, or describes no usable arm."""
 
@@ -27,6 +28,7 @@ class URDFError(RobotTvDynamicsError):
         self.source = source
         self.problem = problem
         super().__init__(f"URDF {source}: {problem}")
+
 
 
 class UnsupportedJointError(URDFError):
@@ -49,6 +51,7 @@ class UnsupportedJointError(URDFError):
         )
 
 
+
 class UnknownNameError(RobotTvDynamicsError):
     """A link, joint or body name is not part of the model."""
 
@@ -67,6 +70,7 @@ class UnknownNameError(RobotTvDynamicsError):
         super().__init__(f'{kind} "{name}" is not in the URDF; {plural}: {self.known}')
 
 
+
 class InvalidInputError(RobotTvDynamicsError, ValueError):
     """A numeric argument has the wrong shape or non-finite entries."""
 
@@ -80,6 +84,7 @@ class InvalidInputError(RobotTvDynamicsError, ValueError):
         self.argument = argument
         self.problem = problem
         super().__init__(f"{argument}: {problem}")
+
 
 
 class PhysicalConsistencyError(RobotTvDynamicsError, ValueError):
@@ -97,6 +102,7 @@ class PhysicalConsistencyError(RobotTvDynamicsError, ValueError):
         super().__init__(f"{what}: {problem}")
 
 
+
 class BoundsCacheError(RobotTvDynamicsError):
     """The Jacobian-extremes cache directory cannot be written."""
 
@@ -110,6 +116,7 @@ class BoundsCacheError(RobotTvDynamicsError):
         self.path = path
         self.problem = problem
         super().__init__(f"bounds cache {path}: {problem}")
+
 
 
 class SimulationDivergedError(PhysicalConsistencyError):
@@ -126,12 +133,15 @@ class SimulationDivergedError(PhysicalConsistencyError):
         super().__init__("simulation", f"at t = {t:.4f} s: {problem}")
 
 
+
 class DemoError(RobotTvDynamicsError):
     """The demo could not run (a node failed, nothing was recorded, ...)."""
 
 
+
 class BringUpError(RobotTvDynamicsError):
     """The bring-up cannot start (a missing config file or node module)."""
+
 
 
 class RecordingError(RobotTvDynamicsError):
@@ -149,6 +159,7 @@ class RecordingError(RobotTvDynamicsError):
         super().__init__(f"bag {path}: {problem}")
 
 
+
 class IdentificationDataError(RobotTvDynamicsError, ValueError):
     """Measured joint data cannot be used for identification (missing fields, bad samples)."""
 
@@ -164,6 +175,7 @@ class IdentificationDataError(RobotTvDynamicsError, ValueError):
         super().__init__(f"data {source}: {problem}")
 
 
+
 class FrictionFileError(RobotTvDynamicsError, ValueError):
     """A friction parameter file is missing, malformed, or does not match the joints."""
 
@@ -171,18 +183,13 @@ class FrictionFileError(RobotTvDynamicsError, ValueError):
         """Build the error.
 
         Args:
-            path: the bag.
-
-
             path: the friction YAML file.
             problem: what is wrong with it.
         """
         self.path = path
         self.problem = problem
-        super().__init__(f"bag {path}: {problem}")
-
-
         super().__init__(f"friction file {path}: {problem}")
+
 
 
 class IdentificationSolverError(RobotTvDynamicsError):
@@ -198,3 +205,40 @@ class IdentificationSolverError(RobotTvDynamicsError):
         self.solvers = solvers
         self.problem = problem
         super().__init__(f"identification solvers {list(solvers)} failed: {problem}")
+
+
+
+class RetimingError(RobotTvDynamicsError):
+    """No timing along the given path keeps the limits, or the retiming failed."""
+
+    def __init__(self, problem: str) -> None:
+        """Build the error.
+
+        Args:
+            problem: what makes the path infeasible or what failed.
+        """
+        self.problem = problem
+        super().__init__(f"retime: {problem}")
+
+
+
+class StaticHoldingError(RetimingError):
+    """The arm cannot hold some point of the path at rest within an effort limit."""
+
+    def __init__(self, joint: str, ratio: float, limit: float, where: str) -> None:
+        """Build the error.
+
+        Args:
+            joint: the joint whose static torque exceeds its (scaled) limit.
+            ratio: |G_i| / (τ_max,i × margin) at the worst point (> 1).
+            limit: the (scaled) limit τ_max,i × margin [N·m or N].
+            where: the worst point (waypoint index and position along the path).
+        """
+        self.joint = joint
+        self.ratio = ratio
+        self.limit = limit
+        self.where = where
+        super().__init__(
+            f'joint "{joint}" cannot hold the load at rest {where}: the static torque is '
+            f"{ratio:.4g}× its limit {limit:.4g} ({100.0 * (ratio - 1.0):.3g} % over); no "
+            "timing of this path keeps it within limits (lighten the payload or change the path)")

@@ -7,6 +7,7 @@ One module per subcommand, each with ``NAME``, ``HELP``, ``DESCRIPTION`` (option
   loading with estimators, dynamics and monitor nodes over DDS (:mod:`.demo`);
 * ``bounds``: mass-matrix bounds of a URDF, Theorems 2–4 (:mod:`.bounds`);
 * ``evaluate``: a planned trajectory under a payload (:mod:`.evaluate`);
+* ``retime``: the fastest timing of that path within the effort limits (:mod:`.retime`);
 * ``excite``: an exciting trajectory for identification within the limits (:mod:`.excite`);
 * ``identify``: physically consistent link inertias and friction from a bag (:mod:`.identify`);
 * ``observe``: the generalized-momentum observer over a recorded bag (:mod:`.observe`).
@@ -26,11 +27,11 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from robot_tv_dynamics.cli import bounds, demo, evaluate, excite, identify, observe
+from robot_tv_dynamics.cli import bounds, demo, evaluate, excite, identify, observe, retime
 from robot_tv_dynamics.exceptions import RobotTvDynamicsError
 
 #: The subcommands, in ``--help`` order.
-COMMANDS: tuple[ModuleType, ...] = (demo, bounds, evaluate, excite, identify, observe)
+COMMANDS: tuple[ModuleType, ...] = (demo, bounds, evaluate, retime, excite, identify, observe)
 #: Run when the command line names no subcommand (the README's main job).
 DEFAULT_COMMAND = "demo"
 
