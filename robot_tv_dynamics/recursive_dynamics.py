@@ -1,0 +1,719 @@
+r"""Eq. (39) by Pinocchio's recursive algorithms: RNEA, ABA and CRBA with external wrenches.
+
+Each body's wrench balance with a changing mass distribution is the rate of its total
+momentum (LOCAL twist V_l, LOCAL acceleration a_l with gravity as base acceleration,
+γ_l = Q₀ψ_l, ×* the spatial force cross product):
+
+.. math::
+    f_l = Z(Φ_l) a_l + V_l ×^* \big(Z(Φ_l) V_l + γ_l\big) + Z(\dot Φ_l) V_l + \dot γ_l
+
+Projected through the chain (τ = Σ J_lᵀ f_l) this is eq. (39): the classical part is
+Pinocchio's RNEA on a model holding Θ, and the rest enters as external wrenches in the
+LOCAL joint frames,
+
+.. math::
+    f^{ext}_l = -\big(Z(\dot Φ_l) V_l + V_l ×^* γ_l + \dot γ_l\big),
+
+so that H(q, Ψ) q̇ = Σ J_lᵀ (V_l ×* γ_l) and M(q, Θ̇) q̇ = Σ J_lᵀ Z(Φ̇_l) V_l need no
+∂J/∂q. ABA with the same f^ext gives q̈, CRBA gives M(q, Θ). Θ̇, Ψ and Ψ̇ never enter a
+Pinocchio ``Inertia``: f^ext is a linear map of (V_l, 1) built from them, exact for any
+value (a rate Θ̇ with ṁ = 0 and ḣ ≠ 0 included).
+
+Which rows of Θ the Pinocchio model holds (the fast-path rule)
+---------------------------------------------------------------
+Pinocchio stores a body as (m, c = h/m, I about the COM). Row l is held **directly** iff
+
+    m_l > 0  and  |h_{l,i}| < c_max · m_l  for i = 1, 2, 3,
+
+i.e. the centre of mass lies within ``c_max = COM_RANGE_FACTOR · reach`` (100 × the sum of
+the joint offsets of the arm, ≈ 100 m for a Panda) of the body origin. Then the
+round trip Φ → (m, c, I_c) → Φ loses at most ≈ ε·m·c_max² [kg·m²]. Every physically
+consistent row passes. A row that fails (m ≤ 0, a tiny mass with a lever arm, an
+estimate far from physical) is held **shifted** by a point mass at the body origin,
+Θ_l + k_l e_m with k_l = |m_l| + ‖h_l‖_∞ / reach + m̄ (m̄ the mean nominal body mass), and
+since τ is linear in Θ, τ(Θ) = τ(Θ + K) − τ(K): one more RNEA (or CRBA) on a second model
+holding only K. :attr:`RecursiveDynamics.held_directly` reports the rule per row.
+
+Forward dynamics uses ABA iff every row is held directly and every Z(Φ_l) ≻ 0 (m_l > 0
+and I about the COM ≻ 0; this makes M(q, Θ) ≻ 0 for every q). Otherwise it solves
+M(q, Θ) q̈ = τ − bias by Cholesky and raises :class:`PhysicalConsistencyError` when M is
+not positive definite.
+
+Shared buffers
+--------------
+A Python call per body costs about as much as a whole Pinocchio algorithm, so by default
+the loads are written into ``model.inertias``, the twists read from ``data.v`` and the
+wrenches written into the f^ext vector through NumPy views of Pinocchio's own
+``std::vector`` storage. The layout (one element every ``stride`` bytes, Inertia stored
+as (m, c, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz)) is verified element by element at
+construction by writing through the view and reading back through Pinocchio's public
+API; if any check fails, or with ``shared_buffers=False``, the same arithmetic runs
+through the public API (one call per body, several times slower).
+The Pinocchio model is a private copy: ``RobotModel.pinocchio_model`` is never modified.
+
+Costs (Panda, pin 4.1, ``benchmarks/bench_dynamics.py``): τ with loads held ≈ 4 × one
+``pin.rnea`` call, τ with Θ, Θ̇, Ψ, Ψ̇ new every call ≈ 10 ×.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import threading
+import weakref
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+import pinocchio as pin
+import scipy.linalg
+
+from robot_tv_dynamics.dynamics import Q0
+from robot_tv_dynamics.exceptions import PhysicalConsistencyError
+from robot_tv_dynamics.inertia import SPATIAL_BASIS, Array, check_finite, skew
+from robot_tv_dynamics.model import RobotModel
+
+#: c_max / reach: a row whose COM is farther than this many arm reaches from its body
+#: origin (or whose mass is ≤ 0) is held shifted (see the module docstring).
+COM_RANGE_FACTOR = 100.0
+
+_rnea = pin.rnea
+_aba = pin.aba
+_crba = pin.crba
+_forward_kinematics = pin.forwardKinematics
+
+
+def _force_cross_basis() -> Array:
+    """G(e_k), (6, 6, 6), with V ×* γ = G(γ) V = Σ_k γ_k G(e_k) V for γ = (f, n).
+
+    V ×* γ = (ω × f, v × f + ω × n), so G(γ) = [[0, −S(f)], [−S(f), −S(n)]].
+    """
+    out = np.zeros((6, 6, 6))
+    for k in range(6):
+        gamma = np.zeros(6)
+        gamma[k] = 1.0
+        s_f, s_n = skew(gamma[:3]), skew(gamma[3:])
+        out[k, :3, 3:] = -s_f
+        out[k, 3:, :3] = -s_f
+        out[k, 3:, 3:] = -s_n
+    return out
+
+
+def _rate_map() -> Array:
+    """W, (34, 42): row [θ̇_l, ψ_l, ψ̇_l] ↦ B_l (6, 7) row-major, B_l [V_l; 1] = f^ext_l.
+
+    B_l = −[Z(Φ̇_l) + G(Q₀ψ_l) | Q₀ψ̇_l], the negated momentum-rate terms of eq. (39).
+    """
+    w = np.zeros((34, 6, 7))
+    w[:10, :, :6] = -SPATIAL_BASIS
+    w[10:22, :, :6] = -np.einsum("kj,kab->jab", Q0, _force_cross_basis())
+    w[22:34, :, 6] = -Q0.T
+    return w.reshape(34, 42)
+
+
+def _inertia_map() -> Array:
+    """P, (22, 10): [m, h, I (eq. 7), c, h⊗c (row-major)] ↦ Pinocchio's Inertia storage.
+
+    The storage is (m, c, I_c) with I_c = I − m S(c)ᵀS(c) = I − ((h·c) I₃ − h cᵀ) packed
+    as (xx, xy, yy, xz, yz, zz).
+    """
+    p = np.zeros((22, 10))
+    p[0, 0] = 1.0
+    p[10:13, 1:4] = np.eye(3)
+    hc = 13  # first row of h⊗c: entry (i, j) is row hc + 3 i + j
+    # diagonal: I_ii − Σ_{k≠i} h_k c_k
+    for column, (row, others) in {4: (4, (1, 2)), 6: (5, (0, 2)), 9: (6, (0, 1))}.items():
+        p[row, column] = 1.0
+        for k in others:
+            p[hc + 4 * k, column] = -1.0
+    # off-diagonal: I_ij + ½ (h_i c_j + h_j c_i)
+    for column, (row, i, j) in {5: (7, 0, 1), 8: (8, 1, 2), 7: (9, 0, 2)}.items():
+        p[row, column] = 1.0
+        p[hc + 3 * i + j, column] = 0.5
+        p[hc + 3 * j + i, column] = 0.5
+    return p
+
+
+#: Exact right inverse of Q₀ = diag(I₃, −S·T): (−S·T)(−S·T)ᵀ = S·Sᵀ = 2 I₃, so
+#: Q₀ · PSI_FROM_GAMMA = I₆ with entries 0, ±½, 1. Maps γ (6,) to a ψ (12,) with Q₀ψ = γ.
+PSI_FROM_GAMMA = np.zeros((12, 6))
+PSI_FROM_GAMMA[:3, :3] = np.eye(3)
+PSI_FROM_GAMMA[3:, 3:] = 0.5 * Q0[3:, 3:].T
+_RATE_MAP = _rate_map()
+_INERTIA_MAP = _inertia_map()
+for _constant in (PSI_FROM_GAMMA, _RATE_MAP, _INERTIA_MAP):
+    _constant.setflags(write=False)
+
+# Columns of the loads buffer (N, 56): Θ | c | h⊗c | Θ̇ | ψ | ψ̇.
+_THETA, _COM, _HC, _RATES = slice(0, 10), slice(10, 13), slice(13, 22), slice(22, 56)
+_WIDTH = 56
+
+
+def _address(array: Array) -> int:
+    return int(array.__array_interface__["data"][0])
+
+
+def _strided_view(
+    first: Array, count: int, width: int, stride: int, offset: int = 0
+) -> Array:
+    """(count, width) float64 view of memory starting ``offset`` bytes before ``first``."""
+    start = _address(first) - offset
+    span = stride * (count - 1) + 8 * width
+    raw = np.frombuffer(memoryview((ctypes.c_char * span).from_address(start)), dtype=np.uint8)
+    return np.lib.stride_tricks.as_strided(
+        raw.view(np.float64)[:1], shape=(count, width), strides=(stride, 8), writeable=True)
+
+
+class _PinocchioStorage:
+    """The Pinocchio model/data/f^ext of one evaluator and NumPy access to their vectors.
+
+    ``inertias`` (N, 10) in Inertia storage order, ``velocities`` (N, 6) and ``forces``
+    (N, 6) are views of Pinocchio's memory when ``shared`` is True; otherwise they are
+    plain arrays and :meth:`push_inertias`, :meth:`pull_velocities`, :meth:`push_forces`
+    copy through the public API.
+    """
+
+    def __init__(self, model: pin.Model, n: int, try_shared: bool) -> None:
+        self.model = model
+        self.data = model.createData()
+        self.fext = pin.StdVec_Force()
+        for _ in range(n + 1):
+            self.fext.append(pin.Force.Zero())
+        self.n = n
+        self.shared = False
+        if try_shared:
+            try:
+                self.shared = self._share()
+            except (ValueError, TypeError, AttributeError, OverflowError):
+                self.shared = False
+        if not self.shared:
+            self.inertias = np.zeros((n, 10))
+            self.velocities = np.zeros((n, 6))
+            self.forces = np.zeros((n, 6))
+
+    def _share(self) -> bool:
+        """Map the three vectors; False unless every element check passes."""
+        n, model, data, fext = self.n, self.model, self.data, self.fext
+
+        def uniform(addresses: Sequence[int], stride_min: int) -> int | None:
+            stride = addresses[1] - addresses[0] if len(addresses) > 1 else stride_min
+            if stride < stride_min or any(
+                    a != addresses[0] + k * stride for k, a in enumerate(addresses)):
+                return None
+            return stride
+
+        levers = [model.inertias[j].lever for j in range(1, n + 1)]
+        vel = [data.v[j].vector for j in range(1, n + 1)]
+        frc = [fext[j].vector for j in range(1, n + 1)]
+        strides = (uniform([_address(a) for a in levers], 80),
+                   uniform([_address(a) for a in vel], 48),
+                   uniform([_address(a) for a in frc], 48))
+        if any(s is None for s in strides) or any(
+                not (a.dtype == np.float64 and a.shape == (k,)) for a, k in
+                ((levers[0], 3), (vel[0], 6), (frc[0], 6))):
+            return False
+        s_i, s_v, s_f = (int(s) for s in strides)  # type: ignore[arg-type]
+        inertias = _strided_view(levers[0], n, 10, s_i, offset=8)
+        velocities = _strided_view(vel[0], n, 6, s_v)
+        forces = _strided_view(frc[0], n, 6, s_f)
+        saved = inertias.copy()
+        # write a distinct pattern through the views, read it back through the public API
+        pattern = np.arange(1.0, 10.0 * n + 1.0).reshape(n, 10)
+        inertias[:] = pattern
+        forces[:] = pattern[:, :6]
+        ok = True
+        for j in range(1, n + 1):
+            inertia, row = model.inertias[j], pattern[j - 1]
+            dense = np.array([[row[4], row[5], row[7]], [row[5], row[6], row[8]],
+                              [row[7], row[8], row[9]]])
+            ok = ok and inertia.mass == row[0] and np.array_equal(inertia.lever, row[1:4])
+            ok = ok and np.array_equal(inertia.inertia, dense)
+            ok = ok and np.array_equal(fext[j].vector, row[:6])
+        pin.forwardKinematics(model, data, pin.neutral(model), np.arange(1.0, model.nv + 1.0))
+        ok = ok and all(np.array_equal(velocities[j - 1], data.v[j].vector)
+                        for j in range(1, n + 1))
+        inertias[:] = saved
+        forces[:] = 0.0
+        if ok:
+            self.inertias, self.velocities, self.forces = inertias, velocities, forces
+        return bool(ok)
+
+    def push_inertias(self) -> None:
+        """Copy ``inertias`` into the model (public API; a no-op when shared)."""
+        if self.shared:
+            return
+        for j, row in enumerate(self.inertias, start=1):
+            dense = np.array([[row[4], row[5], row[7]], [row[5], row[6], row[8]],
+                              [row[7], row[8], row[9]]])
+            inertia = pin.Inertia.Zero()  # the constructor refuses an indefinite I_c
+            inertia.mass, inertia.lever, inertia.inertia = float(row[0]), row[1:4].copy(), dense
+            self.model.inertias[j] = inertia
+
+    def pull_velocities(self) -> None:
+        """Copy ``data.v`` into ``velocities`` (public API; a no-op when shared)."""
+        if not self.shared:
+            v = self.data.v
+            for j in range(self.n):
+                self.velocities[j] = v[j + 1].vector
+
+    def push_forces(self) -> None:
+        """Copy ``forces`` into the f^ext vector (public API; a no-op when shared)."""
+        if not self.shared:
+            for j in range(self.n):
+                self.fext[j + 1] = pin.Force(self.forces[j])
+
+
+class RecursiveDynamics:
+    """Eq. (39) for one arm by RNEA/ABA/CRBA, with the loads Θ, Θ̇, Ψ, Ψ̇ held between calls.
+
+    Set the loads with :meth:`set_loads` (or one of :meth:`set_theta`,
+    :meth:`set_theta_dot`, :meth:`set_psi`, :meth:`set_psi_dot`); they stay until the
+    next ``set_*``. The evaluation methods validate their joint vectors with one
+    finiteness check per call and return new read-only arrays. Not thread-safe: use one
+    evaluator per thread.
+
+    Example:
+        >>> rd = RecursiveDynamics(model)
+        >>> rd.set_loads(theta, theta_dot, psi, psi_dot)
+        >>> tau = rd.inverse_dynamics(q, qd, qdd)   # τ of eq. (39), w = 0
+    """
+
+    def __init__(self, model: RobotModel, *, shared_buffers: bool = True) -> None:
+        """Build the evaluator; the loads start as Θ = ``model.theta_nominal``, the rest 0.
+
+        Args:
+            model: the arm (locked joints and continuous joints as in the model).
+            shared_buffers: exchange arrays with Pinocchio through views of its memory
+                (verified at construction, see the module docstring); False uses only
+                Pinocchio's public API.
+        """
+        self.model = model
+        n, nv = model.n_bodies, model.nv
+        self._n, self._nv = n, nv
+        pin_model: pin.Model = model.pinocchio_model.copy()
+        self._main = _PinocchioStorage(pin_model, n, shared_buffers)
+        shift_model = pin_model.copy()
+        for j in range(1, shift_model.njoints):
+            shift_model.inertias[j] = pin.Inertia.Zero()
+        self._shift = _PinocchioStorage(shift_model, n, shared_buffers)
+        self._shift.inertias[:] = 0.0
+        self._shift.push_inertias()
+        reach = sum(float(np.linalg.norm(pin_model.jointPlacements[j].translation))
+                    for j in range(1, pin_model.njoints))
+        self._reach = max(reach, 1e-3)
+        #: c_max [m] of the fast-path rule.
+        self.com_range = COM_RANGE_FACTOR * self._reach
+        masses = np.asarray(model.theta_nominal)[:, 0]
+        self._shift_floor = float(masses.mean()) if masses.mean() > 0 else 1.0
+        check = np.zeros((10, 7))  # [m, c m − h_i, c m + h_i] > 0 ⇔ held directly
+        check[0, :] = [1.0] + [self.com_range] * 6
+        for i in range(3):
+            check[1 + i, 1 + 2 * i], check[1 + i, 2 + 2 * i] = -1.0, 1.0
+        big = np.zeros((_WIDTH, 49))
+        big[_RATES, :42] = _RATE_MAP
+        big[_THETA, 42:] = check
+        self._big_map = big
+        self._loads = np.zeros((n, _WIDTH))
+        self._products = np.empty((n, 49))
+        self._rates = self._products[:, :42].reshape(n, 6, 7)
+        self._check = self._products[:, 42:]
+        self._twist = np.ones((n, 7, 1))
+        self._forces3 = self._main.forces[:, :, None]
+        self._zero10, self._zero12 = np.zeros((n, 10)), np.zeros((n, 12))
+        self._work = np.zeros((n, 22))  # [Θ | c | h⊗c] of the shifted rows
+        self._hc = {id(b): self._hc_view(b) for b in (self._loads, self._work)}
+        self._state = np.empty(3 * nv)
+        self._qdd_zero = np.zeros(nv)
+        self._continuous = bool(np.any(model.joint_limits.continuous))
+        if self._continuous:
+            self._q_pin = np.empty(pin_model.nq)
+            idx_q = np.array([pin_model.joints[j].idx_q for j in range(1, pin_model.njoints)])
+            cont = np.asarray(model.joint_limits.continuous)
+            self._plain_dofs, self._plain_q = np.flatnonzero(~cont), idx_q[~cont]
+            self._cont_dofs, self._cos_q = np.flatnonzero(cont), idx_q[cont]
+        self._held = np.ones(n, dtype=bool)
+        self._shifted = False
+        self._rates_zero = True
+        self._aba_ok: bool | None = None
+        self.set_loads(model.theta_nominal)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def shared_buffers(self) -> bool:
+        """Whether arrays are exchanged through views of Pinocchio's memory."""
+        return self._main.shared
+
+    @property
+    def held_directly(self) -> Array:
+        """Per body, whether its row of Θ is held as is (True) or shifted (False), (N,)."""
+        out = self._held.copy()
+        out.setflags(write=False)
+        return out
+
+    def _column(self, columns: slice) -> Array:
+        out = self._loads[:, columns].copy()
+        out.setflags(write=False)
+        return out
+
+    @property
+    def theta(self) -> Array:
+        """Θ held, (N, 10), eq. (7) order [kg, kg·m, kg·m²]."""
+        return self._column(_THETA)
+
+    @property
+    def theta_dot(self) -> Array:
+        """Θ̇ held, (N, 10) [per s]."""
+        return self._column(slice(22, 32))
+
+    @property
+    def psi(self) -> Array:
+        """Ψ held, (N, 12) in eq. (27) layout [kg·m/s, kg·m²/s] (a γ input is stored as ψ)."""
+        return self._column(slice(32, 44))
+
+    @property
+    def psi_dot(self) -> Array:
+        """Ψ̇ held, (N, 12) [per s]."""
+        return self._column(slice(44, 56))
+
+    # ------------------------------------------------------------------ loads
+    def set_loads(
+        self,
+        theta: npt.ArrayLike,
+        theta_dot: npt.ArrayLike | None = None,
+        psi: npt.ArrayLike | None = None,
+        psi_dot: npt.ArrayLike | None = None,
+    ) -> None:
+        """Hold new loads; the Pinocchio model's inertias are updated here.
+
+        Args:
+            theta: Θ, (N, 10), eq. (7) order about each body frame origin
+                [kg, kg·m, kg·m²]; any values (also m = 0 or inconsistent rows).
+            theta_dot: Θ̇, (N, 10) [per s]; None = 0.
+            psi: Ψ, (N, 12) in eq. (27) layout, body coordinates [kg·m/s, kg·m²/s], or
+                its momentum image γ = Q₀ψ, (N, 6); None = 0.
+            psi_dot: Ψ̇ in either layout [per s]; None = 0.
+
+        Raises:
+            InvalidInputError: a wrong shape or a non-finite entry, naming the argument.
+        """
+        zero12 = self._zero12
+        psi_a = zero12 if psi is None else self._psi_form(psi, "psi")
+        psi_dot_a = zero12 if psi_dot is None else self._psi_form(psi_dot, "psi_dot")
+        theta_dot_a = self._zero10 if theta_dot is None else theta_dot
+        loads = self._loads
+        parts = (theta, zero12, theta_dot_a, psi_a, psi_dot_a)  # zero12: the c, h⊗c columns
+        try:
+            np.concatenate(parts, axis=1, out=loads)
+            flat = loads.reshape(-1)
+            finite = math.isfinite(flat @ flat)
+        except (ValueError, TypeError):
+            finite = False
+        if not finite:
+            self._diagnose_loads(theta, theta_dot, psi_a, psi_dot_a)
+        self._update(theta_dot is None and psi is None and psi_dot is None)
+
+    def set_theta(self, theta: npt.ArrayLike) -> None:
+        """Hold a new Θ, (N, 10) (see :meth:`set_loads`); the other loads are kept."""
+        value = check_finite(theta, "theta", (self._n, 10))
+        self._loads[:, _THETA] = value
+        self._update(self._rates_zero)
+
+    def set_theta_dot(self, theta_dot: npt.ArrayLike | None) -> None:
+        """Hold a new Θ̇, (N, 10) or None = 0; the other loads are kept."""
+        value = (self._zero10 if theta_dot is None
+                 else check_finite(theta_dot, "theta_dot", (self._n, 10)))
+        self._loads[:, 22:32] = value
+        self._update(None)
+
+    def set_psi(self, psi: npt.ArrayLike | None) -> None:
+        """Hold a new Ψ, (N, 12) or γ (N, 6), or None = 0; the other loads are kept."""
+        self._loads[:, 32:44] = self._zero12 if psi is None else self._checked_psi(psi, "psi")
+        self._update(None)
+
+    def set_psi_dot(self, psi_dot: npt.ArrayLike | None) -> None:
+        """Hold a new Ψ̇, (N, 12) or γ̇ (N, 6), or None = 0; the other loads are kept."""
+        self._loads[:, 44:56] = (self._zero12 if psi_dot is None
+                                 else self._checked_psi(psi_dot, "psi_dot"))
+        self._update(None)
+
+    def _psi_form(self, value: npt.ArrayLike, argument: str) -> npt.ArrayLike:
+        """ψ as given when (N, 12)-shaped; a γ (N, 6) is mapped to ψ by PSI_FROM_GAMMA."""
+        array = np.asarray(value)
+        if array.shape == (self._n, 6):
+            return self._checked_psi(array, argument)
+        return array
+
+    def _checked_psi(self, value: npt.ArrayLike, argument: str) -> Array:
+        array = np.asarray(value)
+        if array.ndim == 2 and array.shape == (self._n, 6):
+            gamma = check_finite(array, argument, (self._n, 6))
+            return np.asarray(gamma @ PSI_FROM_GAMMA.T)
+        return check_finite(array, argument, (self._n, 12))
+
+    def _diagnose_loads(
+        self,
+        theta: npt.ArrayLike,
+        theta_dot: npt.ArrayLike | None,
+        psi: npt.ArrayLike,
+        psi_dot: npt.ArrayLike,
+    ) -> None:
+        """Raise for the first bad argument; otherwise (overflow of the quick check) fill."""
+        n = self._n
+        values = (
+            check_finite(theta, "theta", (n, 10)),
+            self._zero10 if theta_dot is None
+            else check_finite(theta_dot, "theta_dot", (n, 10)),
+            self._checked_psi(psi, "psi"),
+            self._checked_psi(psi_dot, "psi_dot"),
+        )
+        loads = self._loads
+        loads[:, _THETA], loads[:, 22:32], loads[:, 32:44], loads[:, 44:56] = values
+        loads[:, 10:22] = 0.0
+
+    def _hc_view(self, buffer: Array) -> Array:
+        """The h⊗c columns of ``buffer`` as an (N, 3, 3) view (written in place)."""
+        view = buffer[:, _HC].reshape(self._n, 3, 3)
+        if not np.shares_memory(view, buffer):
+            raise RuntimeError("h⊗c columns cannot be viewed in place")  # pragma: no cover
+        return view
+
+    def _update(self, rates_zero: bool | None) -> None:
+        """Recompute f^ext's maps and the held inertias from the loads buffer.
+
+        Args:
+            rates_zero: whether Θ̇, Ψ, Ψ̇ are all zero (None: find out).
+        """
+        loads = self._loads
+        np.matmul(loads, self._big_map, out=self._products)
+        if rates_zero is None:
+            rates_zero = not loads[:, _RATES].any()
+        if rates_zero and not self._rates_zero:
+            self._main.forces[:] = 0.0
+            self._main.push_forces()
+        self._rates_zero = rates_zero
+        self._aba_ok = None
+        if self._check.min() > 0.0:
+            if self._shifted:
+                self._shift.inertias[:] = 0.0
+                self._shift.push_inertias()
+                self._held[:] = True
+                self._shifted = False
+            self._hold(loads)
+            return
+        held = (self._check > 0.0).all(axis=1)
+        theta = loads[:, _THETA]
+        k = np.where(held, 0.0, np.abs(theta[:, 0]) + np.abs(theta[:, 1:4]).max(axis=1)
+                     / self._reach + self._shift_floor)
+        work = self._work
+        work[:, _THETA] = theta
+        work[:, 0] += k
+        self._hold(work)
+        self._shift.inertias[:] = 0.0
+        self._shift.inertias[:, 0] = k
+        self._shift.push_inertias()
+        self._held[:] = held
+        self._shifted = True
+
+    def _hold(self, work: Array) -> None:
+        """Write rows [Θ | c | h⊗c] of ``work`` (m > 0 in every row) into the model."""
+        np.divide(work[:, 1:4], work[:, 0:1], out=work[:, _COM])
+        np.multiply(work[:, 1:4, None], work[:, None, _COM], out=self._hc[id(work)])
+        np.matmul(work[:, 0:22], _INERTIA_MAP, out=self._main.inertias)
+        self._main.push_inertias()
+
+    # ------------------------------------------------------------------ evaluation
+    def _joint_state(self, values: tuple[npt.ArrayLike, ...], names: tuple[str, ...]) -> Array:
+        """The joint vectors as one validated buffer (k·nv,): one finiteness check."""
+        nv = self._nv
+        state = self._state[: nv * len(values)]
+        try:
+            if any(len(v) != nv for v in values):  # type: ignore[arg-type]
+                raise ValueError
+            np.concatenate(values, out=state)
+            if math.isfinite(state @ state):
+                return state
+        except (ValueError, TypeError):
+            pass
+        for k, (value, name) in enumerate(zip(values, names, strict=True)):
+            state[k * nv:(k + 1) * nv] = check_finite(value, name, (nv,))
+        return state
+
+    def _configuration(self, state: Array) -> Array:
+        """Pinocchio's q (nq,) from the joint angles: continuous joints as (cos, sin)."""
+        q = state[: self._nv]
+        if not self._continuous:
+            return q
+        out = self._q_pin
+        out[self._plain_q] = q[self._plain_dofs]
+        angles = q[self._cont_dofs]
+        out[self._cos_q] = np.cos(angles)
+        out[self._cos_q + 1] = np.sin(angles)
+        return out
+
+    def _external_forces(self, q: Array, qd: Array) -> pin.StdVec_Force:
+        """f^ext of eq. (39) at (q, q̇) in the LOCAL joint frames, in the f^ext vector."""
+        main = self._main
+        if self._rates_zero:
+            return main.fext
+        _forward_kinematics(main.model, main.data, q, qd)
+        main.pull_velocities()
+        twist = self._twist
+        twist[:, :6, 0] = main.velocities
+        np.matmul(self._rates, twist, out=self._forces3)
+        main.push_forces()
+        return main.fext
+
+    def inverse_dynamics(self, q: npt.ArrayLike, qd: npt.ArrayLike, qdd: npt.ArrayLike) -> Array:
+        """τ of eq. (39) with w = 0 for the held loads.
+
+        Args:
+            q: joint positions (nv,) [rad, m].
+            qd: joint velocities (nv,) [rad/s, m/s].
+            qdd: joint accelerations (nv,) [rad/s², m/s²].
+
+        Returns:
+            τ, (nv,) [N·m, N], read-only.
+
+        Raises:
+            InvalidInputError: a wrong shape or non-finite entry, naming the argument.
+        """
+        nv = self._nv
+        state = self._joint_state((q, qd, qdd), ("q", "qd", "qdd"))
+        qp, v, a = self._configuration(state), state[nv:2 * nv], state[2 * nv:]
+        main = self._main
+        tau = _rnea(main.model, main.data, qp, v, a, self._external_forces(qp, v))
+        if self._shifted:
+            tau -= _rnea(self._shift.model, self._shift.data, qp, v, a)
+        tau.setflags(write=False)
+        return tau
+
+    def bias(self, q: npt.ArrayLike, qd: npt.ArrayLike) -> Array:
+        """τ at q̈ = 0: (C + M(Θ̇) + H) q̇ + G + JᵀQ₀Ψ̇ of eq. (39), (nv,) [N·m, N], read-only."""
+        nv = self._nv
+        state = self._joint_state((q, qd), ("q", "qd"))
+        qp, v, a = self._configuration(state), state[nv:2 * nv], self._qdd_zero
+        main = self._main
+        tau = _rnea(main.model, main.data, qp, v, a, self._external_forces(qp, v))
+        if self._shifted:
+            tau -= _rnea(self._shift.model, self._shift.data, qp, v, a)
+        tau.setflags(write=False)
+        return tau
+
+    def mass_matrix(self, q: npt.ArrayLike) -> Array:
+        """M(q, Θ) of eq. (31) for the held Θ, (nv, nv), read-only (CRBA)."""
+        state = self._joint_state((q,), ("q",))
+        return self._mass(self._configuration(state))
+
+    def _mass(self, qp: Array) -> Array:
+        m = np.array(_crba(self._main.model, self._main.data, qp))
+        if self._shifted:
+            m -= _crba(self._shift.model, self._shift.data, qp)
+        m.setflags(write=False)
+        return m
+
+    def _aba_exact(self) -> bool:
+        """Every row held directly with Z(Φ_l) ≻ 0 (I about the COM ≻ 0): then M ≻ 0."""
+        if self._aba_ok is None:
+            ok = not self._shifted
+            if ok:
+                i = self._main.inertias[:, 4:10]
+                dense = np.stack([i[:, [0, 1, 3]], i[:, [1, 2, 4]], i[:, [3, 4, 5]]], axis=1)
+                ok = bool(np.all(np.linalg.eigvalsh(dense)[:, 0] > 0.0))
+            self._aba_ok = ok
+        return self._aba_ok
+
+    def forward_dynamics(self, q: npt.ArrayLike, qd: npt.ArrayLike, tau: npt.ArrayLike) -> Array:
+        """q̈ solving eq. (39) for τ (w = 0) and the held loads.
+
+        ABA when the fast-path rule allows it (module docstring), else a Cholesky solve
+        of M(q, Θ) q̈ = τ − bias.
+
+        Args:
+            q: joint positions (nv,) [rad, m].
+            qd: joint velocities (nv,) [rad/s, m/s].
+            tau: joint efforts (nv,) [N·m, N].
+
+        Returns:
+            q̈, (nv,) [rad/s², m/s²], read-only.
+
+        Raises:
+            InvalidInputError: a wrong shape or non-finite entry, naming the argument.
+            PhysicalConsistencyError: M(q, Θ) is not positive definite.
+        """
+        nv = self._nv
+        state = self._joint_state((q, qd, tau), ("q", "qd", "tau"))
+        qp, v, effort = self._configuration(state), state[nv:2 * nv], state[2 * nv:]
+        main = self._main
+        fext = self._external_forces(qp, v)
+        if self._aba_exact():
+            qdd = _aba(main.model, main.data, qp, v, effort, fext)
+        else:
+            bias = _rnea(main.model, main.data, qp, v, self._qdd_zero, fext)
+            if self._shifted:
+                bias -= _rnea(self._shift.model, self._shift.data, qp, v, self._qdd_zero)
+            m = self._mass(qp)
+            try:
+                factor = scipy.linalg.cho_factor(m, check_finite=False)
+            except np.linalg.LinAlgError:
+                raise PhysicalConsistencyError(
+                    "theta", "M(q, Θ) is not positive definite; Θ is not physically "
+                    "consistent") from None
+            qdd = scipy.linalg.cho_solve(factor, effort - bias, check_finite=False)
+        qdd.setflags(write=False)
+        return qdd
+
+
+_EVALUATORS = threading.local()
+
+
+def _evaluator(model: RobotModel) -> RecursiveDynamics:
+    """This thread's evaluator for ``model`` (built once, dropped with the model)."""
+    cache: weakref.WeakKeyDictionary[RobotModel, RecursiveDynamics] | None = getattr(
+        _EVALUATORS, "cache", None)
+    if cache is None:
+        cache = weakref.WeakKeyDictionary()
+        _EVALUATORS.cache = cache
+    evaluator = cache.get(model)
+    if evaluator is None:
+        evaluator = cache[model] = RecursiveDynamics(model)
+    return evaluator
+
+
+def inverse_dynamics(
+    model: RobotModel,
+    q: npt.ArrayLike,
+    qd: npt.ArrayLike,
+    qdd: npt.ArrayLike,
+    theta: npt.ArrayLike,
+    theta_dot: npt.ArrayLike | None = None,
+    psi: npt.ArrayLike | None = None,
+    psi_dot: npt.ArrayLike | None = None,
+) -> Array:
+    """τ of eq. (39) (w = 0) with all loads new in this call: one-call form of RecursiveDynamics.
+
+    Every call sets all four loads, so no state carries over between calls; the
+    evaluator itself (a private Pinocchio model copy) is built once per model and
+    thread and kept while the model lives.
+
+    Args:
+        model: the arm.
+        q: joint positions (nv,) [rad, m].
+        qd: joint velocities (nv,) [rad/s, m/s].
+        qdd: joint accelerations (nv,) [rad/s², m/s²].
+        theta: Θ, (N, 10), eq. (7) order about each body frame origin [kg, kg·m, kg·m²].
+        theta_dot: Θ̇, (N, 10) [per s]; None = 0.
+        psi: Ψ (N, 12), eq. (27), or γ = Q₀ψ (N, 6) [kg·m/s, kg·m²/s]; None = 0.
+        psi_dot: Ψ̇ in either layout [per s]; None = 0.
+
+    Returns:
+        τ, (nv,) [N·m, N], read-only.
+
+    Raises:
+        InvalidInputError: a wrong shape or non-finite entry, naming the argument.
+    """
+    evaluator = _evaluator(model)
+    evaluator.set_loads(theta, theta_dot, psi, psi_dot)
+    return evaluator.inverse_dynamics(q, qd, qdd)
+
+
+__all__ = ["COM_RANGE_FACTOR", "PSI_FROM_GAMMA", "RecursiveDynamics", "inverse_dynamics"]
