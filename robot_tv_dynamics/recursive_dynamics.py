@@ -111,27 +111,24 @@ def _rate_map() -> Array:
     return w.reshape(34, 42)
 
 
-def _inertia_map() -> Array:
-    """P, (22, 10): [m, h, I (eq. 7), c, h⊗c (row-major)] ↦ Pinocchio's Inertia storage.
+def _inertia_maps() -> tuple[Array, Array]:
+    """Φ ↦ Pinocchio's Inertia storage (m, c, I_c), I_c packed as (xx, xy, yy, xz, yz, zz).
 
-    The storage is (m, c, I_c) with I_c = I − m S(c)ᵀS(c) = I − ((h·c) I₃ − h cᵀ) packed
-    as (xx, xy, yy, xz, yz, zz).
+    I_c = I − m S(c)ᵀS(c) = I − ((h·c) I₃ − h cᵀ). Returns (P_lin (10, 10), P_hc (9, 6)):
+    ``Φ @ P_lin`` puts m and the packed I in place (zeros where c goes) and
+    ``(h⊗c) @ P_hc`` (h⊗c row-major) is the packed correction to subtract.
     """
-    p = np.zeros((22, 10))
-    p[0, 0] = 1.0
-    p[10:13, 1:4] = np.eye(3)
-    hc = 13  # first row of h⊗c: entry (i, j) is row hc + 3 i + j
-    # diagonal: I_ii − Σ_{k≠i} h_k c_k
-    for column, (row, others) in {4: (4, (1, 2)), 6: (5, (0, 2)), 9: (6, (0, 1))}.items():
-        p[row, column] = 1.0
+    p_lin = np.zeros((10, 10))
+    p_lin[0, 0] = 1.0
+    for phi_index, packed in ((4, 0), (7, 1), (5, 2), (9, 3), (8, 4), (6, 5)):
+        p_lin[phi_index, 4 + packed] = 1.0
+    p_hc = np.zeros((9, 6))
+    for packed, others in ((0, (1, 2)), (2, (0, 2)), (5, (0, 1))):  # xx, yy, zz
         for k in others:
-            p[hc + 4 * k, column] = -1.0
-    # off-diagonal: I_ij + ½ (h_i c_j + h_j c_i)
-    for column, (row, i, j) in {5: (7, 0, 1), 8: (8, 1, 2), 7: (9, 0, 2)}.items():
-        p[row, column] = 1.0
-        p[hc + 3 * i + j, column] = 0.5
-        p[hc + 3 * j + i, column] = 0.5
-    return p
+            p_hc[4 * k, packed] = 1.0
+    for packed, (i, j) in ((1, (0, 1)), (4, (1, 2)), (3, (0, 2))):  # xy, yz, xz
+        p_hc[3 * i + j, packed] = p_hc[3 * j + i, packed] = -0.5
+    return p_lin, p_hc
 
 
 #: Exact right inverse of Q₀ = diag(I₃, −S·T): (−S·T)(−S·T)ᵀ = S·Sᵀ = 2 I₃, so
@@ -140,13 +137,15 @@ PSI_FROM_GAMMA = np.zeros((12, 6))
 PSI_FROM_GAMMA[:3, :3] = np.eye(3)
 PSI_FROM_GAMMA[3:, 3:] = 0.5 * Q0[3:, 3:].T
 _RATE_MAP = _rate_map()
-_INERTIA_MAP = _inertia_map()
-for _constant in (PSI_FROM_GAMMA, _RATE_MAP, _INERTIA_MAP):
+_INERTIA_LINEAR, _INERTIA_HC = _inertia_maps()
+for _constant in (PSI_FROM_GAMMA, _RATE_MAP, _INERTIA_LINEAR, _INERTIA_HC):
     _constant.setflags(write=False)
 
-# Columns of the loads buffer (N, 56): Θ | c | h⊗c | Θ̇ | ψ | ψ̇.
-_THETA, _COM, _HC, _RATES = slice(0, 10), slice(10, 13), slice(13, 22), slice(22, 56)
-_WIDTH = 56
+# Columns of the loads buffer (N, 44): Θ | Θ̇ | ψ | ψ̇.
+_THETA, _THETA_DOT, _PSI, _PSI_DOT = slice(0, 10), slice(10, 20), slice(20, 32), slice(32, 44)
+_RATES = slice(10, 44)
+# Columns of the products Loads @ _big_map (N, 59): Inertia linear part | rule | B_l (6, 7).
+_LINEAR, _RULE, _BLOCKS = slice(0, 10), slice(10, 17), slice(17, 59)
 
 
 def _address(array: Array) -> int:
@@ -263,14 +262,21 @@ class _PinocchioStorage:
                 self.fext[j + 1] = pin.Force(self.forces[j])
 
 
+def _block_diagonal_view(matrix: Array, n: int, size: int) -> Array:
+    """The n diagonal (size, size) blocks of a C-contiguous (n·size, n·size) matrix, as a view."""
+    row, column = matrix.strides
+    return np.lib.stride_tricks.as_strided(
+        matrix, shape=(n, size, size), strides=(size * (row + column), row, column))
+
+
 class RecursiveDynamics:
     """Eq. (39) for one arm by RNEA/ABA/CRBA, with the loads Θ, Θ̇, Ψ, Ψ̇ held between calls.
 
     Set the loads with :meth:`set_loads` (or one of :meth:`set_theta`,
     :meth:`set_theta_dot`, :meth:`set_psi`, :meth:`set_psi_dot`); they stay until the
-    next ``set_*``. The evaluation methods validate their joint vectors with one
-    finiteness check per call and return new read-only arrays. Not thread-safe: use one
-    evaluator per thread.
+    next ``set_*``. Shapes are checked once per load change; each evaluation call makes
+    one finiteness check over its joint vectors (copied into one contiguous buffer) and
+    returns a new read-only array. Not thread-safe: use one evaluator per thread.
 
     Example:
         >>> rd = RecursiveDynamics(model)
@@ -296,44 +302,52 @@ class RecursiveDynamics:
         for j in range(1, shift_model.njoints):
             shift_model.inertias[j] = pin.Inertia.Zero()
         self._shift = _PinocchioStorage(shift_model, n, shared_buffers)
-        self._shift.inertias[:] = 0.0
-        self._shift.push_inertias()
         reach = sum(float(np.linalg.norm(pin_model.jointPlacements[j].translation))
                     for j in range(1, pin_model.njoints))
         self._reach = max(reach, 1e-3)
-        #: c_max [m] of the fast-path rule.
+        #: c_max [m] of the fast-path rule (module docstring).
         self.com_range = COM_RANGE_FACTOR * self._reach
         masses = np.asarray(model.theta_nominal)[:, 0]
         self._shift_floor = float(masses.mean()) if masses.mean() > 0 else 1.0
-        check = np.zeros((10, 7))  # [m, c m − h_i, c m + h_i] > 0 ⇔ held directly
-        check[0, :] = [1.0] + [self.com_range] * 6
+        big = np.zeros((44, 59))
+        big[_THETA, _LINEAR] = _INERTIA_LINEAR
+        big[0, _RULE] = [1.0] + [self.com_range] * 6  # [m, c m − h_i, c m + h_i] > 0
         for i in range(3):
-            check[1 + i, 1 + 2 * i], check[1 + i, 2 + 2 * i] = -1.0, 1.0
-        big = np.zeros((_WIDTH, 49))
-        big[_RATES, :42] = _RATE_MAP
-        big[_THETA, 42:] = check
+            big[1 + i, 11 + 2 * i], big[1 + i, 12 + 2 * i] = -1.0, 1.0
+        big[_RATES, _BLOCKS] = _RATE_MAP
         self._big_map = big
-        self._loads = np.zeros((n, _WIDTH))
-        self._products = np.empty((n, 49))
-        self._rates = self._products[:, :42].reshape(n, 6, 7)
-        self._check = self._products[:, 42:]
-        self._twist = np.ones((n, 7, 1))
-        self._forces3 = self._main.forces[:, :, None]
+        self._loads = np.zeros((n, 44))
+        self._products = np.zeros((n, 59))
+        self._blocks = self._products[:, _BLOCKS].reshape(n, 6, 7)
+        if not np.shares_memory(self._blocks, self._products):
+            raise RuntimeError("B_l blocks cannot be viewed in place")  # pragma: no cover
+        self._com, self._hc, self._correction = np.zeros((n, 3)), np.zeros((n, 3, 3)), np.zeros(
+            (n, 6))
+        self._wrench_map = np.zeros((6 * n, 6 * n))  # block diagonal of B_l[:, :6]
+        self._wrench_blocks = _block_diagonal_view(self._wrench_map, n, 6)
+        self._wrench_offset = np.zeros(6 * n)  # −Q₀ψ̇_l stacked
+        self._velocities = self._main.velocities.reshape(-1)
+        self._forces = self._main.forces.reshape(-1)
+        if self._main.shared and not (np.shares_memory(self._velocities, self._main.velocities)
+                                      and np.shares_memory(self._forces, self._main.forces)):
+            raise RuntimeError("Pinocchio vectors are not contiguous")  # pragma: no cover
         self._zero10, self._zero12 = np.zeros((n, 10)), np.zeros((n, 12))
-        self._work = np.zeros((n, 22))  # [Θ | c | h⊗c] of the shifted rows
-        self._hc = {id(b): self._hc_view(b) for b in (self._loads, self._work)}
-        self._state = np.empty(3 * nv)
+        # one contiguous buffer per evaluation signature, with views of its parts
+        self._state3, self._state2, self._state1 = np.empty(3 * nv), np.empty(2 * nv), np.empty(nv)
+        self._q3, self._v3, self._a3 = self._state3[:nv], self._state3[nv:2 * nv], self._state3[
+            2 * nv:]
+        self._q2, self._v2 = self._state2[:nv], self._state2[nv:]
         self._qdd_zero = np.zeros(nv)
-        self._continuous = bool(np.any(model.joint_limits.continuous))
-        if self._continuous:
-            self._q_pin = np.empty(pin_model.nq)
-            idx_q = np.array([pin_model.joints[j].idx_q for j in range(1, pin_model.njoints)])
-            cont = np.asarray(model.joint_limits.continuous)
-            self._plain_dofs, self._plain_q = np.flatnonzero(~cont), idx_q[~cont]
-            self._cont_dofs, self._cos_q = np.flatnonzero(cont), idx_q[cont]
+        cont = np.asarray(model.joint_limits.continuous, dtype=bool)
+        self._continuous = bool(cont.any())
+        self._q_pin = np.empty(pin_model.nq)
+        idx_q = np.array([pin_model.joints[j].idx_q for j in range(1, pin_model.njoints)])
+        self._plain_dofs, self._plain_q = np.flatnonzero(~cont), idx_q[~cont]
+        self._cont_dofs, self._cos_q = np.flatnonzero(cont), idx_q[cont]
         self._held = np.ones(n, dtype=bool)
         self._shifted = False
         self._rates_zero = True
+        self._offset_zero = True
         self._aba_ok: bool | None = None
         self.set_loads(model.theta_nominal)
 
@@ -363,17 +377,17 @@ class RecursiveDynamics:
     @property
     def theta_dot(self) -> Array:
         """Θ̇ held, (N, 10) [per s]."""
-        return self._column(slice(22, 32))
+        return self._column(_THETA_DOT)
 
     @property
     def psi(self) -> Array:
-        """Ψ held, (N, 12) in eq. (27) layout [kg·m/s, kg·m²/s] (a γ input is stored as ψ)."""
-        return self._column(slice(32, 44))
+        """Ψ held, (N, 12), eq. (27) layout [kg·m/s, kg·m²/s] (a γ given is stored as ψ)."""
+        return self._column(_PSI)
 
     @property
     def psi_dot(self) -> Array:
         """Ψ̇ held, (N, 12) [per s]."""
-        return self._column(slice(44, 56))
+        return self._column(_PSI_DOT)
 
     # ------------------------------------------------------------------ loads
     def set_loads(
@@ -399,148 +413,133 @@ class RecursiveDynamics:
         zero12 = self._zero12
         psi_a = zero12 if psi is None else self._psi_form(psi, "psi")
         psi_dot_a = zero12 if psi_dot is None else self._psi_form(psi_dot, "psi_dot")
-        theta_dot_a = self._zero10 if theta_dot is None else theta_dot
         loads = self._loads
-        parts = (theta, zero12, theta_dot_a, psi_a, psi_dot_a)  # zero12: the c, h⊗c columns
         try:
-            np.concatenate(parts, axis=1, out=loads)
+            np.concatenate((theta, self._zero10 if theta_dot is None else theta_dot, psi_a,
+                            psi_dot_a), axis=1, out=loads)
             flat = loads.reshape(-1)
             finite = math.isfinite(flat @ flat)
         except (ValueError, TypeError):
             finite = False
         if not finite:
-            self._diagnose_loads(theta, theta_dot, psi_a, psi_dot_a)
-        self._update(theta_dot is None and psi is None and psi_dot is None)
+            self._fill_loads(theta, theta_dot, psi_a, psi_dot_a)
+        self._update(theta_dot is None and psi is None and psi_dot is None, psi_dot is None)
 
     def set_theta(self, theta: npt.ArrayLike) -> None:
         """Hold a new Θ, (N, 10) (see :meth:`set_loads`); the other loads are kept."""
-        value = check_finite(theta, "theta", (self._n, 10))
-        self._loads[:, _THETA] = value
-        self._update(self._rates_zero)
+        self._loads[:, _THETA] = check_finite(theta, "theta", (self._n, 10))
+        self._update(self._rates_zero, self._offset_zero)
 
     def set_theta_dot(self, theta_dot: npt.ArrayLike | None) -> None:
         """Hold a new Θ̇, (N, 10) or None = 0; the other loads are kept."""
-        value = (self._zero10 if theta_dot is None
-                 else check_finite(theta_dot, "theta_dot", (self._n, 10)))
-        self._loads[:, 22:32] = value
-        self._update(None)
+        self._loads[:, _THETA_DOT] = (self._zero10 if theta_dot is None
+                                      else check_finite(theta_dot, "theta_dot", (self._n, 10)))
+        self._update(None, self._offset_zero)
 
     def set_psi(self, psi: npt.ArrayLike | None) -> None:
         """Hold a new Ψ, (N, 12) or γ (N, 6), or None = 0; the other loads are kept."""
-        self._loads[:, 32:44] = self._zero12 if psi is None else self._checked_psi(psi, "psi")
-        self._update(None)
+        self._loads[:, _PSI] = self._zero12 if psi is None else self._checked_psi(psi, "psi")
+        self._update(None, self._offset_zero)
 
     def set_psi_dot(self, psi_dot: npt.ArrayLike | None) -> None:
         """Hold a new Ψ̇, (N, 12) or γ̇ (N, 6), or None = 0; the other loads are kept."""
-        self._loads[:, 44:56] = (self._zero12 if psi_dot is None
-                                 else self._checked_psi(psi_dot, "psi_dot"))
-        self._update(None)
+        self._loads[:, _PSI_DOT] = (self._zero12 if psi_dot is None
+                                    else self._checked_psi(psi_dot, "psi_dot"))
+        self._update(None, None)
 
     def _psi_form(self, value: npt.ArrayLike, argument: str) -> npt.ArrayLike:
-        """ψ as given when (N, 12)-shaped; a γ (N, 6) is mapped to ψ by PSI_FROM_GAMMA."""
-        array = np.asarray(value)
-        if array.shape == (self._n, 6):
-            return self._checked_psi(array, argument)
-        return array
+        """ψ as given unless it is a γ, (N, 6): that is mapped to ψ by PSI_FROM_GAMMA."""
+        if np.shape(value) == (self._n, 6):
+            return self._checked_psi(value, argument)
+        return value
 
     def _checked_psi(self, value: npt.ArrayLike, argument: str) -> Array:
-        array = np.asarray(value)
-        if array.ndim == 2 and array.shape == (self._n, 6):
-            gamma = check_finite(array, argument, (self._n, 6))
+        if np.shape(value) == (self._n, 6):
+            gamma = check_finite(value, argument, (self._n, 6))
             return np.asarray(gamma @ PSI_FROM_GAMMA.T)
-        return check_finite(array, argument, (self._n, 12))
+        return check_finite(value, argument, (self._n, 12))
 
-    def _diagnose_loads(
+    def _fill_loads(
         self,
         theta: npt.ArrayLike,
         theta_dot: npt.ArrayLike | None,
         psi: npt.ArrayLike,
         psi_dot: npt.ArrayLike,
     ) -> None:
-        """Raise for the first bad argument; otherwise (overflow of the quick check) fill."""
-        n = self._n
+        """Raise for the first bad argument; otherwise (the quick check overflowed) fill."""
+        n, loads = self._n, self._loads
         values = (
             check_finite(theta, "theta", (n, 10)),
-            self._zero10 if theta_dot is None
-            else check_finite(theta_dot, "theta_dot", (n, 10)),
+            self._zero10 if theta_dot is None else check_finite(theta_dot, "theta_dot", (n, 10)),
             self._checked_psi(psi, "psi"),
             self._checked_psi(psi_dot, "psi_dot"),
         )
-        loads = self._loads
-        loads[:, _THETA], loads[:, 22:32], loads[:, 32:44], loads[:, 44:56] = values
-        loads[:, 10:22] = 0.0
+        loads[:, _THETA], loads[:, _THETA_DOT], loads[:, _PSI], loads[:, _PSI_DOT] = values
 
-    def _hc_view(self, buffer: Array) -> Array:
-        """The h⊗c columns of ``buffer`` as an (N, 3, 3) view (written in place)."""
-        view = buffer[:, _HC].reshape(self._n, 3, 3)
-        if not np.shares_memory(view, buffer):
-            raise RuntimeError("h⊗c columns cannot be viewed in place")  # pragma: no cover
-        return view
-
-    def _update(self, rates_zero: bool | None) -> None:
-        """Recompute f^ext's maps and the held inertias from the loads buffer.
+    def _update(self, rates_zero: bool | None, offset_zero: bool | None) -> None:
+        """Recompute the f^ext map and the held inertias from the loads buffer.
 
         Args:
             rates_zero: whether Θ̇, Ψ, Ψ̇ are all zero (None: find out).
+            offset_zero: whether Ψ̇ is zero (None: find out).
         """
-        loads = self._loads
-        np.matmul(loads, self._big_map, out=self._products)
+        loads, products = self._loads, self._products
+        np.matmul(loads, self._big_map, out=products)
         if rates_zero is None:
             rates_zero = not loads[:, _RATES].any()
-        if rates_zero and not self._rates_zero:
+        if offset_zero is None:
+            offset_zero = not loads[:, _PSI_DOT].any()
+        self._rates_zero, self._offset_zero, self._aba_ok = rates_zero, offset_zero, None
+        if rates_zero:
             self._main.forces[:] = 0.0
             self._main.push_forces()
-        self._rates_zero = rates_zero
-        self._aba_ok = None
-        if self._check.min() > 0.0:
+        else:
+            blocks = self._blocks
+            self._wrench_blocks[...] = blocks[:, :, :6]
+            if not offset_zero:
+                self._wrench_offset.reshape(self._n, 6)[...] = blocks[:, :, 6]
+        if products[:, _RULE].min() > 0.0:
+            self._hold(loads[:, _THETA], products[:, _LINEAR])
             if self._shifted:
                 self._shift.inertias[:] = 0.0
                 self._shift.push_inertias()
                 self._held[:] = True
                 self._shifted = False
-            self._hold(loads)
             return
-        held = (self._check > 0.0).all(axis=1)
-        theta = loads[:, _THETA]
-        k = np.where(held, 0.0, np.abs(theta[:, 0]) + np.abs(theta[:, 1:4]).max(axis=1)
-                     / self._reach + self._shift_floor)
-        work = self._work
-        work[:, _THETA] = theta
-        work[:, 0] += k
-        self._hold(work)
+        held = (products[:, _RULE] > 0.0).all(axis=1)
+        theta = loads[:, _THETA].copy()
+        shift = np.abs(theta[:, 0]) + np.abs(theta[:, 1:4]).max(axis=1) / self._reach
+        shift = np.where(held, 0.0, shift + self._shift_floor)
+        theta[:, 0] += shift
+        self._hold(theta, theta @ _INERTIA_LINEAR)
         self._shift.inertias[:] = 0.0
-        self._shift.inertias[:, 0] = k
+        self._shift.inertias[:, 0] = shift
         self._shift.push_inertias()
         self._held[:] = held
         self._shifted = True
 
-    def _hold(self, work: Array) -> None:
-        """Write rows [Θ | c | h⊗c] of ``work`` (m > 0 in every row) into the model."""
-        np.divide(work[:, 1:4], work[:, 0:1], out=work[:, _COM])
-        np.multiply(work[:, 1:4, None], work[:, None, _COM], out=self._hc[id(work)])
-        np.matmul(work[:, 0:22], _INERTIA_MAP, out=self._main.inertias)
+    def _hold(self, theta: Array, linear: Array) -> None:
+        """Write Θ rows (m > 0 in every row) into the model; ``linear`` = Θ @ P_lin."""
+        inertias, com = self._main.inertias, self._com
+        inertias[...] = linear
+        np.divide(theta[:, 1:4], theta[:, 0:1], out=com)
+        inertias[:, 1:4] = com
+        np.multiply(theta[:, 1:4, None], com[:, None, :], out=self._hc)
+        np.matmul(self._hc.reshape(self._n, 9), _INERTIA_HC, out=self._correction)
+        np.subtract(inertias[:, 4:10], self._correction, out=inertias[:, 4:10])
         self._main.push_inertias()
 
     # ------------------------------------------------------------------ evaluation
-    def _joint_state(self, values: tuple[npt.ArrayLike, ...], names: tuple[str, ...]) -> Array:
-        """The joint vectors as one validated buffer (k·nv,): one finiteness check."""
+    def _fill_state(
+        self, state: Array, values: tuple[npt.ArrayLike, ...], names: tuple[str, ...]
+    ) -> None:
+        """Raise for the first bad joint vector; otherwise (the quick check overflowed) fill."""
         nv = self._nv
-        state = self._state[: nv * len(values)]
-        try:
-            if any(len(v) != nv for v in values):  # type: ignore[arg-type]
-                raise ValueError
-            np.concatenate(values, out=state)
-            if math.isfinite(state @ state):
-                return state
-        except (ValueError, TypeError):
-            pass
         for k, (value, name) in enumerate(zip(values, names, strict=True)):
             state[k * nv:(k + 1) * nv] = check_finite(value, name, (nv,))
-        return state
 
-    def _configuration(self, state: Array) -> Array:
+    def _pinocchio_q(self, q: Array) -> Array:
         """Pinocchio's q (nq,) from the joint angles: continuous joints as (cos, sin)."""
-        q = state[: self._nv]
         if not self._continuous:
             return q
         out = self._q_pin
@@ -551,15 +550,16 @@ class RecursiveDynamics:
         return out
 
     def _external_forces(self, q: Array, qd: Array) -> pin.StdVec_Force:
-        """f^ext of eq. (39) at (q, q̇) in the LOCAL joint frames, in the f^ext vector."""
+        """f^ext of eq. (39) at (q, q̇), LOCAL joint frames: B_l [V_l; 1] for each body."""
         main = self._main
         if self._rates_zero:
             return main.fext
         _forward_kinematics(main.model, main.data, q, qd)
         main.pull_velocities()
-        twist = self._twist
-        twist[:, :6, 0] = main.velocities
-        np.matmul(self._rates, twist, out=self._forces3)
+        forces = self._forces
+        np.matmul(self._wrench_map, self._velocities, out=forces)
+        if not self._offset_zero:
+            np.add(forces, self._wrench_offset, out=forces)
         main.push_forces()
         return main.fext
 
@@ -577,10 +577,18 @@ class RecursiveDynamics:
         Raises:
             InvalidInputError: a wrong shape or non-finite entry, naming the argument.
         """
-        nv = self._nv
-        state = self._joint_state((q, qd, qdd), ("q", "qd", "qdd"))
-        qp, v, a = self._configuration(state), state[nv:2 * nv], state[2 * nv:]
-        main = self._main
+        nv, state = self._nv, self._state3
+        try:
+            if len(q) != nv or len(qd) != nv or len(qdd) != nv:  # type: ignore[arg-type]
+                raise ValueError
+            np.concatenate((q, qd, qdd), out=state)
+            finite = math.isfinite(state @ state)
+        except (ValueError, TypeError):
+            finite = False
+        if not finite:
+            self._fill_state(state, (q, qd, qdd), ("q", "qd", "qdd"))
+        qp = self._pinocchio_q(self._q3) if self._continuous else self._q3
+        v, a, main = self._v3, self._a3, self._main
         tau = _rnea(main.model, main.data, qp, v, a, self._external_forces(qp, v))
         if self._shifted:
             tau -= _rnea(self._shift.model, self._shift.data, qp, v, a)
@@ -589,20 +597,36 @@ class RecursiveDynamics:
 
     def bias(self, q: npt.ArrayLike, qd: npt.ArrayLike) -> Array:
         """τ at q̈ = 0: (C + M(Θ̇) + H) q̇ + G + JᵀQ₀Ψ̇ of eq. (39), (nv,) [N·m, N], read-only."""
-        nv = self._nv
-        state = self._joint_state((q, qd), ("q", "qd"))
-        qp, v, a = self._configuration(state), state[nv:2 * nv], self._qdd_zero
-        main = self._main
-        tau = _rnea(main.model, main.data, qp, v, a, self._external_forces(qp, v))
+        state = self._state2
+        try:
+            np.concatenate((q, qd), out=state)
+            finite = len(q) == len(qd) and math.isfinite(state @ state)  # type: ignore[arg-type]
+        except (ValueError, TypeError):
+            finite = False
+        if not finite:
+            self._fill_state(state, (q, qd), ("q", "qd"))
+        qp = self._pinocchio_q(self._q2)
+        return self._bias(qp, self._v2)
+
+    def _bias(self, qp: Array, v: Array) -> Array:
+        main, zero = self._main, self._qdd_zero
+        tau = _rnea(main.model, main.data, qp, v, zero, self._external_forces(qp, v))
         if self._shifted:
-            tau -= _rnea(self._shift.model, self._shift.data, qp, v, a)
+            tau -= _rnea(self._shift.model, self._shift.data, qp, v, zero)
         tau.setflags(write=False)
         return tau
 
     def mass_matrix(self, q: npt.ArrayLike) -> Array:
-        """M(q, Θ) of eq. (31) for the held Θ, (nv, nv), read-only (CRBA)."""
-        state = self._joint_state((q,), ("q",))
-        return self._mass(self._configuration(state))
+        """M(q, Θ) of eq. (31) for the held Θ, (nv, nv) [kg·m², kg], read-only (CRBA)."""
+        state = self._state1
+        try:
+            np.copyto(state, q, casting="same_kind")  # no broadcasting: shapes must match
+            finite = np.shape(q) == state.shape and math.isfinite(state @ state)
+        except (ValueError, TypeError):
+            finite = False
+        if not finite:
+            self._fill_state(state, (q,), ("q",))
+        return self._mass(self._pinocchio_q(state))
 
     def _mass(self, qp: Array) -> Array:
         m = np.array(_crba(self._main.model, self._main.data, qp))
@@ -640,20 +664,24 @@ class RecursiveDynamics:
             InvalidInputError: a wrong shape or non-finite entry, naming the argument.
             PhysicalConsistencyError: M(q, Θ) is not positive definite.
         """
-        nv = self._nv
-        state = self._joint_state((q, qd, tau), ("q", "qd", "tau"))
-        qp, v, effort = self._configuration(state), state[nv:2 * nv], state[2 * nv:]
-        main = self._main
-        fext = self._external_forces(qp, v)
+        nv, state = self._nv, self._state3
+        try:
+            if len(q) != nv or len(qd) != nv or len(tau) != nv:  # type: ignore[arg-type]
+                raise ValueError
+            np.concatenate((q, qd, tau), out=state)
+            finite = math.isfinite(state @ state)
+        except (ValueError, TypeError):
+            finite = False
+        if not finite:
+            self._fill_state(state, (q, qd, tau), ("q", "qd", "tau"))
+        qp = self._pinocchio_q(self._q3) if self._continuous else self._q3
+        v, effort, main = self._v3, self._a3, self._main
         if self._aba_exact():
-            qdd = _aba(main.model, main.data, qp, v, effort, fext)
+            qdd = _aba(main.model, main.data, qp, v, effort, self._external_forces(qp, v))
         else:
-            bias = _rnea(main.model, main.data, qp, v, self._qdd_zero, fext)
-            if self._shifted:
-                bias -= _rnea(self._shift.model, self._shift.data, qp, v, self._qdd_zero)
-            m = self._mass(qp)
+            bias = self._bias(qp, v)
             try:
-                factor = scipy.linalg.cho_factor(m, check_finite=False)
+                factor = scipy.linalg.cho_factor(self._mass(qp), check_finite=False)
             except np.linalg.LinAlgError:
                 raise PhysicalConsistencyError(
                     "theta", "M(q, Θ) is not positive definite; Θ is not physically "
@@ -689,11 +717,11 @@ def inverse_dynamics(
     psi: npt.ArrayLike | None = None,
     psi_dot: npt.ArrayLike | None = None,
 ) -> Array:
-    """τ of eq. (39) (w = 0) with all loads new in this call: one-call form of RecursiveDynamics.
+    """τ of eq. (39) (w = 0) with all loads new in this call: RecursiveDynamics in one call.
 
-    Every call sets all four loads, so no state carries over between calls; the
-    evaluator itself (a private Pinocchio model copy) is built once per model and
-    thread and kept while the model lives.
+    Every call sets all four loads, so nothing carries over between calls; the
+    evaluator itself (a private Pinocchio model copy) is built once per model and thread
+    and dropped with the model. Same arithmetic as ``set_loads`` + ``inverse_dynamics``.
 
     Args:
         model: the arm.
