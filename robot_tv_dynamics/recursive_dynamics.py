@@ -111,24 +111,23 @@ def _rate_map() -> Array:
     return w.reshape(34, 42)
 
 
-def _inertia_maps() -> tuple[Array, Array]:
-    """Φ ↦ Pinocchio's Inertia storage (m, c, I_c), I_c packed as (xx, xy, yy, xz, yz, zz).
+def _inertia_map() -> Array:
+    """P, (19, 10): [Φ (eq. 7), h⊗c (row-major)] ↦ Pinocchio's Inertia storage (m, c, I_c).
 
-    I_c = I − m S(c)ᵀS(c) = I − ((h·c) I₃ − h cᵀ). Returns (P_lin (10, 10), P_hc (9, 6)):
-    ``Φ @ P_lin`` puts m and the packed I in place (zeros where c goes) and
-    ``(h⊗c) @ P_hc`` (h⊗c row-major) is the packed correction to subtract.
+    I_c = I − m S(c)ᵀS(c) = I − ((h·c) I₃ − h cᵀ), packed as (xx, xy, yy, xz, yz, zz).
+    The c columns of the result are zero: c = h/m is not linear and is written apart.
     """
-    p_lin = np.zeros((10, 10))
-    p_lin[0, 0] = 1.0
+    p = np.zeros((19, 10))
+    p[0, 0] = 1.0
     for phi_index, packed in ((4, 0), (7, 1), (5, 2), (9, 3), (8, 4), (6, 5)):
-        p_lin[phi_index, 4 + packed] = 1.0
-    p_hc = np.zeros((9, 6))
+        p[phi_index, 4 + packed] = 1.0
+    hc = 10  # row of (h⊗c)[i, j] is hc + 3 i + j
     for packed, others in ((0, (1, 2)), (2, (0, 2)), (5, (0, 1))):  # xx, yy, zz
         for k in others:
-            p_hc[4 * k, packed] = 1.0
+            p[hc + 4 * k, 4 + packed] = -1.0
     for packed, (i, j) in ((1, (0, 1)), (4, (1, 2)), (3, (0, 2))):  # xy, yz, xz
-        p_hc[3 * i + j, packed] = p_hc[3 * j + i, packed] = -0.5
-    return p_lin, p_hc
+        p[hc + 3 * i + j, 4 + packed] = p[hc + 3 * j + i, 4 + packed] = 0.5
+    return p
 
 
 #: Exact right inverse of Q₀ = diag(I₃, −S·T): (−S·T)(−S·T)ᵀ = S·Sᵀ = 2 I₃, so
@@ -137,15 +136,15 @@ PSI_FROM_GAMMA = np.zeros((12, 6))
 PSI_FROM_GAMMA[:3, :3] = np.eye(3)
 PSI_FROM_GAMMA[3:, 3:] = 0.5 * Q0[3:, 3:].T
 _RATE_MAP = _rate_map()
-_INERTIA_LINEAR, _INERTIA_HC = _inertia_maps()
-for _constant in (PSI_FROM_GAMMA, _RATE_MAP, _INERTIA_LINEAR, _INERTIA_HC):
+_INERTIA_MAP = _inertia_map()
+for _constant in (PSI_FROM_GAMMA, _RATE_MAP, _INERTIA_MAP):
     _constant.setflags(write=False)
 
 # Columns of the loads buffer (N, 44): Θ | Θ̇ | ψ | ψ̇.
 _THETA, _THETA_DOT, _PSI, _PSI_DOT = slice(0, 10), slice(10, 20), slice(20, 32), slice(32, 44)
 _RATES = slice(10, 44)
-# Columns of the products Loads @ _big_map (N, 59): Inertia linear part | rule | B_l (6, 7).
-_LINEAR, _RULE, _BLOCKS = slice(0, 10), slice(10, 17), slice(17, 59)
+# Columns of the products loads @ _big_map (N, 49): rule | B_l (6, 7) row-major.
+_RULE, _BLOCKS = slice(0, 7), slice(7, 49)
 
 
 def _address(array: Array) -> int:
@@ -293,8 +292,7 @@ class RecursiveDynamics:
                 (verified at construction, see the module docstring); False uses only
                 Pinocchio's public API.
         """
-        self.model = model
-        n, nv = model.n_bodies, model.nv
+        n, nv = model.n_bodies, model.nv  # no reference to ``model`` is kept
         self._n, self._nv = n, nv
         pin_model: pin.Model = model.pinocchio_model.copy()
         self._main = _PinocchioStorage(pin_model, n, shared_buffers)
@@ -309,20 +307,23 @@ class RecursiveDynamics:
         self.com_range = COM_RANGE_FACTOR * self._reach
         masses = np.asarray(model.theta_nominal)[:, 0]
         self._shift_floor = float(masses.mean()) if masses.mean() > 0 else 1.0
-        big = np.zeros((44, 59))
-        big[_THETA, _LINEAR] = _INERTIA_LINEAR
+        big = np.zeros((44, 49))
         big[0, _RULE] = [1.0] + [self.com_range] * 6  # [m, c m − h_i, c m + h_i] > 0
         for i in range(3):
-            big[1 + i, 11 + 2 * i], big[1 + i, 12 + 2 * i] = -1.0, 1.0
+            big[1 + i, 1 + 2 * i], big[1 + i, 2 + 2 * i] = -1.0, 1.0
         big[_RATES, _BLOCKS] = _RATE_MAP
         self._big_map = big
         self._loads = np.zeros((n, 44))
-        self._products = np.zeros((n, 59))
+        self._products = np.zeros((n, 49))
         self._blocks = self._products[:, _BLOCKS].reshape(n, 6, 7)
         if not np.shares_memory(self._blocks, self._products):
             raise RuntimeError("B_l blocks cannot be viewed in place")  # pragma: no cover
-        self._com, self._hc, self._correction = np.zeros((n, 3)), np.zeros((n, 3, 3)), np.zeros(
-            (n, 6))
+        self._com = np.zeros((n, 3))
+        self._theta_hc = np.zeros((n, 19))  # [Θ | h⊗c] of the rows written into the model
+        self._hc = self._theta_hc[:, 10:].reshape(n, 3, 3)
+        if not np.shares_memory(self._hc, self._theta_hc):
+            raise RuntimeError("h⊗c cannot be viewed in place")  # pragma: no cover
+        self._psi6 = (n, 6)
         self._wrench_map = np.zeros((6 * n, 6 * n))  # block diagonal of B_l[:, :6]
         self._wrench_blocks = _block_diagonal_view(self._wrench_map, n, 6)
         self._wrench_offset = np.zeros(6 * n)  # −Q₀ψ̇_l stacked
@@ -449,7 +450,8 @@ class RecursiveDynamics:
 
     def _psi_form(self, value: npt.ArrayLike, argument: str) -> npt.ArrayLike:
         """ψ as given unless it is a γ, (N, 6): that is mapped to ψ by PSI_FROM_GAMMA."""
-        if np.shape(value) == (self._n, 6):
+        shape = value.shape if isinstance(value, np.ndarray) else np.shape(value)
+        if shape == self._psi6:
             return self._checked_psi(value, argument)
         return value
 
@@ -499,7 +501,7 @@ class RecursiveDynamics:
             if not offset_zero:
                 self._wrench_offset.reshape(self._n, 6)[...] = blocks[:, :, 6]
         if products[:, _RULE].min() > 0.0:
-            self._hold(loads[:, _THETA], products[:, _LINEAR])
+            self._hold(loads[:, _THETA])
             if self._shifted:
                 self._shift.inertias[:] = 0.0
                 self._shift.push_inertias()
@@ -511,22 +513,21 @@ class RecursiveDynamics:
         shift = np.abs(theta[:, 0]) + np.abs(theta[:, 1:4]).max(axis=1) / self._reach
         shift = np.where(held, 0.0, shift + self._shift_floor)
         theta[:, 0] += shift
-        self._hold(theta, theta @ _INERTIA_LINEAR)
+        self._hold(theta)
         self._shift.inertias[:] = 0.0
         self._shift.inertias[:, 0] = shift
         self._shift.push_inertias()
         self._held[:] = held
         self._shifted = True
 
-    def _hold(self, theta: Array, linear: Array) -> None:
-        """Write Θ rows (m > 0 in every row) into the model; ``linear`` = Θ @ P_lin."""
-        inertias, com = self._main.inertias, self._com
-        inertias[...] = linear
+    def _hold(self, theta: Array) -> None:
+        """Write the rows of Θ (m > 0 in every row) into the model as (m, c, I_c)."""
+        inertias, com, work = self._main.inertias, self._com, self._theta_hc
+        work[:, :10] = theta
         np.divide(theta[:, 1:4], theta[:, 0:1], out=com)
-        inertias[:, 1:4] = com
         np.multiply(theta[:, 1:4, None], com[:, None, :], out=self._hc)
-        np.matmul(self._hc.reshape(self._n, 9), _INERTIA_HC, out=self._correction)
-        np.subtract(inertias[:, 4:10], self._correction, out=inertias[:, 4:10])
+        np.matmul(work, _INERTIA_MAP, out=inertias)
+        inertias[:, 1:4] = com
         self._main.push_inertias()
 
     # ------------------------------------------------------------------ evaluation
@@ -696,14 +697,18 @@ _EVALUATORS = threading.local()
 
 def _evaluator(model: RobotModel) -> RecursiveDynamics:
     """This thread's evaluator for ``model`` (built once, dropped with the model)."""
+    local = _EVALUATORS
+    last = getattr(local, "last", None)
+    if last is not None and last[0]() is model:
+        return last[1]
     cache: weakref.WeakKeyDictionary[RobotModel, RecursiveDynamics] | None = getattr(
-        _EVALUATORS, "cache", None)
+        local, "cache", None)
     if cache is None:
-        cache = weakref.WeakKeyDictionary()
-        _EVALUATORS.cache = cache
+        cache = local.cache = weakref.WeakKeyDictionary()
     evaluator = cache.get(model)
     if evaluator is None:
         evaluator = cache[model] = RecursiveDynamics(model)
+    local.last = (weakref.ref(model), evaluator)
     return evaluator
 
 
