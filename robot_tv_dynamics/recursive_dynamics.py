@@ -100,15 +100,15 @@ def _force_cross_basis() -> Array:
 
 
 def _rate_map() -> Array:
-    """W, (34, 42): row [θ̇_l, ψ_l, ψ̇_l] ↦ B_l (6, 7) row-major, B_l [V_l; 1] = f^ext_l.
+    """W, (34, 42): row [θ̇_l, ψ_l, ψ̇_l] ↦ [B_l (6, 6) row-major, b_l (6)], f^ext_l = B_l V_l + b_l.
 
-    B_l = −[Z(Φ̇_l) + G(Q₀ψ_l) | Q₀ψ̇_l], the negated momentum-rate terms of eq. (39).
+    B_l = −(Z(Φ̇_l) + G(Q₀ψ_l)) and b_l = −Q₀ψ̇_l: the negated momentum-rate terms of (39).
     """
-    w = np.zeros((34, 6, 7))
-    w[:10, :, :6] = -SPATIAL_BASIS
-    w[10:22, :, :6] = -np.einsum("kj,kab->jab", Q0, _force_cross_basis())
-    w[22:34, :, 6] = -Q0.T
-    return w.reshape(34, 42)
+    w = np.zeros((34, 42))
+    w[:10, :36] = -SPATIAL_BASIS.reshape(10, 36)
+    w[10:22, :36] = -np.einsum("kj,kab->jab", Q0, _force_cross_basis()).reshape(12, 36)
+    w[22:34, 36:] = -Q0.T
+    return w
 
 
 def _inertia_map() -> Array:
@@ -140,11 +140,12 @@ _INERTIA_MAP = _inertia_map()
 for _constant in (PSI_FROM_GAMMA, _RATE_MAP, _INERTIA_MAP):
     _constant.setflags(write=False)
 
-# Columns of the loads buffer (N, 44): Θ | Θ̇ | ψ | ψ̇.
-_THETA, _THETA_DOT, _PSI, _PSI_DOT = slice(0, 10), slice(10, 20), slice(20, 32), slice(32, 44)
-_RATES = slice(10, 44)
-# Columns of the products loads @ _big_map (N, 49): rule | B_l (6, 7) row-major.
-_RULE, _BLOCKS = slice(0, 7), slice(7, 49)
+# Columns of the loads buffer (N, 53): Θ | h⊗c (work space) | Θ̇ | ψ | ψ̇.
+_THETA, _HC, _THETA_DOT, _PSI, _PSI_DOT = (
+    slice(0, 10), slice(10, 19), slice(19, 29), slice(29, 41), slice(41, 53))
+_RATES = slice(19, 53)
+# Columns of the products loads @ _big_map (N, 49): rule | B_l (6, 6) row-major | b_l.
+_RULE, _BLOCKS, _OFFSET = slice(0, 7), slice(7, 43), slice(43, 49)
 
 
 def _address(array: Array) -> int:
@@ -307,32 +308,36 @@ class RecursiveDynamics:
         self.com_range = COM_RANGE_FACTOR * self._reach
         masses = np.asarray(model.theta_nominal)[:, 0]
         self._shift_floor = float(masses.mean()) if masses.mean() > 0 else 1.0
-        big = np.zeros((44, 49))
+        big = np.zeros((53, 49))
         big[0, _RULE] = [1.0] + [self.com_range] * 6  # [m, c m − h_i, c m + h_i] > 0
         for i in range(3):
             big[1 + i, 1 + 2 * i], big[1 + i, 2 + 2 * i] = -1.0, 1.0
-        big[_RATES, _BLOCKS] = _RATE_MAP
+        big[_RATES, 7:] = _RATE_MAP
         self._big_map = big
-        self._loads = np.zeros((n, 44))
+        self._loads = np.zeros((n, 53))
         self._products = np.zeros((n, 49))
-        self._blocks = self._products[:, _BLOCKS].reshape(n, 6, 7)
+        self._blocks = self._products[:, _BLOCKS].reshape(n, 6, 6)
         if not np.shares_memory(self._blocks, self._products):
-            raise RuntimeError("B_l blocks cannot be viewed in place")  # pragma: no cover
+            raise RuntimeError("B_l cannot be viewed in place")  # pragma: no cover
+        self._rule, self._offset_source = self._products[:, _RULE], self._products[:, _OFFSET]
         self._com = np.zeros((n, 3))
-        self._theta_hc = np.zeros((n, 19))  # [Θ | h⊗c] of the rows written into the model
-        self._hc = self._theta_hc[:, 10:].reshape(n, 3, 3)
-        if not np.shares_memory(self._hc, self._theta_hc):
-            raise RuntimeError("h⊗c cannot be viewed in place")  # pragma: no cover
+        self._com_row = self._com[:, None, :]
+        self._inertia_com = self._main.inertias[:, 1:4]
+        self._shifted_work = np.zeros((n, 19))  # [Θ + K | h⊗c] when rows are shifted
+        self._loads_plan = self._plan(self._loads[:, _THETA], self._loads)
+        self._shifted_plan = self._plan(self._shifted_work[:, _THETA], self._shifted_work)
         self._psi6 = (n, 6)
         self._wrench_map = np.zeros((6 * n, 6 * n))  # block diagonal of B_l[:, :6]
         self._wrench_blocks = _block_diagonal_view(self._wrench_map, n, 6)
         self._wrench_offset = np.zeros(6 * n)  # −Q₀ψ̇_l stacked
+        self._offset_target = self._wrench_offset.reshape(n, 6)
         self._velocities = self._main.velocities.reshape(-1)
         self._forces = self._main.forces.reshape(-1)
         if self._main.shared and not (np.shares_memory(self._velocities, self._main.velocities)
                                       and np.shares_memory(self._forces, self._main.forces)):
             raise RuntimeError("Pinocchio vectors are not contiguous")  # pragma: no cover
-        self._zero10, self._zero12 = np.zeros((n, 10)), np.zeros((n, 12))
+        self._zero9, self._zero10, self._zero12 = np.zeros((n, 9)), np.zeros((n, 10)), np.zeros(
+            (n, 12))
         # one contiguous buffer per evaluation signature, with views of its parts
         self._state3, self._state2, self._state1 = np.empty(3 * nv), np.empty(2 * nv), np.empty(nv)
         self._q3, self._v3, self._a3 = self._state3[:nv], self._state3[nv:2 * nv], self._state3[
@@ -416,15 +421,18 @@ class RecursiveDynamics:
         psi_dot_a = zero12 if psi_dot is None else self._psi_form(psi_dot, "psi_dot")
         loads = self._loads
         try:
-            np.concatenate((theta, self._zero10 if theta_dot is None else theta_dot, psi_a,
-                            psi_dot_a), axis=1, out=loads)
+            np.concatenate((theta, self._zero9, self._zero10 if theta_dot is None else theta_dot,
+                            psi_a, psi_dot_a), axis=1, out=loads)
             flat = loads.reshape(-1)
             finite = math.isfinite(flat @ flat)
         except (ValueError, TypeError):
             finite = False
         if not finite:
             self._fill_loads(theta, theta_dot, psi_a, psi_dot_a)
-        self._update(theta_dot is None and psi is None and psi_dot is None, psi_dot is None)
+        # Θ as given when it is already float64 (same values, no overlap with the buffer)
+        source = theta if type(theta) is np.ndarray and theta.dtype == np.float64 else None
+        self._update(theta_dot is None and psi is None and psi_dot is None, psi_dot is None,
+                     source)
 
     def set_theta(self, theta: npt.ArrayLike) -> None:
         """Hold a new Θ, (N, 10) (see :meth:`set_loads`); the other loads are kept."""
@@ -477,16 +485,20 @@ class RecursiveDynamics:
             self._checked_psi(psi_dot, "psi_dot"),
         )
         loads[:, _THETA], loads[:, _THETA_DOT], loads[:, _PSI], loads[:, _PSI_DOT] = values
+        loads[:, _HC] = 0.0
 
-    def _update(self, rates_zero: bool | None, offset_zero: bool | None) -> None:
+    def _update(
+        self, rates_zero: bool | None, offset_zero: bool | None, theta: Array | None = None
+    ) -> None:
         """Recompute the f^ext map and the held inertias from the loads buffer.
 
         Args:
             rates_zero: whether Θ̇, Ψ, Ψ̇ are all zero (None: find out).
             offset_zero: whether Ψ̇ is zero (None: find out).
+            theta: an array equal to the Θ columns of the buffer (None: use those).
         """
-        loads, products = self._loads, self._products
-        np.matmul(loads, self._big_map, out=products)
+        loads = self._loads
+        np.matmul(loads, self._big_map, out=self._products)
         if rates_zero is None:
             rates_zero = not loads[:, _RATES].any()
         if offset_zero is None:
@@ -496,38 +508,52 @@ class RecursiveDynamics:
             self._main.forces[:] = 0.0
             self._main.push_forces()
         else:
-            blocks = self._blocks
-            self._wrench_blocks[...] = blocks[:, :, :6]
+            self._wrench_blocks[...] = self._blocks
             if not offset_zero:
-                self._wrench_offset.reshape(self._n, 6)[...] = blocks[:, :, 6]
-        if products[:, _RULE].min() > 0.0:
-            self._hold(loads[:, _THETA])
+                self._offset_target[...] = self._offset_source
+        if self._rule.min() > 0.0:
+            self._hold(self._loads_plan if theta is None else self._given_plan(theta))
             if self._shifted:
                 self._shift.inertias[:] = 0.0
                 self._shift.push_inertias()
                 self._held[:] = True
                 self._shifted = False
             return
-        held = (products[:, _RULE] > 0.0).all(axis=1)
-        theta = loads[:, _THETA].copy()
-        shift = np.abs(theta[:, 0]) + np.abs(theta[:, 1:4]).max(axis=1) / self._reach
+        held = (self._rule > 0.0).all(axis=1)
+        shifted = loads[:, _THETA].copy()
+        shift = np.abs(shifted[:, 0]) + np.abs(shifted[:, 1:4]).max(axis=1) / self._reach
         shift = np.where(held, 0.0, shift + self._shift_floor)
-        theta[:, 0] += shift
-        self._hold(theta)
+        shifted[:, 0] += shift
+        self._shifted_work[:, _THETA] = shifted
+        self._hold(self._shifted_plan)
         self._shift.inertias[:] = 0.0
         self._shift.inertias[:, 0] = shift
         self._shift.push_inertias()
         self._held[:] = held
         self._shifted = True
 
-    def _hold(self, theta: Array) -> None:
-        """Write the rows of Θ (m > 0 in every row) into the model as (m, c, I_c)."""
-        inertias, com, work = self._main.inertias, self._com, self._theta_hc
-        work[:, :10] = theta
-        np.divide(theta[:, 1:4], theta[:, 0:1], out=com)
-        np.multiply(theta[:, 1:4, None], com[:, None, :], out=self._hc)
-        np.matmul(work, _INERTIA_MAP, out=inertias)
-        inertias[:, 1:4] = com
+    def _plan(self, theta: Array, work: Array) -> tuple[Array, ...]:
+        """The views :meth:`_hold` needs: Θ's h, m and h as a column; h⊗c; work; its map."""
+        hc = work[:, _HC].reshape(self._n, 3, 3)
+        if not np.shares_memory(hc, work):
+            raise RuntimeError("h⊗c cannot be viewed in place")  # pragma: no cover
+        width = work.shape[1]
+        inertia_map = np.zeros((width, 10))
+        inertia_map[:19] = _INERTIA_MAP
+        return theta[:, 1:4], theta[:, 0:1], theta[:, 1:4, None], hc, work, inertia_map
+
+    def _given_plan(self, theta: Array) -> tuple[Array, ...]:
+        """:meth:`_plan` reading h and m from ``theta`` (equal to the buffer's Θ)."""
+        return (theta[:, 1:4], theta[:, 0:1], theta[:, 1:4, None]) + self._loads_plan[3:]
+
+    def _hold(self, plan: tuple[Array, ...]) -> None:
+        """Write Θ (m > 0 in every row) into the model as (m, c, I_c), per :meth:`_plan`."""
+        h, m, h_column, hc, work, inertia_map = plan
+        com = self._com
+        np.divide(h, m, out=com)
+        np.multiply(h_column, self._com_row, out=hc)
+        np.matmul(work, inertia_map, out=self._main.inertias)
+        self._inertia_com[...] = com
         self._main.push_inertias()
 
     # ------------------------------------------------------------------ evaluation
