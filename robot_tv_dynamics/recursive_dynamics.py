@@ -331,6 +331,9 @@ class RecursiveDynamics:
         self._wrench_blocks = _block_diagonal_view(self._wrench_map, n, 6)
         self._wrench_offset = np.zeros(6 * n)  # −Q₀ψ̇_l stacked
         self._offset_target = self._wrench_offset.reshape(n, 6)
+        main = self._main
+        #: what the hot path reads: model, data, f^ext, and the storage if not shared
+        self._hot = (main.model, main.data, main.fext, None if main.shared else main)
         self._velocities = self._main.velocities.reshape(-1)
         self._forces = self._main.forces.reshape(-1)
         if self._main.shared and not (np.shares_memory(self._velocities, self._main.velocities)
@@ -577,18 +580,23 @@ class RecursiveDynamics:
         return out
 
     def _external_forces(self, q: Array, qd: Array) -> pin.StdVec_Force:
-        """f^ext of eq. (39) at (q, q̇), LOCAL joint frames: B_l [V_l; 1] for each body."""
-        main = self._main
+        """f^ext of eq. (39) at (q, q̇), LOCAL joint frames: B_l V_l + b_l for each body."""
+        model, data, fext, main = self._hot
         if self._rates_zero:
-            return main.fext
-        _forward_kinematics(main.model, main.data, q, qd)
-        main.pull_velocities()
+            return fext
+        _forward_kinematics(model, data, q, qd)
         forces = self._forces
+        if main is None:  # shared buffers: V_l and f^ext_l are views of Pinocchio's memory
+            np.matmul(self._wrench_map, self._velocities, out=forces)
+            if not self._offset_zero:
+                np.add(forces, self._wrench_offset, out=forces)
+            return fext
+        main.pull_velocities()
         np.matmul(self._wrench_map, self._velocities, out=forces)
         if not self._offset_zero:
             np.add(forces, self._wrench_offset, out=forces)
         main.push_forces()
-        return main.fext
+        return fext
 
     def inverse_dynamics(self, q: npt.ArrayLike, qd: npt.ArrayLike, qdd: npt.ArrayLike) -> Array:
         """τ of eq. (39) with w = 0 for the held loads.
@@ -615,8 +623,17 @@ class RecursiveDynamics:
         if not finite:
             self._fill_state(state, (q, qd, qdd), ("q", "qd", "qdd"))
         qp = self._pinocchio_q(self._q3) if self._continuous else self._q3
-        v, a, main = self._v3, self._a3, self._main
-        tau = _rnea(main.model, main.data, qp, v, a, self._external_forces(qp, v))
+        v, a, (model, data, fext, storage) = self._v3, self._a3, self._hot
+        if not self._rates_zero:  # _external_forces, inlined for the shared-buffer case
+            if storage is None:
+                _forward_kinematics(model, data, qp, v)
+                forces = self._forces
+                np.matmul(self._wrench_map, self._velocities, out=forces)
+                if not self._offset_zero:
+                    np.add(forces, self._wrench_offset, out=forces)
+            else:
+                self._external_forces(qp, v)
+        tau = _rnea(model, data, qp, v, a, fext)
         if self._shifted:
             tau -= _rnea(self._shift.model, self._shift.data, qp, v, a)
         tau.setflags(write=False)
