@@ -432,10 +432,7 @@ class RecursiveDynamics:
             finite = False
         if not finite:
             self._fill_loads(theta, theta_dot, psi_a, psi_dot_a)
-        # Θ as given when it is already float64 (same values, no overlap with the buffer)
-        source = theta if type(theta) is np.ndarray and theta.dtype == np.float64 else None
-        self._update(theta_dot is None and psi is None and psi_dot is None, psi_dot is None,
-                     source)
+        self._update(theta_dot is None and psi is None and psi_dot is None, psi_dot is None)
 
     def set_theta(self, theta: npt.ArrayLike) -> None:
         """Hold a new Θ, (N, 10) (see :meth:`set_loads`); the other loads are kept."""
@@ -490,15 +487,12 @@ class RecursiveDynamics:
         loads[:, _THETA], loads[:, _THETA_DOT], loads[:, _PSI], loads[:, _PSI_DOT] = values
         loads[:, _HC] = 0.0
 
-    def _update(
-        self, rates_zero: bool | None, offset_zero: bool | None, theta: Array | None = None
-    ) -> None:
+    def _update(self, rates_zero: bool | None, offset_zero: bool | None) -> None:
         """Recompute the f^ext map and the held inertias from the loads buffer.
 
         Args:
             rates_zero: whether Θ̇, Ψ, Ψ̇ are all zero (None: find out).
             offset_zero: whether Ψ̇ is zero (None: find out).
-            theta: an array equal to the Θ columns of the buffer (None: use those).
         """
         loads = self._loads
         np.matmul(loads, self._big_map, out=self._products)
@@ -515,7 +509,7 @@ class RecursiveDynamics:
             if not offset_zero:
                 self._offset_target[...] = self._offset_source
         if self._rule.min() > 0.0:
-            self._hold(self._loads_plan if theta is None else self._given_plan(theta))
+            self._hold(self._loads_plan)
             if self._shifted:
                 self._shift.inertias[:] = 0.0
                 self._shift.push_inertias()
@@ -544,10 +538,6 @@ class RecursiveDynamics:
         inertia_map = np.zeros((width, 10))
         inertia_map[:19] = _INERTIA_MAP
         return theta[:, 1:4], theta[:, 0:1], theta[:, 1:4, None], hc, work, inertia_map
-
-    def _given_plan(self, theta: Array) -> tuple[Array, ...]:
-        """:meth:`_plan` reading h and m from ``theta`` (equal to the buffer's Θ)."""
-        return (theta[:, 1:4], theta[:, 0:1], theta[:, 1:4, None]) + self._loads_plan[3:]
 
     def _hold(self, plan: tuple[Array, ...]) -> None:
         """Write Θ (m > 0 in every row) into the model as (m, c, I_c), per :meth:`_plan`."""
