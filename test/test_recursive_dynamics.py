@@ -188,6 +188,29 @@ def test_forward_dynamics_refuses_an_indefinite_mass_matrix(
         rd.forward_dynamics(np.zeros(6), np.zeros(6), np.zeros(6))
 
 
+def test_forward_dynamics_refuses_exactly_when_the_reference_does(ur5: RobotModel) -> None:
+    """Slightly perturbed (often inconsistent) Θ: M ≻ 0 at some states, not at others."""
+    rd = RecursiveDynamics(ur5)
+    rng = np.random.default_rng(9)
+    outcomes = set()
+    for _ in range(60):
+        loads = _random_loads(ur5, rng, "consistent")
+        loads["theta"] = np.array(ur5.theta_nominal) + 0.05 * rng.normal(size=(ur5.n_bodies, 10))
+        q, qd, _ = _random_state(ur5, rng)
+        tau = rng.normal(size=ur5.nv)
+        rd.set_loads(**loads)
+        try:
+            reference = ur5.forward_dynamics(q, qd, tau, **loads)
+        except PhysicalConsistencyError:
+            with pytest.raises(PhysicalConsistencyError, match="not positive definite"):
+                rd.forward_dynamics(q, qd, tau)
+            outcomes.add("refused")
+            continue
+        assert _relative_error(rd.forward_dynamics(q, qd, tau), reference) < RTOL
+        outcomes.add("solved")
+    assert outcomes == {"refused", "solved"}
+
+
 def test_loads_held_and_loads_new_every_call_give_identical_results(arm: RobotModel) -> None:
     rng = np.random.default_rng(3)
     loads = _random_loads(arm, rng, "zero_mass")
