@@ -6,8 +6,8 @@ Run: ``bash scripts/run_main.sh`` sets up the venv; then
 Prints µs per call and the ratio to ``pin.rnea`` for the Panda and the UR5: first the
 term-by-term reference (``RobotModel``), then the recursive path
 (``robot_tv_dynamics.recursive_dynamics``) against its goals, ≤ 5 × rnea with the
-loads held and ≤ 10 × with Θ, Θ̇, Ψ, Ψ̇ new every call. Best of 5 runs of N calls; on
-a shared machine, run it twice and read the lower numbers.
+loads held and ≤ 10 × with Θ, Θ̇, Ψ, Ψ̇ new every call. The recursive rows are the best of 9
+rounds that time every row in turn (N calls each); on a shared machine, run it twice.
 """
 
 from __future__ import annotations
@@ -83,7 +83,20 @@ def bench_recursive(name: str, repeat: int) -> list[tuple[str, float, str]]:
         ("full term breakdown (RobotModel)",
          lambda: robot.inverse_dynamics(q, qd, qdd, *loads), ""),
     ]
-    return [(label, _time(function, repeat), goal) for label, function, goal in rows]
+    return [(label, us, goal) for (label, _, goal), us in
+            zip(rows, _time_interleaved([f for _, f, _ in rows], repeat), strict=True)]
+
+
+def _time_interleaved(functions: list[Callable[[], object]], repeat: int,
+                      rounds: int = 9) -> list[float]:
+    """Best per-call time [µs] of each function over ``rounds`` rounds that time them all in
+    turn: load from other processes then rarely hits one row in every round."""
+    timers = [timeit.Timer(function) for function in functions]
+    best = [float("inf")] * len(functions)
+    for _ in range(rounds):
+        for k, timer in enumerate(timers):
+            best[k] = min(best[k], timer.timeit(repeat) / repeat * 1e6)
+    return best
 
 
 def bench(name: str, repeat: int) -> list[tuple[str, float]]:
