@@ -324,7 +324,8 @@ class RecursiveDynamics:
             big[1 + i, 1 + 2 * i], big[1 + i, 2 + 2 * i] = -1.0, 1.0
         big[_RATES, 7:] = _RATE_MAP
         self._big_map = big
-        self._loads = np.zeros((n, 53))
+        # two loads buffers: set_loads fills the spare one and swaps only when it is valid
+        self._loads, self._spare = np.zeros((n, 53)), np.zeros((n, 53))
         self._products = np.zeros((n, 49))
         self._blocks = self._products[:, _BLOCKS].reshape(n, 6, 6)
         if not np.shares_memory(self._blocks, self._products):
@@ -335,6 +336,7 @@ class RecursiveDynamics:
         self._inertia_com = self._main.inertias[:, 1:4]
         self._shifted_work = np.zeros((n, 19))  # [Θ + K | h⊗c] when rows are shifted
         self._loads_plan = self._plan(self._loads[:, _THETA], self._loads)
+        self._spare_plan = self._plan(self._spare[:, _THETA], self._spare)
         self._shifted_plan = self._plan(self._shifted_work[:, _THETA], self._shifted_work)
         self._psi6 = (n, 6)
         self._wrench_map = np.zeros((6 * n, 6 * n))  # block diagonal of B_l[:, :6]
@@ -432,16 +434,18 @@ class RecursiveDynamics:
         zero12 = self._zero12
         psi_a = zero12 if psi is None else self._psi_form(psi, "psi")
         psi_dot_a = zero12 if psi_dot is None else self._psi_form(psi_dot, "psi_dot")
-        loads = self._loads
+        spare = self._spare
         try:
             np.concatenate((theta, self._zero9, self._zero10 if theta_dot is None else theta_dot,
-                            psi_a, psi_dot_a), axis=1, out=loads)
-            flat = loads.reshape(-1)
+                            psi_a, psi_dot_a), axis=1, out=spare)
+            flat = self._spare_plan[4].reshape(-1)
             finite = math.isfinite(flat @ flat)
         except (ValueError, TypeError):
             finite = False
         if not finite:
-            self._fill_loads(theta, theta_dot, psi_a, psi_dot_a)
+            self._fill_loads(spare, theta, theta_dot, psi_a, psi_dot_a)
+        self._loads, self._spare = spare, self._loads
+        self._loads_plan, self._spare_plan = self._spare_plan, self._loads_plan
         self._update(theta_dot is None and psi is None and psi_dot is None, psi_dot is None)
 
     def set_theta(self, theta: npt.ArrayLike) -> None:
@@ -481,13 +485,14 @@ class RecursiveDynamics:
 
     def _fill_loads(
         self,
+        loads: Array,
         theta: npt.ArrayLike,
         theta_dot: npt.ArrayLike | None,
         psi: npt.ArrayLike,
         psi_dot: npt.ArrayLike,
     ) -> None:
         """Raise for the first bad argument; otherwise (the quick check overflowed) fill."""
-        n, loads = self._n, self._loads
+        n = self._n
         values = (
             check_finite(theta, "theta", (n, 10)),
             self._zero10 if theta_dot is None else check_finite(theta_dot, "theta_dot", (n, 10)),

@@ -364,8 +364,10 @@ def test_bad_loads_name_the_argument(panda: RobotModel, argument: str, kind: str
     setter = getattr(rd, f"set_{argument}")
     with pytest.raises(InvalidInputError, match=f"^{argument}: "):
         setter(kwargs[argument])
-    rd.set_loads(**_good_loads(panda))
+    # a refused load changes nothing: the previous loads are still held
     np.testing.assert_array_equal(rd.inverse_dynamics(z, z, z), before)
+    np.testing.assert_array_equal(rd.theta, panda.theta_nominal)
+    assert not rd.theta_dot.any() and not rd.psi_dot.any()
 
 
 @pytest.mark.parametrize("kind", ["shape", "nan", "inf", "scalar", "column"])
