@@ -217,9 +217,14 @@ class _PinocchioStorage:
         strides = (uniform([_address(a) for a in levers], 80),
                    uniform([_address(a) for a in vel], 48),
                    uniform([_address(a) for a in frc], 48))
+        # views of persistent storage: uniformly spaced, typed, and at the same address when
+        # fetched again (a temporary copy would fail one of these before anything is written)
+        again = (model.inertias[n].lever, data.v[n].vector, fext[n].vector)
         if any(s is None for s in strides) or any(
                 not (a.dtype == np.float64 and a.shape == (k,)) for a, k in
-                ((levers[0], 3), (vel[0], 6), (frc[0], 6))):
+                ((levers[0], 3), (vel[0], 6), (frc[0], 6))) or any(
+                _address(a) != _address(b) for a, b in zip(
+                    again, (levers[-1], vel[-1], frc[-1]), strict=True)):
             return False
         s_i, s_v, s_f = (int(s) for s in strides)  # type: ignore[arg-type]
         inertias = _strided_view(levers[0], n, 10, s_i, offset=8)
