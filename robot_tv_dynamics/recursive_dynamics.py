@@ -343,7 +343,7 @@ class RecursiveDynamics:
         self._loads_plan = self._plan(self._loads[:, _THETA], self._loads)
         self._spare_plan = self._plan(self._spare[:, _THETA], self._spare)
         self._shifted_plan = self._plan(self._shifted_work[:, _THETA], self._shifted_work)
-        self._psi6 = (n, 6)
+        self._psi6, self._psi12 = (n, 6), (n, 12)
         self._wrench_map = np.zeros((6 * n, 6 * n))  # block diagonal of B_l[:, :6]
         self._wrench_blocks = _block_diagonal_view(self._wrench_map, n, 6)
         self._wrench_offset = np.zeros(6 * n)  # −Q₀ψ̇_l stacked
@@ -436,9 +436,11 @@ class RecursiveDynamics:
         Raises:
             InvalidInputError: a wrong shape or a non-finite entry, naming the argument.
         """
-        zero12 = self._zero12
-        psi_a = zero12 if psi is None else self._psi_form(psi, "psi")
-        psi_dot_a = zero12 if psi_dot is None else self._psi_form(psi_dot, "psi_dot")
+        zero12, psi12 = self._zero12, self._psi12
+        psi_a = (zero12 if psi is None else psi if type(psi) is np.ndarray
+                 and psi.shape == psi12 else self._psi_form(psi, "psi"))
+        psi_dot_a = (zero12 if psi_dot is None else psi_dot if type(psi_dot) is np.ndarray
+                     and psi_dot.shape == psi12 else self._psi_form(psi_dot, "psi_dot"))
         spare = self._spare
         try:
             np.concatenate((theta, self._zero9, self._zero10 if theta_dot is None else theta_dot,
@@ -529,7 +531,15 @@ class RecursiveDynamics:
             if not offset_zero:
                 self._offset_target[...] = self._offset_source
         if self._rule.min() > 0.0:
-            self._hold(self._loads_plan)
+            # _hold(self._loads_plan), inlined
+            h, m, h_column, hc, work, inertia_map = self._loads_plan
+            com = self._com
+            np.divide(h, m, out=com)
+            np.multiply(h_column, self._com_row, out=hc)
+            np.matmul(work, inertia_map, out=self._main.inertias)
+            self._inertia_com[...] = com
+            if not self._main.shared:
+                self._main.push_inertias()
             if self._shifted:
                 self._shift.inertias[:] = 0.0
                 self._shift.push_inertias()
