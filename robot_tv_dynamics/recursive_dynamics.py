@@ -60,9 +60,10 @@ through the public API (one call per body, several times slower).
 The Pinocchio model is a private copy: ``RobotModel.pinocchio_model`` is never modified.
 
 Costs measured by ``benchmarks/bench_dynamics.py`` (pin 4.1, in units of one ``pin.rnea``
-call in the same process, Panda / UR5): τ with the loads held 4.2 / 4.9, τ with Θ, Θ̇,
-Ψ, Ψ̇ new every call 14 / 17 (``set_loads`` alone 8 / 10: about ten small NumPy
-operations of ≈ 1 µs each), ABA 5.6 / 6.3, CRBA 2.3 / 2.7, public API only 17 / 17.
+call in the same process, Panda / UR5, spread over runs on a shared machine): τ with the
+loads held 4.1–4.3 / 4.8–5.0; τ with Θ, Θ̇, Ψ, Ψ̇ new every call 13–14 / 16.5–18
+(``set_loads`` alone 8–9 / 10–11: about ten small NumPy operations of ≈ 1 µs each);
+ABA 5.6–5.8 / 6.3–6.5; CRBA 2.3 / 2.7–2.8; the public API only 17–17.5 / 17–18.
 """
 
 from __future__ import annotations
