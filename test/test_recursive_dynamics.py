@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+import warnings
 
 import numpy as np
 import pinocchio as pin
@@ -111,6 +112,28 @@ def test_tau_mass_matrix_and_bias_equal_the_reference(
         assert _relative_error(rd.mass_matrix(q), reference.mass_matrix) < RTOL
         expected_bias = reference.tau - reference.mass_matrix @ qdd
         assert _relative_error(rd.bias(q, qd), expected_bias) < RTOL
+
+
+def test_wild_loads_over_twelve_orders_of_magnitude_equal_the_reference(
+        panda: RobotModel) -> None:
+    """Entries 1e-8…1e4 of either sign, a fifth of them zero: no warning, no loss."""
+    rd = RecursiveDynamics(panda)
+    rng = np.random.default_rng(12)
+    n = panda.n_bodies
+    shifted = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(200):
+            theta = rng.normal(size=(n, 10)) * 10.0 ** rng.uniform(-8, 4, size=(n, 10))
+            theta[rng.random((n, 10)) < 0.2] = 0.0
+            theta_dot = rng.normal(size=(n, 10)) * 10.0 ** rng.uniform(-3, 2, size=(n, 10))
+            psi, psi_dot = rng.normal(size=(n, 12)), rng.normal(size=(n, 12))
+            q, qd, qdd = _random_state(panda, rng)
+            reference = panda.inverse_dynamics(q, qd, qdd, theta, theta_dot, psi, psi_dot).tau
+            rd.set_loads(theta, theta_dot, psi, psi_dot)
+            shifted += int((~rd.held_directly).sum())
+            assert _relative_error(rd.inverse_dynamics(q, qd, qdd), reference) < RTOL
+    assert shifted > 100  # both paths are exercised
 
 
 @pytest.mark.parametrize("psi_form", ["psi", "gamma"])
