@@ -9,8 +9,13 @@ r"""The generalized robotics equation (39), the one place everything that needs 
 - :mod:`~robot_tv_dynamics.dynamics.coupling`: Q₀ and γ = Q₀ψ (the Ψ coupling);
 - :mod:`~robot_tv_dynamics.dynamics.terms`: :class:`GeneralizedTerms` and
   :data:`TERM_NAMES`;
+- :mod:`~robot_tv_dynamics.dynamics.recursive`: :class:`RecursiveDynamics`, the production
+  backend: τ, q̈ and M by Pinocchio's RNEA/ABA/CRBA with the Θ̇, Ψ, Ψ̇ terms as external
+  wrenches (a generalized recursive Newton–Euler algorithm), loads held between calls
+  (:mod:`~robot_tv_dynamics.dynamics.pinocchio_storage` exchanges them with Pinocchio);
 - :mod:`~robot_tv_dynamics.dynamics.contraction`: every term by contraction with Z(Φ_l),
-  exact for any Θ (the term-by-term breakdown, the regressor of eq. (44), energies).
+  exact for any Θ: the term-by-term breakdown, the regressor of eq. (44), energies, and
+  the reference the recursive backend is tested against.
 
 This package never imports :mod:`robot_tv_dynamics.model` at run time;
 :class:`~robot_tv_dynamics.model.RobotModel` calls it.
@@ -28,6 +33,7 @@ from robot_tv_dynamics.dynamics.contraction import (
 )
 from robot_tv_dynamics.dynamics.coupling import Q0, S_72, T_72, psi_momentum
 from robot_tv_dynamics.dynamics.kinematics import Kinematics, hessian_to_derivative
+from robot_tv_dynamics.dynamics.recursive import RecursiveDynamics
 from robot_tv_dynamics.dynamics.terms import TERM_NAMES, GeneralizedTerms
 
 __all__ = [
@@ -37,6 +43,7 @@ __all__ = [
     "T_72",
     "GeneralizedTerms",
     "Kinematics",
+    "RecursiveDynamics",
     "bias_force",
     "forward_dynamics",
     "generalized_terms",

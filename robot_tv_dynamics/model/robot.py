@@ -23,6 +23,7 @@ import pinocchio as pin
 
 from robot_tv_dynamics import dynamics
 from robot_tv_dynamics.arrays import readonly
+from robot_tv_dynamics.dynamics import RecursiveDynamics
 from robot_tv_dynamics.dynamics.kinematics import Kinematics
 from robot_tv_dynamics.exceptions import (
     InvalidInputError,
@@ -85,7 +86,9 @@ class LinkAttachment:
 class RobotModel:
     """A fixed-base arm with time-dependent inertial parameters (eq. 39).
 
-    Build it with :meth:`from_urdf` or :meth:`from_urdf_string`.
+    Build it with :meth:`from_urdf` or :meth:`from_urdf_string`. Its methods share one
+    Pinocchio data and one evaluator: use one model per thread (or
+    :meth:`dynamics` per thread for the hot path).
     """
 
     def __init__(
@@ -149,6 +152,7 @@ class RobotModel:
             np.array([phi_from_pinocchio(model.inertias[j]) for j in range(1, model.njoints)])
         )
         self.joint_limits = self._joint_limits()
+        self._recursive: RecursiveDynamics | None = None
 
     @classmethod
     def from_urdf(
@@ -390,7 +394,12 @@ class RobotModel:
         psi: npt.ArrayLike | None = None,
         psi_dot: npt.ArrayLike | None = None,
     ) -> dynamics.GeneralizedTerms:
-        """Every term of the generalized robotics equation (39) and τ (w = 0).
+        """Every term of the generalized robotics equation (39) and τ (w = 0): the breakdown.
+
+        The matrices M, C, M(q, Θ̇), H and the vectors G, JᵀQ₀Ψ̇ come from the contraction
+        backend (:mod:`robot_tv_dynamics.dynamics.contraction`, exact for any Θ); this costs
+        tens of ``pin.rnea`` calls. For τ alone use :meth:`torque` (or :meth:`dynamics`
+        with loads held), several times faster.
 
         Args:
             q: joint positions (nv,) [rad, m].
@@ -429,19 +438,53 @@ class RobotModel:
     ) -> Array:
         """q̈ solving eq. (39) for given τ (w = 0); arguments as :meth:`inverse_dynamics`.
 
+        By the recursive backend (ABA with external wrenches, or a Cholesky solve when a
+        row of Θ is not a rigid body; see :class:`~robot_tv_dynamics.RecursiveDynamics`).
+
         Raises:
             PhysicalConsistencyError: M(q, Θ) is not positive definite.
         """
-        kin = self.kinematics(q)
-        return dynamics.forward_dynamics(
-            kin,
-            self.check_joint_vector(qd, "qd"),
-            self.check_joint_vector(tau, "tau"),
-            self.check_theta(theta),
-            self._optional_theta(theta_dot, "theta_dot"),
-            self._optional_psi(psi, "psi"),
-            self._optional_psi(psi_dot, "psi_dot"),
-        )
+        evaluator = self._evaluator()
+        evaluator.set_loads(theta, theta_dot, psi, psi_dot)
+        return evaluator.forward_dynamics(q, qd, tau)
+
+    def torque(
+        self,
+        q: npt.ArrayLike,
+        qd: npt.ArrayLike,
+        qdd: npt.ArrayLike,
+        theta: npt.ArrayLike,
+        theta_dot: npt.ArrayLike | None = None,
+        psi: npt.ArrayLike | None = None,
+        psi_dot: npt.ArrayLike | None = None,
+    ) -> Array:
+        """τ of eq. (39) (w = 0) alone, fast: the recursive backend, all loads given now.
+
+        Equal to ``inverse_dynamics(...).tau`` (to ~1e-14 relative) at a fraction of the
+        cost; arguments as :meth:`inverse_dynamics`. To hold loads across many calls, use
+        :meth:`dynamics`.
+
+        Returns:
+            τ, (nv,) [N·m, N], read-only.
+        """
+        evaluator = self._evaluator()
+        evaluator.set_loads(theta, theta_dot, psi, psi_dot)
+        return evaluator.inverse_dynamics(q, qd, qdd)
+
+    def dynamics(self) -> RecursiveDynamics:
+        """A new evaluator of eq. (39) for this arm that holds its loads between calls.
+
+        ``rd = model.dynamics(); rd.set_loads(theta, theta_dot, psi, psi_dot);
+        rd.inverse_dynamics(q, qd, qdd)``: what a node or a simulator uses on its hot path
+        (one per thread). Starts with Θ = ``theta_nominal`` and zero rates.
+        """
+        return RecursiveDynamics(self)
+
+    def _evaluator(self) -> RecursiveDynamics:
+        """The model's own evaluator for the one-call methods (every call sets all loads)."""
+        if self._recursive is None:
+            self._recursive = RecursiveDynamics(self)
+        return self._recursive
 
     def regressor(
         self, q: npt.ArrayLike, qd: npt.ArrayLike, v: npt.ArrayLike, a: npt.ArrayLike
@@ -459,8 +502,10 @@ class RobotModel:
         )
 
     def mass_matrix(self, q: npt.ArrayLike, theta: npt.ArrayLike) -> Array:
-        """M(q, Θ) = J(q)ᵀ Z(Θ) J(q) of eq. (31), exact for any Θ (also Θ̇)."""
-        return dynamics.mass_matrix(self.kinematics(q), self.check_theta(theta))
+        """M(q, Θ) = J(q)ᵀ Z(Θ) J(q) of eq. (31), exact for any Θ (also Θ̇); by CRBA."""
+        evaluator = self._evaluator()
+        evaluator.set_loads(theta)
+        return evaluator.mass_matrix(q)
 
     def kinetic_energy(
         self,

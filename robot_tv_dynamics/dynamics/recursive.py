@@ -1,0 +1,641 @@
+r"""Eq. (39) by Pinocchio's recursive algorithms: RNEA, ABA and CRBA with external wrenches.
+
+Each body's wrench balance with a changing mass distribution is the rate of its total
+momentum (LOCAL twist V_l, LOCAL acceleration a_l with gravity as base acceleration,
+γ_l = Q₀ψ_l, ×* the spatial force cross product):
+
+.. math::
+    f_l = Z(Φ_l) a_l + V_l ×^* \big(Z(Φ_l) V_l + γ_l\big) + Z(\dot Φ_l) V_l + \dot γ_l
+
+Projected through the chain (τ = Σ J_lᵀ f_l) this is eq. (39): the classical part is
+Pinocchio's RNEA on a model holding Θ, and the rest enters as external wrenches in the
+LOCAL joint frames,
+
+.. math::
+    f^{ext}_l = -\big(Z(\dot Φ_l) V_l + V_l ×^* γ_l + \dot γ_l\big),
+
+so that H(q, Ψ) q̇ = Σ J_lᵀ (V_l ×* γ_l) and M(q, Θ̇) q̇ = Σ J_lᵀ Z(Φ̇_l) V_l need no
+∂J/∂q. ABA with the same f^ext gives q̈, CRBA gives M(q, Θ). Θ̇, Ψ and Ψ̇ never enter a
+Pinocchio ``Inertia``: f^ext is a linear map of (V_l, 1) built from them, exact for any
+value (a rate Θ̇ with ṁ = 0 and ḣ ≠ 0 included).
+
+Which rows of Θ the Pinocchio model holds (the fast-path rule)
+---------------------------------------------------------------
+Pinocchio stores a body as (m, c = h/m, I about the COM). Row l is held **directly** iff
+
+    m_l > 0  and  |h_{l,i}| < c_max · m_l  for i = 1, 2, 3,
+
+i.e. the centre of mass c = h/m lies in the cube of half-width
+``c_max = COM_RANGE_FACTOR · reach`` around the body origin (reach = the sum of the joint
+offsets of the arm: c_max ≈ 154 m for the Panda, ≈ 125 m for the UR5). Then the round
+trip Φ → (m, c, I_c) → Φ costs at most ≈ ε·m·|c|² ≤ 3ε·m·c_max² [kg·m²] in I, far below
+the torque scale. Every physically consistent row with m > 0 passes. A row that fails
+(m ≤ 0, including all-zero rows; a tiny mass with a lever arm; an estimate far from
+physical) is held **shifted** by a point mass at the body origin, Θ_l + k_l e_m with
+k_l = |m_l| + ‖h_l‖_∞ / reach + m̄ (m̄ the mean nominal body mass, so the held row passes
+the rule), and since τ is linear in Θ, τ(Θ) = τ(Θ + K) − τ(K): one more RNEA (or CRBA)
+on a second model holding only K, with a rounding error ≈ ε·|τ(K)|.
+:attr:`RecursiveDynamics.held_directly` reports the rule per row. Measured against the
+term-by-term reference (``RobotModel.inverse_dynamics``): ≤ 3e-14 relative for τ and M on
+random, inconsistent, m = 0, far-COM and negative-mass Θ.
+
+Forward dynamics uses ABA iff every row is held directly and every Z(Φ_l) ≻ 0 (m_l > 0
+and I about the COM ≻ 0, checked once per load change; then M(q, Θ) ≻ 0 for every q).
+Otherwise it solves M(q, Θ) q̈ = τ − bias by Cholesky and raises
+:class:`PhysicalConsistencyError` when M is not positive definite.
+
+Continuous joints take the angle in q (Pinocchio's (cos, sin) is formed here); locked
+joints are whatever ``RobotModel.pinocchio_model`` (the reduced model) says.
+
+Shared buffers
+--------------
+A Python call per body costs about as much as a whole Pinocchio algorithm, so by default
+the loads are written into ``model.inertias``, the twists read from ``data.v`` and the
+wrenches written into the f^ext vector through NumPy views of Pinocchio's own
+``std::vector`` storage. The layout (one element every ``stride`` bytes, Inertia stored
+as (m, c, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz)) is verified element by element at
+construction by writing through the view and reading back through Pinocchio's public
+API; if any check fails, or with ``shared_buffers=False``, the same arithmetic runs
+through the public API (one call per body, several times slower).
+The Pinocchio model is a private copy: ``RobotModel.pinocchio_model`` is never modified.
+
+Costs measured by ``benchmarks/bench_dynamics.py`` (pin 4.1, in units of one ``pin.rnea``
+call in the same process, Panda / UR5, spread over runs on a shared machine): τ with the
+loads held 4.1–4.3 / 4.8–5.0; τ with Θ, Θ̇, Ψ, Ψ̇ new every call 13–14 / 16.5–18
+(``set_loads`` alone 8–9 / 10–11: about ten small NumPy operations of ≈ 1 µs each);
+ABA 5.6–5.8 / 6.3–6.5; CRBA 2.3 / 2.7–2.8; the public API only 17–17.5 / 17–18.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+import pinocchio as pin
+import scipy.linalg
+
+from robot_tv_dynamics.arrays import Array, check_finite, skew
+from robot_tv_dynamics.dynamics.coupling import Q0
+from robot_tv_dynamics.dynamics.pinocchio_storage import PinocchioStorage
+from robot_tv_dynamics.exceptions import PhysicalConsistencyError
+from robot_tv_dynamics.inertia import SPATIAL_BASIS
+
+#: c_max / reach: a row whose COM is farther than this many arm reaches from its body
+#: origin (or whose mass is ≤ 0) is held shifted (see the module docstring).
+if TYPE_CHECKING:  # pragma: no cover - the model imports this package, not vice versa
+    from robot_tv_dynamics.model import RobotModel
+
+COM_RANGE_FACTOR = 100.0
+
+_rnea = pin.rnea
+_aba = pin.aba
+_crba = pin.crba
+_forward_kinematics = pin.forwardKinematics
+
+
+def _force_cross_basis() -> Array:
+    """G(e_k), (6, 6, 6), with V ×* γ = G(γ) V = Σ_k γ_k G(e_k) V for γ = (f, n).
+
+    V ×* γ = (ω × f, v × f + ω × n), so G(γ) = [[0, −S(f)], [−S(f), −S(n)]].
+    """
+    out = np.zeros((6, 6, 6))
+    for k in range(6):
+        gamma = np.zeros(6)
+        gamma[k] = 1.0
+        s_f, s_n = skew(gamma[:3]), skew(gamma[3:])
+        out[k, :3, 3:] = -s_f
+        out[k, 3:, :3] = -s_f
+        out[k, 3:, 3:] = -s_n
+    return out
+
+
+def _rate_map() -> Array:
+    """W, (34, 42): row [θ̇_l, ψ_l, ψ̇_l] ↦ [B_l (6, 6) row-major, b_l (6)], f^ext_l = B_l V_l + b_l.
+
+    B_l = −(Z(Φ̇_l) + G(Q₀ψ_l)) and b_l = −Q₀ψ̇_l: the negated momentum-rate terms of (39).
+    """
+    w = np.zeros((34, 42))
+    w[:10, :36] = -SPATIAL_BASIS.reshape(10, 36)
+    w[10:22, :36] = -np.einsum("kj,kab->jab", Q0, _force_cross_basis()).reshape(12, 36)
+    w[22:34, 36:] = -Q0.T
+    return w
+
+
+def _inertia_map() -> Array:
+    """P, (19, 10): [Φ (eq. 7), h⊗c (row-major)] ↦ Pinocchio's Inertia storage (m, c, I_c).
+
+    I_c = I − m S(c)ᵀS(c) = I − ((h·c) I₃ − h cᵀ), packed as (xx, xy, yy, xz, yz, zz).
+    The c columns of the result are zero: c = h/m is not linear and is written apart.
+    """
+    p = np.zeros((19, 10))
+    p[0, 0] = 1.0
+    for phi_index, packed in ((4, 0), (7, 1), (5, 2), (9, 3), (8, 4), (6, 5)):
+        p[phi_index, 4 + packed] = 1.0
+    hc = 10  # row of (h⊗c)[i, j] is hc + 3 i + j
+    for packed, others in ((0, (1, 2)), (2, (0, 2)), (5, (0, 1))):  # xx, yy, zz
+        for k in others:
+            p[hc + 4 * k, 4 + packed] = -1.0
+    for packed, (i, j) in ((1, (0, 1)), (4, (1, 2)), (3, (0, 2))):  # xy, yz, xz
+        p[hc + 3 * i + j, 4 + packed] = p[hc + 3 * j + i, 4 + packed] = 0.5
+    return p
+
+
+#: Exact right inverse of Q₀ = diag(I₃, −S·T): (−S·T)(−S·T)ᵀ = S·Sᵀ = 2 I₃, so
+#: Q₀ · PSI_FROM_GAMMA = I₆ with entries 0, ±½, 1. Maps γ (6,) to a ψ (12,) with Q₀ψ = γ.
+PSI_FROM_GAMMA = np.zeros((12, 6))
+PSI_FROM_GAMMA[:3, :3] = np.eye(3)
+PSI_FROM_GAMMA[3:, 3:] = 0.5 * Q0[3:, 3:].T
+_RATE_MAP = _rate_map()
+_INERTIA_MAP = _inertia_map()
+for _constant in (PSI_FROM_GAMMA, _RATE_MAP, _INERTIA_MAP):
+    _constant.setflags(write=False)
+
+# Columns of the loads buffer (N, 53): Θ | h⊗c (work space) | Θ̇ | ψ | ψ̇.
+_THETA, _HC, _THETA_DOT, _PSI, _PSI_DOT = (
+    slice(0, 10), slice(10, 19), slice(19, 29), slice(29, 41), slice(41, 53))
+_RATES = slice(19, 53)
+# Columns of the products loads @ _big_map (N, 49): rule | B_l (6, 6) row-major | b_l.
+_RULE, _BLOCKS, _OFFSET = slice(0, 7), slice(7, 43), slice(43, 49)
+
+
+def _block_diagonal_view(matrix: Array, n: int, size: int) -> Array:
+    """The n diagonal (size, size) blocks of a C-contiguous (n·size, n·size) matrix, as a view."""
+    row, column = matrix.strides
+    return np.lib.stride_tricks.as_strided(
+        matrix, shape=(n, size, size), strides=(size * (row + column), row, column))
+
+
+class RecursiveDynamics:
+    """Eq. (39) for one arm by RNEA/ABA/CRBA, with the loads Θ, Θ̇, Ψ, Ψ̇ held between calls.
+
+    Set the loads with :meth:`set_loads` (or one of :meth:`set_theta`,
+    :meth:`set_theta_dot`, :meth:`set_psi`, :meth:`set_psi_dot`); they stay until the
+    next ``set_*``. Shapes are checked once per load change; each evaluation call makes
+    one finiteness check over its joint vectors (copied into one contiguous buffer) and
+    returns a new read-only array. Not thread-safe: use one evaluator per thread.
+
+    Example:
+        >>> rd = RecursiveDynamics(model)
+        >>> rd.set_loads(theta, theta_dot, psi, psi_dot)
+        >>> tau = rd.inverse_dynamics(q, qd, qdd)   # τ of eq. (39), w = 0
+    """
+
+    def __init__(self, model: RobotModel, *, shared_buffers: bool = True) -> None:
+        """Build the evaluator; the loads start as Θ = ``model.theta_nominal``, the rest 0.
+
+        Args:
+            model: the arm (locked joints and continuous joints as in the model).
+            shared_buffers: exchange arrays with Pinocchio through views of its memory
+                (verified at construction, see the module docstring); False uses only
+                Pinocchio's public API.
+        """
+        n, nv = model.n_bodies, model.nv  # no reference to ``model`` is kept
+        self._n, self._nv = n, nv
+        pin_model: pin.Model = model.pinocchio_model.copy()
+        self._main = PinocchioStorage(pin_model, n, shared_buffers)
+        shift_model = pin_model.copy()
+        for j in range(1, shift_model.njoints):
+            shift_model.inertias[j] = pin.Inertia.Zero()
+        self._shift = PinocchioStorage(shift_model, n, shared_buffers)
+        reach = sum(float(np.linalg.norm(pin_model.jointPlacements[j].translation))
+                    for j in range(1, pin_model.njoints))
+        self._reach = max(reach, 1e-3)
+        #: c_max [m] of the fast-path rule (module docstring).
+        self.com_range = COM_RANGE_FACTOR * self._reach
+        masses = np.asarray(model.theta_nominal)[:, 0]
+        self._shift_floor = float(masses.mean()) if masses.mean() > 0 else 1.0
+        big = np.zeros((53, 49))
+        big[0, _RULE] = [1.0] + [self.com_range] * 6  # [m, c m − h_i, c m + h_i] > 0
+        for i in range(3):
+            big[1 + i, 1 + 2 * i], big[1 + i, 2 + 2 * i] = -1.0, 1.0
+        big[_RATES, 7:] = _RATE_MAP
+        self._big_map = big
+        # two loads buffers: set_loads fills the spare one and swaps only when it is valid
+        self._loads, self._spare = np.zeros((n, 53)), np.zeros((n, 53))
+        self._products = np.zeros((n, 49))
+        self._blocks = self._products[:, _BLOCKS].reshape(n, 6, 6)
+        if not np.shares_memory(self._blocks, self._products):
+            raise RuntimeError("B_l cannot be viewed in place")  # pragma: no cover
+        self._rule, self._offset_source = self._products[:, _RULE], self._products[:, _OFFSET]
+        self._com = np.zeros((n, 3))
+        self._com_row = self._com[:, None, :]
+        self._inertia_com = self._main.inertias[:, 1:4]
+        self._shifted_work = np.zeros((n, 19))  # [Θ + K | h⊗c] when rows are shifted
+        self._loads_plan = self._plan(self._loads[:, _THETA], self._loads)
+        self._spare_plan = self._plan(self._spare[:, _THETA], self._spare)
+        self._shifted_plan = self._plan(self._shifted_work[:, _THETA], self._shifted_work)
+        self._psi6, self._psi12 = (n, 6), (n, 12)
+        self._wrench_map = np.zeros((6 * n, 6 * n))  # block diagonal of B_l[:, :6]
+        self._wrench_blocks = _block_diagonal_view(self._wrench_map, n, 6)
+        self._wrench_offset = np.zeros(6 * n)  # −Q₀ψ̇_l stacked
+        self._offset_target = self._wrench_offset.reshape(n, 6)
+        main = self._main
+        #: what the hot path reads: model, data, f^ext, and the storage if not shared
+        self._hot = (main.model, main.data, main.fext, None if main.shared else main)
+        self._velocities = self._main.velocities.reshape(-1)
+        self._forces = self._main.forces.reshape(-1)
+        if self._main.shared and not (np.shares_memory(self._velocities, self._main.velocities)
+                                      and np.shares_memory(self._forces, self._main.forces)):
+            raise RuntimeError("Pinocchio vectors are not contiguous")  # pragma: no cover
+        self._zero9, self._zero10, self._zero12 = np.zeros((n, 9)), np.zeros((n, 10)), np.zeros(
+            (n, 12))
+        # one contiguous buffer per evaluation signature, with views of its parts
+        self._state3, self._state2, self._state1 = np.empty(3 * nv), np.empty(2 * nv), np.empty(nv)
+        self._q3, self._v3, self._a3 = self._state3[:nv], self._state3[nv:2 * nv], self._state3[
+            2 * nv:]
+        self._q2, self._v2 = self._state2[:nv], self._state2[nv:]
+        self._qdd_zero = np.zeros(nv)
+        cont = np.asarray(model.joint_limits.continuous, dtype=bool)
+        self._continuous = bool(cont.any())
+        self._q_pin = np.empty(pin_model.nq)
+        idx_q = np.array([pin_model.joints[j].idx_q for j in range(1, pin_model.njoints)])
+        self._plain_dofs, self._plain_q = np.flatnonzero(~cont), idx_q[~cont]
+        self._cont_dofs, self._cos_q = np.flatnonzero(cont), idx_q[cont]
+        self._held = np.ones(n, dtype=bool)
+        self._shifted = False
+        self._rates_zero = True
+        self._offset_zero = True
+        self._aba_ok: bool | None = None
+        self.set_loads(model.theta_nominal)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def shared_buffers(self) -> bool:
+        """Whether arrays are exchanged through views of Pinocchio's memory."""
+        return self._main.shared
+
+    @property
+    def held_directly(self) -> Array:
+        """Per body, whether its row of Θ is held as is (True) or shifted (False), (N,)."""
+        out = self._held.copy()
+        out.setflags(write=False)
+        return out
+
+    def _column(self, columns: slice) -> Array:
+        out = self._loads[:, columns].copy()
+        out.setflags(write=False)
+        return out
+
+    @property
+    def theta(self) -> Array:
+        """Θ held, (N, 10), eq. (7) order [kg, kg·m, kg·m²]."""
+        return self._column(_THETA)
+
+    @property
+    def theta_dot(self) -> Array:
+        """Θ̇ held, (N, 10) [per s]."""
+        return self._column(_THETA_DOT)
+
+    @property
+    def psi(self) -> Array:
+        """Ψ held, (N, 12), eq. (27) layout [kg·m/s, kg·m²/s] (a γ given is stored as ψ)."""
+        return self._column(_PSI)
+
+    @property
+    def psi_dot(self) -> Array:
+        """Ψ̇ held, (N, 12) [per s]."""
+        return self._column(_PSI_DOT)
+
+    # ------------------------------------------------------------------ loads
+    def set_loads(
+        self,
+        theta: npt.ArrayLike,
+        theta_dot: npt.ArrayLike | None = None,
+        psi: npt.ArrayLike | None = None,
+        psi_dot: npt.ArrayLike | None = None,
+    ) -> None:
+        """Hold new loads; the Pinocchio model's inertias are updated here.
+
+        Args:
+            theta: Θ, (N, 10), eq. (7) order about each body frame origin
+                [kg, kg·m, kg·m²]; any values (also m = 0 or inconsistent rows).
+            theta_dot: Θ̇, (N, 10) [per s]; None = 0.
+            psi: Ψ, (N, 12) in eq. (27) layout, body coordinates [kg·m/s, kg·m²/s], or
+                its momentum image γ = Q₀ψ, (N, 6); None = 0.
+            psi_dot: Ψ̇ in either layout [per s]; None = 0.
+
+        Raises:
+            InvalidInputError: a wrong shape or a non-finite entry, naming the argument.
+        """
+        zero12, psi12 = self._zero12, self._psi12
+        psi_a = (zero12 if psi is None else psi if type(psi) is np.ndarray
+                 and psi.shape == psi12 else self._psi_form(psi, "psi"))
+        psi_dot_a = (zero12 if psi_dot is None else psi_dot if type(psi_dot) is np.ndarray
+                     and psi_dot.shape == psi12 else self._psi_form(psi_dot, "psi_dot"))
+        spare = self._spare
+        try:
+            np.concatenate((theta, self._zero9, self._zero10 if theta_dot is None else theta_dot,
+                            psi_a, psi_dot_a), axis=1, out=spare)
+            flat = self._spare_plan[4].reshape(-1)
+            finite = math.isfinite(flat @ flat)
+        except (ValueError, TypeError):
+            finite = False
+        if not finite:
+            self._fill_loads(spare, theta, theta_dot, psi_a, psi_dot_a)
+        self._loads, self._spare = spare, self._loads
+        self._loads_plan, self._spare_plan = self._spare_plan, self._loads_plan
+        self._update(theta_dot is None and psi is None and psi_dot is None, psi_dot is None)
+
+    def set_theta(self, theta: npt.ArrayLike) -> None:
+        """Hold a new Θ, (N, 10) (see :meth:`set_loads`); the other loads are kept."""
+        self._loads[:, _THETA] = check_finite(theta, "theta", (self._n, 10))
+        self._update(self._rates_zero, self._offset_zero)
+
+    def set_theta_dot(self, theta_dot: npt.ArrayLike | None) -> None:
+        """Hold a new Θ̇, (N, 10) or None = 0; the other loads are kept."""
+        self._loads[:, _THETA_DOT] = (self._zero10 if theta_dot is None
+                                      else check_finite(theta_dot, "theta_dot", (self._n, 10)))
+        self._update(None, self._offset_zero)
+
+    def set_psi(self, psi: npt.ArrayLike | None) -> None:
+        """Hold a new Ψ, (N, 12) or γ (N, 6), or None = 0; the other loads are kept."""
+        self._loads[:, _PSI] = self._zero12 if psi is None else self._checked_psi(psi, "psi")
+        self._update(None, self._offset_zero)
+
+    def set_psi_dot(self, psi_dot: npt.ArrayLike | None) -> None:
+        """Hold a new Ψ̇, (N, 12) or γ̇ (N, 6), or None = 0; the other loads are kept."""
+        self._loads[:, _PSI_DOT] = (self._zero12 if psi_dot is None
+                                    else self._checked_psi(psi_dot, "psi_dot"))
+        self._update(None, None)
+
+    def _psi_form(self, value: npt.ArrayLike, argument: str) -> npt.ArrayLike:
+        """ψ as given unless it is a γ, (N, 6): that is mapped to ψ by PSI_FROM_GAMMA."""
+        shape = value.shape if isinstance(value, np.ndarray) else np.shape(value)
+        if shape == self._psi6:
+            return self._checked_psi(value, argument)
+        return value
+
+    def _checked_psi(self, value: npt.ArrayLike, argument: str) -> Array:
+        if np.shape(value) == (self._n, 6):
+            gamma = check_finite(value, argument, (self._n, 6))
+            return np.asarray(gamma @ PSI_FROM_GAMMA.T)
+        return check_finite(value, argument, (self._n, 12))
+
+    def _fill_loads(
+        self,
+        loads: Array,
+        theta: npt.ArrayLike,
+        theta_dot: npt.ArrayLike | None,
+        psi: npt.ArrayLike,
+        psi_dot: npt.ArrayLike,
+    ) -> None:
+        """Raise for the first bad argument; otherwise (the quick check overflowed) fill."""
+        n = self._n
+        values = (
+            check_finite(theta, "theta", (n, 10)),
+            self._zero10 if theta_dot is None else check_finite(theta_dot, "theta_dot", (n, 10)),
+            self._checked_psi(psi, "psi"),
+            self._checked_psi(psi_dot, "psi_dot"),
+        )
+        loads[:, _THETA], loads[:, _THETA_DOT], loads[:, _PSI], loads[:, _PSI_DOT] = values
+        loads[:, _HC] = 0.0
+
+    def _update(self, rates_zero: bool | None, offset_zero: bool | None) -> None:
+        """Recompute the f^ext map and the held inertias from the loads buffer.
+
+        Args:
+            rates_zero: whether Θ̇, Ψ, Ψ̇ are all zero (None: find out).
+            offset_zero: whether Ψ̇ is zero (None: find out).
+        """
+        loads = self._loads
+        np.matmul(loads, self._big_map, out=self._products)
+        if rates_zero is None:
+            rates_zero = not loads[:, _RATES].any()
+        if offset_zero is None:
+            offset_zero = not loads[:, _PSI_DOT].any()
+        self._rates_zero, self._offset_zero, self._aba_ok = rates_zero, offset_zero, None
+        if rates_zero:
+            self._main.forces[:] = 0.0
+            self._main.push_forces()
+        else:
+            self._wrench_blocks[...] = self._blocks
+            if not offset_zero:
+                self._offset_target[...] = self._offset_source
+        if self._rule.min() > 0.0:
+            # _hold(self._loads_plan), inlined
+            h, m, h_column, hc, work, inertia_map = self._loads_plan
+            com = self._com
+            np.divide(h, m, out=com)
+            np.multiply(h_column, self._com_row, out=hc)
+            np.matmul(work, inertia_map, out=self._main.inertias)
+            self._inertia_com[...] = com
+            if not self._main.shared:
+                self._main.push_inertias()
+            if self._shifted:
+                self._shift.inertias[:] = 0.0
+                self._shift.push_inertias()
+                self._held[:] = True
+                self._shifted = False
+            return
+        held = (self._rule > 0.0).all(axis=1)
+        shifted = loads[:, _THETA].copy()
+        shift = np.abs(shifted[:, 0]) + np.abs(shifted[:, 1:4]).max(axis=1) / self._reach
+        shift = np.where(held, 0.0, shift + self._shift_floor)
+        shifted[:, 0] += shift
+        self._shifted_work[:, _THETA] = shifted
+        self._hold(self._shifted_plan)
+        self._shift.inertias[:] = 0.0
+        self._shift.inertias[:, 0] = shift
+        self._shift.push_inertias()
+        self._held[:] = held
+        self._shifted = True
+
+    def _plan(self, theta: Array, work: Array) -> tuple[Array, ...]:
+        """The views :meth:`_hold` needs: Θ's h, m and h as a column; h⊗c; work; its map."""
+        hc = work[:, _HC].reshape(self._n, 3, 3)
+        if not np.shares_memory(hc, work):
+            raise RuntimeError("h⊗c cannot be viewed in place")  # pragma: no cover
+        width = work.shape[1]
+        inertia_map = np.zeros((width, 10))
+        inertia_map[:19] = _INERTIA_MAP
+        return theta[:, 1:4], theta[:, 0:1], theta[:, 1:4, None], hc, work, inertia_map
+
+    def _hold(self, plan: tuple[Array, ...]) -> None:
+        """Write Θ (m > 0 in every row) into the model as (m, c, I_c), per :meth:`_plan`."""
+        h, m, h_column, hc, work, inertia_map = plan
+        com = self._com
+        np.divide(h, m, out=com)
+        np.multiply(h_column, self._com_row, out=hc)
+        np.matmul(work, inertia_map, out=self._main.inertias)
+        self._inertia_com[...] = com
+        self._main.push_inertias()
+
+    # ------------------------------------------------------------------ evaluation
+    def _fill_state(
+        self, state: Array, values: tuple[npt.ArrayLike, ...], names: tuple[str, ...]
+    ) -> None:
+        """Raise for the first bad joint vector; otherwise (the quick check overflowed) fill."""
+        nv = self._nv
+        for k, (value, name) in enumerate(zip(values, names, strict=True)):
+            state[k * nv:(k + 1) * nv] = check_finite(value, name, (nv,))
+
+    def _pinocchio_q(self, q: Array) -> Array:
+        """Pinocchio's q (nq,) from the joint angles: continuous joints as (cos, sin)."""
+        if not self._continuous:
+            return q
+        out = self._q_pin
+        out[self._plain_q] = q[self._plain_dofs]
+        angles = q[self._cont_dofs]
+        out[self._cos_q] = np.cos(angles)
+        out[self._cos_q + 1] = np.sin(angles)
+        return out
+
+    def _external_forces(self, q: Array, qd: Array) -> pin.StdVec_Force:
+        """f^ext of eq. (39) at (q, q̇), LOCAL joint frames: B_l V_l + b_l for each body."""
+        model, data, fext, main = self._hot
+        if self._rates_zero:
+            return fext
+        _forward_kinematics(model, data, q, qd)
+        forces = self._forces
+        if main is None:  # shared buffers: V_l and f^ext_l are views of Pinocchio's memory
+            np.matmul(self._wrench_map, self._velocities, out=forces)
+            if not self._offset_zero:
+                np.add(forces, self._wrench_offset, out=forces)
+            return fext
+        main.pull_velocities()
+        np.matmul(self._wrench_map, self._velocities, out=forces)
+        if not self._offset_zero:
+            np.add(forces, self._wrench_offset, out=forces)
+        main.push_forces()
+        return fext
+
+    def inverse_dynamics(self, q: npt.ArrayLike, qd: npt.ArrayLike, qdd: npt.ArrayLike) -> Array:
+        """τ of eq. (39) with w = 0 for the held loads.
+
+        Args:
+            q: joint positions (nv,) [rad, m].
+            qd: joint velocities (nv,) [rad/s, m/s].
+            qdd: joint accelerations (nv,) [rad/s², m/s²].
+
+        Returns:
+            τ, (nv,) [N·m, N], read-only.
+
+        Raises:
+            InvalidInputError: a wrong shape or non-finite entry, naming the argument.
+        """
+        nv, state = self._nv, self._state3
+        try:
+            if len(q) != nv or len(qd) != nv or len(qdd) != nv:  # type: ignore[arg-type]
+                raise ValueError
+            np.concatenate((q, qd, qdd), out=state)
+            finite = math.isfinite(state @ state)
+        except (ValueError, TypeError):
+            finite = False
+        if not finite:
+            self._fill_state(state, (q, qd, qdd), ("q", "qd", "qdd"))
+        qp = self._pinocchio_q(self._q3) if self._continuous else self._q3
+        v, a, (model, data, fext, storage) = self._v3, self._a3, self._hot
+        if not self._rates_zero:  # _external_forces, inlined for the shared-buffer case
+            if storage is None:
+                _forward_kinematics(model, data, qp, v)
+                forces = self._forces
+                np.matmul(self._wrench_map, self._velocities, out=forces)
+                if not self._offset_zero:
+                    np.add(forces, self._wrench_offset, out=forces)
+            else:
+                self._external_forces(qp, v)
+        tau = _rnea(model, data, qp, v, a, fext)
+        if self._shifted:
+            tau -= _rnea(self._shift.model, self._shift.data, qp, v, a)
+        tau.setflags(write=False)
+        return tau
+
+    def bias(self, q: npt.ArrayLike, qd: npt.ArrayLike) -> Array:
+        """τ at q̈ = 0: (C + M(Θ̇) + H) q̇ + G + JᵀQ₀Ψ̇ of eq. (39), (nv,) [N·m, N], read-only."""
+        state = self._state2
+        try:
+            np.concatenate((q, qd), out=state)
+            finite = len(q) == len(qd) and math.isfinite(state @ state)  # type: ignore[arg-type]
+        except (ValueError, TypeError):
+            finite = False
+        if not finite:
+            self._fill_state(state, (q, qd), ("q", "qd"))
+        qp = self._pinocchio_q(self._q2)
+        return self._bias(qp, self._v2)
+
+    def _bias(self, qp: Array, v: Array) -> Array:
+        main, zero = self._main, self._qdd_zero
+        tau = _rnea(main.model, main.data, qp, v, zero, self._external_forces(qp, v))
+        if self._shifted:
+            tau -= _rnea(self._shift.model, self._shift.data, qp, v, zero)
+        tau.setflags(write=False)
+        return tau
+
+    def mass_matrix(self, q: npt.ArrayLike) -> Array:
+        """M(q, Θ) of eq. (31) for the held Θ, (nv, nv) [kg·m², kg], read-only (CRBA)."""
+        state = self._state1
+        try:
+            np.copyto(state, q, casting="same_kind")  # no broadcasting: shapes must match
+            finite = np.shape(q) == state.shape and math.isfinite(state @ state)
+        except (ValueError, TypeError):
+            finite = False
+        if not finite:
+            self._fill_state(state, (q,), ("q",))
+        return self._mass(self._pinocchio_q(state))
+
+    def _mass(self, qp: Array) -> Array:
+        m = np.array(_crba(self._main.model, self._main.data, qp))
+        if self._shifted:
+            m -= _crba(self._shift.model, self._shift.data, qp)
+        m.setflags(write=False)
+        return m
+
+    def _aba_exact(self) -> bool:
+        """Every row held directly with Z(Φ_l) ≻ 0 (I about the COM ≻ 0): then M ≻ 0."""
+        if self._aba_ok is None:
+            ok = not self._shifted
+            if ok:
+                i = self._main.inertias[:, 4:10]
+                dense = np.stack([i[:, [0, 1, 3]], i[:, [1, 2, 4]], i[:, [3, 4, 5]]], axis=1)
+                ok = bool(np.all(np.linalg.eigvalsh(dense)[:, 0] > 0.0))
+            self._aba_ok = ok
+        return self._aba_ok
+
+    def forward_dynamics(self, q: npt.ArrayLike, qd: npt.ArrayLike, tau: npt.ArrayLike) -> Array:
+        """q̈ solving eq. (39) for τ (w = 0) and the held loads.
+
+        ABA when the fast-path rule allows it (module docstring), else a Cholesky solve
+        of M(q, Θ) q̈ = τ − bias.
+
+        Args:
+            q: joint positions (nv,) [rad, m].
+            qd: joint velocities (nv,) [rad/s, m/s].
+            tau: joint efforts (nv,) [N·m, N].
+
+        Returns:
+            q̈, (nv,) [rad/s², m/s²], read-only.
+
+        Raises:
+            InvalidInputError: a wrong shape or non-finite entry, naming the argument.
+            PhysicalConsistencyError: M(q, Θ) is not positive definite.
+        """
+        nv, state = self._nv, self._state3
+        try:
+            if len(q) != nv or len(qd) != nv or len(tau) != nv:  # type: ignore[arg-type]
+                raise ValueError
+            np.concatenate((q, qd, tau), out=state)
+            finite = math.isfinite(state @ state)
+        except (ValueError, TypeError):
+            finite = False
+        if not finite:
+            self._fill_state(state, (q, qd, tau), ("q", "qd", "tau"))
+        qp = self._pinocchio_q(self._q3) if self._continuous else self._q3
+        v, effort, main = self._v3, self._a3, self._main
+        if self._aba_exact():
+            qdd = _aba(main.model, main.data, qp, v, effort, self._external_forces(qp, v))
+        else:
+            bias = self._bias(qp, v)
+            try:
+                factor = scipy.linalg.cho_factor(self._mass(qp), check_finite=False)
+            except np.linalg.LinAlgError:
+                raise PhysicalConsistencyError(
+                    "theta", "M(q, Θ) is not positive definite; Θ is not physically "
+                    "consistent") from None
+            qdd = scipy.linalg.cho_solve(factor, effort - bias, check_finite=False)
+        qdd.setflags(write=False)
+        return qdd
+
+
+__all__ = ["COM_RANGE_FACTOR", "PSI_FROM_GAMMA", "RecursiveDynamics"]

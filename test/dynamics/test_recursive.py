@@ -1,0 +1,470 @@
+"""RecursiveDynamics (RNEA/ABA/CRBA with f^ext) against the term-by-term reference of eq. (39).
+
+The reference is the contraction backend (``RobotModel.inverse_dynamics`` and
+``dynamics.contraction.forward_dynamics``, contracting J and ∂J/∂q with Z(Φ)); the
+independent truth is the particle Lagrangian of test/particle_lagrangian.py.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from particle_lagrangian import (
+    find_example_robot_urdf,
+    fixed_particle,
+    make_particle,
+    particle_state,
+    ramp_mass_particle,
+    random_particles,
+    random_path,
+    total_theta,
+    truth_torque,
+)
+
+from robot_tv_dynamics import InvalidInputError, PhysicalConsistencyError, RobotModel
+from robot_tv_dynamics.dynamics import Q0, contraction, psi_momentum
+from robot_tv_dynamics.dynamics.recursive import PSI_FROM_GAMMA, RecursiveDynamics
+
+RTOL = 1e-9
+
+
+def inverse_dynamics(model, q, qd, qdd, theta, theta_dot=None, psi=None, psi_dot=None):
+    """The one-call fast path (all loads new every call)."""
+    return model.torque(q, qd, qdd, theta, theta_dot, psi, psi_dot)
+
+
+def _gamma(model, value):
+    if value is None:
+        return np.zeros((model.n_bodies, 6))
+    value = np.asarray(value, dtype=float)
+    return value if value.shape[1] == 6 else psi_momentum(value)
+
+
+def reference_forward(model, q, qd, tau, theta, theta_dot=None, psi=None, psi_dot=None):
+    """q̈ by the contraction backend: M⁻¹(τ − bias) with every term contracted."""
+    theta_dot = np.zeros((model.n_bodies, 10)) if theta_dot is None else theta_dot
+    return contraction.forward_dynamics(
+        model.kinematics(q), np.asarray(qd, dtype=float), np.asarray(tau, dtype=float),
+        np.asarray(theta, dtype=float), np.asarray(theta_dot, dtype=float),
+        _gamma(model, psi), _gamma(model, psi_dot))
+LOCKED_FINGERS = ["panda_finger_joint1", "panda_finger_joint2"]
+
+
+def _continuous_ur5() -> RobotModel:
+    """The UR5 with its first and last joints made continuous (Pinocchio q = (cos, sin))."""
+    with open(find_example_robot_urdf("ur5"), encoding="utf-8") as file:
+        xml = file.read()
+    for joint in ("shoulder_pan_joint", "wrist_3_joint"):
+        xml, count = re.subn(rf'(<joint name="{joint}" type=)"revolute"', r'\1"continuous"', xml)
+        assert count == 1
+    return RobotModel.from_urdf_string(xml, "ur5-continuous")
+
+
+@pytest.fixture(scope="module", params=["panda", "ur5", "panda_locked", "ur5_continuous"])
+def arm(request: pytest.FixtureRequest, panda: RobotModel, ur5: RobotModel) -> RobotModel:
+    """Panda, UR5, Panda with locked fingers, UR5 with two continuous joints."""
+    if request.param == "panda":
+        return panda
+    if request.param == "ur5":
+        return ur5
+    if request.param == "panda_locked":
+        return RobotModel.from_urdf(find_example_robot_urdf("panda"), locked_joints=LOCKED_FINGERS)
+    robot = _continuous_ur5()
+    assert robot.pinocchio_model.nq == robot.nv + 2
+    return robot
+
+
+def _relative_error(value: np.ndarray, reference: np.ndarray) -> float:
+    return float(np.abs(value - reference).max() / np.abs(reference).max())
+
+
+def _random_state(robot: RobotModel, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    q = rng.uniform(robot.joint_limits.lower, robot.joint_limits.upper)
+    return q, rng.uniform(-2, 2, robot.nv), rng.uniform(-5, 5, robot.nv)
+
+
+def _random_loads(robot: RobotModel, rng: np.random.Generator, kind: str) -> dict:
+    """Θ, Θ̇, Ψ, Ψ̇ of one kind; Θ̇, Ψ, Ψ̇ are arbitrary vectors (rates, not bodies)."""
+    n = robot.n_bodies
+    theta = np.array(robot.theta_nominal) * rng.uniform(0.5, 1.5, (n, 1))
+    if kind == "inconsistent":
+        theta = rng.normal(size=(n, 10))
+    elif kind == "zero_mass":
+        theta[rng.integers(n), 0] = 0.0  # m = 0 with h ≠ 0: no Pinocchio Inertia holds it
+        theta[rng.integers(n), :4] = 0.0  # m = 0, h = 0
+    elif kind == "far_com":
+        theta[rng.integers(n), :4] = [1e-9, 0.4, -0.2, 0.1]  # COM 4e8 m away
+    elif kind == "negative_mass":
+        theta[rng.integers(n), 0] *= -1.0
+    theta_dot = rng.normal(size=(n, 10))
+    theta_dot[rng.integers(n), 0] = 0.0  # ṁ = 0 with ḣ ≠ 0
+    return dict(theta=theta, theta_dot=theta_dot, psi=rng.normal(size=(n, 12)),
+                psi_dot=rng.normal(size=(n, 12)))
+
+
+KINDS = ["consistent", "inconsistent", "zero_mass", "far_com", "negative_mass"]
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["shared_buffers", "public_api"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_tau_mass_matrix_and_bias_equal_the_reference(
+        arm: RobotModel, kind: str, shared: bool) -> None:
+    rd = RecursiveDynamics(arm, shared_buffers=shared)
+    rng = np.random.default_rng(7)
+    for _ in range(4):
+        loads = _random_loads(arm, rng, kind)
+        q, qd, qdd = _random_state(arm, rng)
+        reference = arm.inverse_dynamics(q, qd, qdd, **loads)
+        rd.set_loads(**loads)
+        if kind == "consistent":
+            assert rd.held_directly.all()
+        elif kind != "inconsistent":
+            assert not rd.held_directly.all()
+        assert _relative_error(rd.inverse_dynamics(q, qd, qdd), reference.tau) < RTOL
+        assert _relative_error(rd.mass_matrix(q), reference.mass_matrix) < RTOL
+        expected_bias = reference.tau - reference.mass_matrix @ qdd
+        assert _relative_error(rd.bias(q, qd), expected_bias) < RTOL
+
+
+def test_wild_loads_over_twelve_orders_of_magnitude_equal_the_reference(
+        panda: RobotModel) -> None:
+    """Entries 1e-8…1e4 of either sign, a fifth of them zero: no warning, no loss."""
+    rd = RecursiveDynamics(panda)
+    rng = np.random.default_rng(12)
+    n = panda.n_bodies
+    shifted = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(200):
+            theta = rng.normal(size=(n, 10)) * 10.0 ** rng.uniform(-8, 4, size=(n, 10))
+            theta[rng.random((n, 10)) < 0.2] = 0.0
+            theta_dot = rng.normal(size=(n, 10)) * 10.0 ** rng.uniform(-3, 2, size=(n, 10))
+            psi, psi_dot = rng.normal(size=(n, 12)), rng.normal(size=(n, 12))
+            q, qd, qdd = _random_state(panda, rng)
+            reference = panda.inverse_dynamics(q, qd, qdd, theta, theta_dot, psi, psi_dot).tau
+            rd.set_loads(theta, theta_dot, psi, psi_dot)
+            shifted += int((~rd.held_directly).sum())
+            assert _relative_error(rd.inverse_dynamics(q, qd, qdd), reference) < RTOL
+    assert shifted > 100  # both paths are exercised
+
+
+@pytest.mark.parametrize("psi_form", ["psi", "gamma"])
+def test_each_rate_term_alone_equals_the_reference(arm: RobotModel, psi_form: str) -> None:
+    """Θ̇ only, Ψ only, Ψ̇ only (so no term hides behind another), in both Ψ layouts."""
+    rd = RecursiveDynamics(arm)
+    rng = np.random.default_rng(11)
+    n = arm.n_bodies
+    q, qd, qdd = _random_state(arm, rng)
+    theta = np.array(arm.theta_nominal)
+    for name in ("theta_dot", "psi", "psi_dot"):
+        value = rng.normal(size=(n, 10 if name == "theta_dot" else 12))
+        if name != "theta_dot" and psi_form == "gamma":
+            value = psi_momentum(value)
+        reference = arm.inverse_dynamics(q, qd, qdd, theta, **{name: value})
+        classical = arm.inverse_dynamics(q, qd, qdd, theta).tau
+        assert np.abs(reference.tau - classical).max() > 1e-2 * np.abs(classical).max()
+        rd.set_loads(theta, **{name: value})
+        assert _relative_error(rd.inverse_dynamics(q, qd, qdd), reference.tau) < RTOL
+
+
+def test_gamma_layout_maps_exactly_to_psi() -> None:
+    np.testing.assert_array_equal(Q0 @ PSI_FROM_GAMMA, np.eye(6))
+
+
+def test_classical_loads_equal_pinocchio(arm: RobotModel) -> None:
+    rd = RecursiveDynamics(arm)
+    model = arm.pinocchio_model
+    data = model.createData()
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        q, qd, qdd = _random_state(arm, rng)
+        q_pin = arm.pinocchio_configuration(q)
+        tau = pin.rnea(model, data, q_pin, qd, qdd)
+        np.testing.assert_allclose(rd.inverse_dynamics(q, qd, qdd), tau, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(rd.mass_matrix(q), pin.crba(model, data, q_pin), atol=1e-12)
+        np.testing.assert_allclose(rd.forward_dynamics(q, qd, tau), qdd, atol=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["consistent", "massless_row", "point_mass_row"])
+def test_forward_dynamics_equals_the_reference_and_inverts_tau(arm: RobotModel, kind: str) -> None:
+    """ABA (rows held, Z ≻ 0) and the Cholesky path (a shifted row, a singular Z) alike."""
+    rd = RecursiveDynamics(arm)
+    rng = np.random.default_rng(5)
+    for _ in range(4):
+        loads = _random_loads(arm, rng, "consistent")
+        body = int(rng.integers(1, arm.n_bodies))
+        if kind == "massless_row":
+            loads["theta"][body, :4] = 0.0  # m = 0, h = 0, I kept: M stays ≻ 0
+        elif kind == "point_mass_row":
+            m, c = 2.0, np.array([0.05, -0.02, 0.1])
+            loads["theta"][body] = [m, *(m * c), m * (c[1] ** 2 + c[2] ** 2),
+                                    m * (c[0] ** 2 + c[2] ** 2), m * (c[0] ** 2 + c[1] ** 2),
+                                    -m * c[0] * c[1], -m * c[1] * c[2], -m * c[0] * c[2]]
+        q, qd, qdd = _random_state(arm, rng)
+        tau = arm.inverse_dynamics(q, qd, qdd, **loads).tau
+        reference = reference_forward(arm, q, qd, tau, **loads)
+        rd.set_loads(**loads)
+        assert rd._aba_exact() == (kind == "consistent")
+        result = rd.forward_dynamics(q, qd, tau)
+        assert _relative_error(result, reference) < RTOL
+        np.testing.assert_allclose(result, qdd, rtol=0, atol=1e-8 * np.abs(qdd).max())
+        assert _relative_error(rd.inverse_dynamics(q, qd, result), tau) < RTOL
+
+
+@pytest.mark.parametrize("theta_kind", ["negated", "negated_shifted"])
+def test_forward_dynamics_refuses_an_indefinite_mass_matrix(
+        ur5: RobotModel, theta_kind: str) -> None:
+    theta = -np.asarray(ur5.theta_nominal)
+    if theta_kind == "negated_shifted":
+        theta[2, 0] = 0.0
+    rd = RecursiveDynamics(ur5)
+    rd.set_loads(theta)
+    with pytest.raises(PhysicalConsistencyError, match="not positive definite"):
+        rd.forward_dynamics(np.zeros(6), np.zeros(6), np.zeros(6))
+
+
+def test_forward_dynamics_refuses_exactly_when_the_reference_does(ur5: RobotModel) -> None:
+    """Slightly perturbed (often inconsistent) Θ: M ≻ 0 at some states, not at others."""
+    rd = RecursiveDynamics(ur5)
+    rng = np.random.default_rng(9)
+    outcomes = set()
+    for _ in range(60):
+        loads = _random_loads(ur5, rng, "consistent")
+        loads["theta"] = np.array(ur5.theta_nominal) + 0.05 * rng.normal(size=(ur5.n_bodies, 10))
+        q, qd, _ = _random_state(ur5, rng)
+        tau = rng.normal(size=ur5.nv)
+        rd.set_loads(**loads)
+        try:
+            reference = reference_forward(ur5, q, qd, tau, **loads)
+        except PhysicalConsistencyError:
+            with pytest.raises(PhysicalConsistencyError, match="not positive definite"):
+                rd.forward_dynamics(q, qd, tau)
+            outcomes.add("refused")
+            continue
+        assert _relative_error(rd.forward_dynamics(q, qd, tau), reference) < RTOL
+        outcomes.add("solved")
+    assert outcomes == {"refused", "solved"}
+
+
+def test_loads_held_and_loads_new_every_call_give_identical_results(arm: RobotModel) -> None:
+    rng = np.random.default_rng(3)
+    loads = _random_loads(arm, rng, "zero_mass")
+    rd = RecursiveDynamics(arm)
+    rd.set_loads(**loads)
+    for _ in range(5):
+        q, qd, qdd = _random_state(arm, rng)
+        held = rd.inverse_dynamics(q, qd, qdd)
+        new = inverse_dynamics(arm, q, qd, qdd, **loads)
+        np.testing.assert_array_equal(held, new)
+    # other loads in between do not leak into the next call
+    other = _random_loads(arm, rng, "consistent")
+    q, qd, qdd = _random_state(arm, rng)
+    inverse_dynamics(arm, q, qd, qdd, **other)
+    np.testing.assert_array_equal(inverse_dynamics(arm, q, qd, qdd, **loads),
+                                  rd.inverse_dynamics(q, qd, qdd))
+    # None rates after non-zero ones: nothing of the previous f^ext is left
+    fresh = RecursiveDynamics(arm)
+    fresh.set_loads(loads["theta"])
+    np.testing.assert_array_equal(inverse_dynamics(arm, q, qd, qdd, loads["theta"]),
+                                  fresh.inverse_dynamics(q, qd, qdd))
+
+
+def test_individual_setters_equal_set_loads(arm: RobotModel) -> None:
+    rng = np.random.default_rng(4)
+    loads = _random_loads(arm, rng, "far_com")
+    together, apart = RecursiveDynamics(arm), RecursiveDynamics(arm)
+    together.set_loads(**loads)
+    apart.set_psi_dot(loads["psi_dot"])
+    apart.set_theta_dot(loads["theta_dot"])
+    apart.set_theta(loads["theta"])
+    apart.set_psi(loads["psi"])
+    q, qd, qdd = _random_state(arm, rng)
+    np.testing.assert_array_equal(apart.inverse_dynamics(q, qd, qdd),
+                                  together.inverse_dynamics(q, qd, qdd))
+    for name, value in loads.items():
+        np.testing.assert_array_equal(getattr(apart, name), value)
+    # setting the rates back to zero returns to the classical torque
+    for setter in (apart.set_theta_dot, apart.set_psi, apart.set_psi_dot):
+        setter(None)
+    classical = arm.inverse_dynamics(q, qd, qdd, loads["theta"]).tau
+    assert _relative_error(apart.inverse_dynamics(q, qd, qdd), classical) < RTOL
+
+
+def test_shared_buffers_are_used_and_agree_with_the_public_api(arm: RobotModel) -> None:
+    fast, slow = RecursiveDynamics(arm), RecursiveDynamics(arm, shared_buffers=False)
+    assert fast.shared_buffers and not slow.shared_buffers
+    rng = np.random.default_rng(6)
+    for kind in KINDS:
+        loads = _random_loads(arm, rng, kind)
+        q, qd, qdd = _random_state(arm, rng)
+        fast.set_loads(**loads)
+        slow.set_loads(**loads)
+        np.testing.assert_array_equal(fast.inverse_dynamics(q, qd, qdd),
+                                      slow.inverse_dynamics(q, qd, qdd))
+        np.testing.assert_array_equal(fast.mass_matrix(q), slow.mass_matrix(q))
+
+
+def test_the_robot_models_pinocchio_model_is_not_modified(panda: RobotModel) -> None:
+    model = panda.pinocchio_model
+    before = [model.inertias[j].copy() for j in range(model.njoints)]
+    rd = RecursiveDynamics(panda)
+    rd.set_loads(np.random.default_rng(0).normal(size=(panda.n_bodies, 10)))
+    for j, inertia in enumerate(before):
+        assert model.inertias[j] == inertia
+
+
+def test_fast_path_rule(panda: RobotModel) -> None:
+    rd = RecursiveDynamics(panda)
+    assert rd.held_directly.all()
+    theta = np.array(panda.theta_nominal)
+    for row, expected in (([0.0, 0.0, 0.0, 0.0], False), ([-1.0, 0.0, 0.0, 0.0], False),
+                          ([1.0, 0.99 * rd.com_range, 0.0, 0.0], True),
+                          ([1.0, 0.0, -1.01 * rd.com_range, 0.0], False),
+                          ([1e-300, 0.0, 0.0, 0.0], True)):
+        theta[3, :4] = row
+        rd.set_theta(theta)
+        assert rd.held_directly[3] == expected, row
+        assert rd.held_directly.sum() == panda.n_bodies - (not expected)
+    assert 50.0 < rd.com_range < 500.0  # 100 × the Panda's reach
+
+
+def test_results_are_read_only_and_loads_are_copies(panda: RobotModel) -> None:
+    rd = RecursiveDynamics(panda)
+    theta = np.array(panda.theta_nominal)
+    rd.set_loads(theta)
+    theta[0, 0] = 100.0  # the caller's array is not held by reference
+    z = np.zeros(panda.nv)
+    results = (rd.inverse_dynamics(z, z, z), rd.bias(z, z), rd.mass_matrix(z),
+               rd.forward_dynamics(z, z, z), rd.theta, rd.held_directly)
+    for value in results:
+        assert not value.flags.writeable
+    np.testing.assert_array_equal(rd.theta, panda.theta_nominal)
+
+
+def test_lists_are_accepted(ur5: RobotModel) -> None:
+    rd = RecursiveDynamics(ur5)
+    z = np.zeros(6)
+    rd.set_loads(np.asarray(ur5.theta_nominal).tolist(), np.zeros((6, 10)).tolist())
+    np.testing.assert_array_equal(rd.inverse_dynamics([0.0] * 6, [0] * 6, [0.0] * 6),
+                                  rd.inverse_dynamics(z, z, z))
+
+
+# ----------------------------------------------------------------------------- bad input
+LOADS = ("theta", "theta_dot", "psi", "psi_dot")
+
+
+def _good_loads(robot: RobotModel) -> dict:
+    n = robot.n_bodies
+    return dict(theta=np.array(robot.theta_nominal), theta_dot=np.zeros((n, 10)),
+                psi=np.zeros((n, 12)), psi_dot=np.zeros((n, 6)))
+
+
+def _spoil(value: np.ndarray, kind: str) -> np.ndarray:
+    value = np.array(value, dtype=float)
+    if kind == "shape":
+        return value[..., :-1]
+    if kind == "transposed":
+        return value.T
+    value.flat[-1] = np.nan if kind == "nan" else np.inf
+    return value
+
+
+@pytest.mark.parametrize("argument", LOADS)
+@pytest.mark.parametrize("kind", ["shape", "transposed", "nan", "inf"])
+def test_bad_loads_name_the_argument(panda: RobotModel, argument: str, kind: str) -> None:
+    rd = RecursiveDynamics(panda)
+    z = np.zeros(panda.nv)
+    before = rd.inverse_dynamics(z, z, z)
+    kwargs = _good_loads(panda)
+    kwargs[argument] = _spoil(kwargs[argument], kind)
+    with pytest.raises(InvalidInputError, match=f"^{argument}: "):
+        rd.set_loads(**kwargs)
+    with pytest.raises(InvalidInputError, match=f"^{argument}: "):
+        inverse_dynamics(panda, z, z, z, **kwargs)
+    setter = getattr(rd, f"set_{argument}")
+    with pytest.raises(InvalidInputError, match=f"^{argument}: "):
+        setter(kwargs[argument])
+    # a refused load changes nothing: the previous loads are still held
+    np.testing.assert_array_equal(rd.inverse_dynamics(z, z, z), before)
+    np.testing.assert_array_equal(rd.theta, panda.theta_nominal)
+    assert not rd.theta_dot.any() and not rd.psi_dot.any()
+
+
+@pytest.mark.parametrize("kind", ["shape", "nan", "inf", "scalar", "column"])
+@pytest.mark.parametrize("method, arguments", [
+    ("inverse_dynamics", ("q", "qd", "qdd")), ("forward_dynamics", ("q", "qd", "tau")),
+    ("bias", ("q", "qd")), ("mass_matrix", ("q",))])
+def test_bad_joint_vectors_name_the_argument(
+        panda: RobotModel, method: str, arguments: tuple[str, ...], kind: str) -> None:
+    rd = RecursiveDynamics(panda)
+    for bad in arguments:
+        values = {name: np.zeros(panda.nv) for name in arguments}
+        if kind == "scalar":
+            values[bad] = 0.0
+        elif kind == "column":
+            values[bad] = np.zeros((panda.nv, 1))
+        else:
+            values[bad] = _spoil(values[bad], kind)
+        with pytest.raises(InvalidInputError, match=f"^{bad}: "):
+            getattr(rd, method)(*values.values())
+    # mismatched lengths that add up to the right total are still refused
+    if len(arguments) > 1:
+        values = [np.zeros(panda.nv + 1), np.zeros(panda.nv - 1)] + [
+            np.zeros(panda.nv)] * (len(arguments) - 2)
+        with pytest.raises(InvalidInputError, match=f"^{arguments[0]}: "):
+            getattr(rd, method)(*values)
+
+
+# ----------------------------------------------------------------------------- particles
+def _scene(robot: RobotModel, seed: int) -> tuple[list, object]:
+    """2–5 particles spread over several bodies (as test_dynamics): fixed, moving, mass-changing."""
+    rng = np.random.default_rng(seed)
+    count = int(rng.integers(2, 6))
+    bodies = sorted(rng.choice(robot.n_bodies, size=min(3, robot.n_bodies), replace=False))
+    particles = random_particles(rng, robot.n_bodies, count, bodies=list(bodies))
+    return particles, random_path(robot.pinocchio_model, rng)
+
+
+def _particle_tau(rd: RecursiveDynamics, robot: RobotModel, particles: list, path: object,
+                  t: float) -> np.ndarray:
+    q, qd, qdd = path(t)  # type: ignore[operator]
+    _, theta_dot, psi, psi_dot, _ = particle_state(particles, t, robot.n_bodies)
+    rd.set_loads(total_theta(robot.pinocchio_model, particles, t), theta_dot, psi, psi_dot)
+    return rd.inverse_dynamics(q, qd, qdd)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_tau_matches_the_particle_lagrangian(robot: RobotModel, seed: int) -> None:
+    """Same scenes and tolerance as test_dynamics.test_tau_matches_the_particle_lagrangian."""
+    rd = RecursiveDynamics(robot)
+    particles, path = _scene(robot, seed)
+    for t in (0.3, 1.7):
+        tau = _particle_tau(rd, robot, particles, path, t)
+        truth = truth_torque(robot.pinocchio_model, particles, path, t)
+        np.testing.assert_allclose(tau, truth, rtol=0, atol=1e-6 * np.abs(truth).max())
+
+
+def test_every_rate_term_is_exercised_by_the_particle_check(panda: RobotModel) -> None:
+    particles = [
+        make_particle(6, [0.05, 0.02, 0.1], 1.5, amp=0.05, omega=3.0, mass_b=0.5,
+                      mass_omega=2.0),
+        make_particle(3, [0.1, -0.05, 0.0], 0.8, amp=0.04, omega=2.0),
+        ramp_mass_particle(5, [0.0, 0.1, 0.05], 0.5, 0.6),
+        fixed_particle(1, [0.0, 0.0, 0.2], 1.0),
+    ]
+    path = random_path(panda.pinocchio_model, np.random.default_rng(42))
+    rd = RecursiveDynamics(panda)
+    tau = _particle_tau(rd, panda, particles, path, 0.9)
+    truth = truth_torque(panda.pinocchio_model, particles, path, 0.9)
+    tolerance = 1e-6 * np.abs(truth).max()
+    q, qd, qdd = path(0.9)
+    rd.set_theta_dot(None)
+    rd.set_psi(None)
+    rd.set_psi_dot(None)
+    without_rates = rd.inverse_dynamics(q, qd, qdd)
+    assert np.abs(tau - without_rates).max() > 1e3 * tolerance
+    np.testing.assert_allclose(tau, truth, rtol=0, atol=tolerance)
