@@ -587,9 +587,12 @@ class RecursiveDynamics:
         if self._aba_ok is None:
             ok = not self._shifted
             if ok:
-                i = self._main.inertias[:, 4:10]
-                dense = np.stack([i[:, [0, 1, 3]], i[:, [1, 2, 4]], i[:, [3, 4, 5]]], axis=1)
-                ok = bool(np.all(np.linalg.eigvalsh(dense)[:, 0] > 0.0))
+                # I about the COM ≻ 0 by Sylvester's criterion (its leading minors > 0), in
+                # storage order (I_xx, I_xy, I_yy, I_xz, I_yz, I_zz) per row
+                xx, xy, yy, xz, yz, zz = self._main.inertias[:, 4:10].T
+                minor2 = xx * yy - xy * xy
+                det = xx * (yy * zz - yz * yz) - xy * (xy * zz - yz * xz) + xz * (xy * yz - yy * xz)
+                ok = bool((xx > 0.0).all() and (minor2 > 0.0).all() and (det > 0.0).all())
             self._aba_ok = ok
         return self._aba_ok
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
-import pinocchio as pin
 
 from robot_tv_dynamics.estimation import (
     EstimatorConfig,
@@ -23,12 +22,10 @@ from robot_tv_dynamics.estimation import (
 )
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import (
-    PHI_TO_PINOCCHIO,
     Array,
     check_finite,
     consistency_margin,
     consistency_size,
-    phi_to_pinocchio,
 )
 from robot_tv_dynamics.loading import BodyLoadMap, LoadingProcess
 from robot_tv_dynamics.model import RobotModel
@@ -148,12 +145,10 @@ class ClosedLoop:
         self.projected = RecursiveLeastSquares(phi0, cfg.estimator, projected=True)
         self._rng = np.random.default_rng(cfg.seed)
         self.extra_torque: Array = np.zeros(model.nv)
-        # the controller's model: Θ̂ with the projected (hence consistent) payload row, so
-        # M(q,Θ̂) v + C(q,q̇,Θ̂) q̇ + G(q,Θ̂) is Pinocchio's RNEA on it
-        self._hat_model = model.pinocchio_model.copy()
-        for l in range(model.n_bodies):
-            self._hat_model.inertias[l + 1] = phi_to_pinocchio(self.theta_known[l])
-        self._hat_data = self._hat_model.createData()
+        # the controller's model Θ̂ (the projected payload row): M(q,Θ̂) v + C q̇ + G is τ of
+        # eq. (39) without rates, held until the next estimator update
+        self._hat = model.dynamics()
+        self._hat.set_loads(self.theta_known)
 
     def theta_hat(self, phi: Array) -> Array:
         """Θ̂: the known bodies with the payload row replaced by ``phi``."""
@@ -170,12 +165,8 @@ class ClosedLoop:
         plant = self.plant
         t, q, qd = plant.t, plant.q.copy(), plant.qd.copy()
         reference = self.reference(t)
-        self._hat_model.inertias[self.body + 1] = pin.Inertia.FromDynamicParameters(
-            self.projected.phi[PHI_TO_PINOCCHIO])
-        q_pin = self.model.pinocchio_configuration(q) if self.plant._continuous else q
-        tau_hat = pin.rnea(self._hat_model, self._hat_data, q_pin, qd,
-                           self.controller.command(q, qd, reference))
-        tau, saturated = self.controller.clip(np.asarray(tau_hat, dtype=np.float64))
+        tau_hat = self._hat.inverse_dynamics(q, qd, self.controller.command(q, qd, reference))
+        tau, saturated = self.controller.clip(tau_hat)
         tau = tau + self.extra_torque
         loads = plant.loads(t)
         qdd = plant.step(tau)
@@ -186,6 +177,7 @@ class ClosedLoop:
             sample = payload_measurement(kin, qd, qdd, tau_measured, self.theta_known, self.body)
             self.classical.update(sample.regressor, sample.y)
             self.projected.update(sample.regressor, sample.y)
+            self._hat.set_theta(self.theta_hat(self.projected.phi))
         return LoopSample(
             t=t, q=q, qd=qd, qdd=qdd, tau=tau, tau_measured=tau_measured, reference=reference,
             loads=loads, phi_classical=self.classical.phi.copy(),
