@@ -20,8 +20,9 @@ with the other nodes), and publishes
   (cached on disk by URDF hash; ``sampled`` or ``certified``, said in the layout).
 
 The addends (the Christoffel C, M(q, Θ̇), H(q, Ψ)) are built only for a sample whose
-terms or bounds are published, i.e. while someone subscribes to them; otherwise τ is
-M q̈ + the matrix-free bias force (:func:`robot_tv_dynamics.dynamics.bias_force`).
+terms or bounds are published, i.e. while someone subscribes to them; otherwise τ comes
+from the recursive backend (:class:`robot_tv_dynamics.dynamics.RecursiveDynamics`, RNEA
+with the Θ̇, Ψ, Ψ̇ terms as external wrenches) with the loads held until one changes.
 
 Bad input never stops the node: it is rejected with a throttled log line and a
 ``dynamics_node: input`` status on ``/diagnostics``, and the last good state is kept.
@@ -44,7 +45,7 @@ from trajectory_msgs.msg import JointTrajectory
 from robot_tv_dynamics import bounds, dynamics
 from robot_tv_dynamics.consistency import ConsistencyTracker
 from robot_tv_dynamics.exceptions import RobotTvDynamicsError
-from robot_tv_dynamics.inputs import InputRules, ModelInputs
+from robot_tv_dynamics.inputs import InputRules, ModelInputs, ModelState
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot_description
 from robot_tv_dynamics.ros.conversions import (
@@ -251,6 +252,8 @@ class DynamicsNode(node_base.ModelNode):
         self._terms_axes = [("term", TERM_LABELS), ("joint", model.joint_names)]
         self._terms_buffer = np.empty((len(TERM_LABELS), model.nv))
         self._bounds_msg: Float64MultiArray | None = None
+        self._dynamics = model.dynamics()  # the hot path: loads held between samples
+        self._held_loads: tuple[np.ndarray, ...] | None = None
 
     def _jacobian_extremes(self, model: RobotModel) -> bounds.JacobianExtremes | None:
         """γ, δ once per model (disk cache, else computed and stored); None if that fails."""
@@ -410,25 +413,22 @@ class DynamicsNode(node_base.ModelNode):
             self._guard.reject("joint_states", error)
             return
         state = self._inputs.sample(t, q, qd, time.monotonic())
-        qdd, theta, theta_dot = state.qdd, state.theta, state.theta_dot
-        gamma, gamma_dot, z_rate_norm = state.gamma, state.gamma_dot, state.z_rate_norm
-        kin = self._model.kinematics(q)
+        qdd = state.qdd
         answered = self._answered + 1
         # terms and bounds are computed only for a sample they are published for (someone
-        # subscribes); τ alone comes from the matrix-free bias force, without the nv³
-        # Christoffel contraction of C and without M(q, Θ̇), H(q, Ψ)
+        # subscribes); τ alone comes from the recursive backend with the loads held
         cfg = self.config
         publish_terms = cfg.publish_terms and self._terms_pub.get_subscription_count() > 0
         publish_bounds = (cfg.publish_bounds and answered % cfg.bounds_decimation == 0
                           and self._bounds_pub.get_subscription_count() > 0)
-        terms = None
+        terms = kin = None
         if publish_terms or publish_bounds:
+            kin = self._model.kinematics(q)
             terms = dynamics.generalized_terms(
-                kin, qd, qdd, theta, theta_dot, gamma, gamma_dot)
+                kin, qd, qdd, state.theta, state.theta_dot, state.gamma, state.gamma_dot)
             tau = terms.tau
         else:
-            m, bias = dynamics.bias_force(kin, qd, theta, theta_dot, gamma, gamma_dot)
-            tau = m @ qdd + bias
+            tau = self._torque(state)
         out = self._torques_msg
         out.header.stamp = msg.header.stamp
         out.header.frame_id = msg.header.frame_id
@@ -441,8 +441,17 @@ class DynamicsNode(node_base.ModelNode):
             if publish_terms:
                 self._publish_terms(terms)
             if publish_bounds:
-                self._publish_bounds(kin, terms, z_rate_norm)
+                self._publish_bounds(kin, terms, state.z_rate_norm)
         self._guard.accept("joint_states")
+
+    def _torque(self, state: ModelState) -> np.ndarray:
+        """τ of eq. (39) by the recursive backend; the loads are set only when they changed."""
+        loads = (state.theta, state.theta_dot, state.gamma, state.gamma_dot)
+        held = self._held_loads
+        if held is None or any(a is not b for a, b in zip(loads, held, strict=True)):
+            self._dynamics.set_loads(*loads)
+            self._held_loads = loads
+        return self._dynamics.inverse_dynamics(state.q, state.qd, state.qdd)
 
     def _publish_terms(self, terms: dynamics.GeneralizedTerms) -> None:
         buffer = self._terms_buffer
