@@ -3,8 +3,9 @@
 :func:`inertia_scene` places each body's :class:`~.inertia_box.InertiaGeometry` with the
 body pose of the package's forward kinematics (``RobotModel.kinematics(q)``): the COM
 z_l + R_l c_l and the box orientation R_l R_box in the base frame, so the scene needs no
-TF. Without kinematics the poses stay in each body's own frame (the link frame of
-``model.body_names[l]``, for a viewer that has TF). Bodies of zero mass are left out.
+TF. Without kinematics (or with ``base_frame=False``) the poses stay in each body's own
+frame (the link frame of ``model.body_names[l]``, for a viewer that has TF). Bodies of
+zero mass are left out.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ def inertia_scene(
     levels: Sequence[Level | None] | None = None,
     kinematics: Kinematics | None = None,
     density: float = LEAD_DENSITY,
+    base_frame: bool = True,
 ) -> InertiaScene:
     """The scene of ``theta`` (see the module docstring).
 
@@ -80,6 +82,8 @@ def inertia_scene(
         levels: the monitor's level per body (None entries, or None: no status).
         kinematics: ``model.kinematics(q)`` for base-frame poses; None: body frames.
         density: density of the balls [kg/m³].
+        base_frame: with ``kinematics``, pose the bodies in the base frame; False keeps
+            them in their body frames (the skeleton is in the base frame either way).
 
     Returns:
         The :class:`InertiaScene`.
@@ -93,7 +97,7 @@ def inertia_scene(
         if geometry is None:
             continue
         box_rotation = geometry.box.rotation if geometry.box is not None else np.eye(3)
-        if kinematics is not None:
+        if kinematics is not None and base_frame:
             rotation = kinematics.rotations[l]
             com = kinematics.positions[l] + rotation @ geometry.com
             box_rotation = rotation @ box_rotation
@@ -107,7 +111,7 @@ def inertia_scene(
     return InertiaScene(
         bodies=tuple(bodies),
         skeleton=None if kinematics is None else skeleton(model, kinematics),
-        in_base_frame=kinematics is not None)
+        in_base_frame=kinematics is not None and base_frame)
 
 
 def base_frame_name(model: RobotModel) -> str:
