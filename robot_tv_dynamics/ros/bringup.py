@@ -34,7 +34,7 @@ from robot_tv_dynamics.exceptions import BringUpError
 
 PACKAGE = "robot_tv_dynamics"
 #: Executables started always, and the one ``use_sim`` adds (as in the launch file).
-NODES = ("dynamics_node", "monitor_node")
+NODES = ("dynamics_node", "monitor_node", "markers_node")
 SIM_NODE = "sim_node"
 
 
