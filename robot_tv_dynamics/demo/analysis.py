@@ -191,7 +191,7 @@ def write_results(out: Path, model: RobotModel, scenario: str, counts: dict[str,
     lower = (math.nan if gamma is None else
              theorem_bounds(float(result["mu_true"].min()), 0.0, gamma, 0.0)[0])
     data["analysis_messages"] = annotate_bag(
-        out / "run.mcap", rec, result, float(lower) if math.isfinite(lower) else None)
+        out / "run.mcap", rec, result, float(lower) if math.isfinite(lower) else None, model)
     (out / "summary.json").write_text(json.dumps(data, indent=2) + "\n")
     report(out / "report.png", rec, result, model, data)
     return data

@@ -13,7 +13,10 @@ the recorded topics with robot-independent paths:
 - ``/analysis/terms``: ``term`` (6) = :data:`TERM_FIELDS`, ‖term‖₂ over the joints [N·m].
 
 They are derived, not recorded: the names say so, and the recorded topics are copied
-unchanged.
+unchanged. With a model, ``/tf`` (tf2_msgs/TFMessage, from rosbags' own message
+definitions: tf2_msgs has no wheel to publish it over DDS) is added too: per joint_states
+sample the pose of every URDF link in the root link's frame, from the package's forward
+kinematics, so that a viewer can place the URDF of ``/robot_description``.
 """
 
 from __future__ import annotations
@@ -28,17 +31,63 @@ import numpy as np
 from robot_tv_dynamics.demo.recording import Recording
 from robot_tv_dynamics.demo.scenario import ESTIMATORS, TRUTH
 from robot_tv_dynamics.exceptions import DemoError
+from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.visualization import base_frame_name
 
 #: Entries of ``/analysis/<source>``.
 SOURCE_FIELDS = ("mu_payload", "epsilon_payload", "lambda_min_M", "alpha1")
 #: Entries of ``/analysis/terms`` (the addends of eq. (39) of ``generalized_terms``).
 TERM_FIELDS = ("inertia", "coriolis", "mass_rate", "gyroscopic", "gravity", "psi_dot")
 MSGTYPE = "std_msgs/msg/Float64MultiArray"
+TF_TYPE = "tf2_msgs/msg/TFMessage"
 
 
 def analysis_topics() -> dict[str, str]:
     """Topic → message type of everything :func:`annotate_bag` adds."""
-    return {f"/analysis/{source}": MSGTYPE for source in (TRUTH, *ESTIMATORS, "terms")}
+    return {**{f"/analysis/{source}": MSGTYPE for source in (TRUTH, *ESTIMATORS, "terms")},
+            "/tf": TF_TYPE}
+
+
+def link_poses(model: RobotModel, q: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """(link, 4×4 pose in the root link's frame) of every URDF link but the root, at q.
+
+    Body poses from ``model.kinematics(q)``, composed with each link's fixed placement in
+    its body (links fixed to the base: their placement in the base).
+    """
+    kin = model.kinematics(q)
+    out = []
+    root = base_frame_name(model)
+    for frame in model.pinocchio_model.frames:
+        if not str(frame.type).endswith("BODY") or frame.name == root:
+            continue
+        placement = np.asarray(frame.placement.homogeneous)
+        pose = placement
+        if frame.parentJoint > 0:
+            body = np.eye(4)
+            body[:3, :3] = kin.rotations[frame.parentJoint - 1]
+            body[:3, 3] = kin.positions[frame.parentJoint - 1]
+            pose = body @ placement
+        out.append((str(frame.name), pose))
+    return out
+
+
+def _tf_message(store: Any, root: str, stamp: tuple[int, int],
+                poses: list[tuple[str, np.ndarray]]) -> bytes:
+    import pinocchio as pin
+
+    types = store.types
+    time = types["builtin_interfaces/msg/Time"](sec=stamp[0], nanosec=stamp[1])
+    transforms = []
+    for name, pose in poses:
+        x, y, z, w = (float(v) for v in pin.Quaternion(pose[:3, :3]).normalized().coeffs())
+        transforms.append(types["geometry_msgs/msg/TransformStamped"](
+            header=types["std_msgs/msg/Header"](stamp=time, frame_id=root),
+            child_frame_id=name,
+            transform=types["geometry_msgs/msg/Transform"](
+                translation=types["geometry_msgs/msg/Vector3"](
+                    x=float(pose[0, 3]), y=float(pose[1, 3]), z=float(pose[2, 3])),
+                rotation=types["geometry_msgs/msg/Quaternion"](x=x, y=y, z=z, w=w))))
+    return bytes(store.serialize_cdr(types[TF_TYPE](transforms=transforms), TF_TYPE))
 
 
 def _message(store: Any, axis: str, labels: tuple[str, ...], values: np.ndarray) -> bytes:
@@ -81,7 +130,8 @@ def _series(rec: Recording, result: dict[str, Any], alpha1_truth: float | None
 
 
 def annotate_bag(path: Path, rec: Recording, result: dict[str, Any],
-                 alpha1_truth: float | None = None) -> dict[str, int]:
+                 alpha1_truth: float | None = None, model: RobotModel | None = None,
+                 ) -> dict[str, int]:
     """Rewrite the MCAP file ``path`` with the ``/analysis/*`` topics added.
 
     Args:
@@ -89,6 +139,7 @@ def annotate_bag(path: Path, rec: Recording, result: dict[str, Any],
         rec: the recording read from it.
         result: :func:`robot_tv_dynamics.demo.analyse` of it.
         alpha1_truth: α₁ of the true Θ (None: no bound).
+        model: the simulated arm, for ``/tf`` (None: no ``/tf``).
 
     Returns:
         Messages added per topic.
@@ -121,6 +172,16 @@ def annotate_bag(path: Path, rec: Recording, result: dict[str, Any],
             added = writer.add_connection(topic, MSGTYPE, typestore=store)
             for log_time, row in zip(times, values, strict=True):
                 writer.write(added, int(log_time), _message(store, axis, labels, row))
+        joint_times = rec.log_times.get("/joint_states", np.zeros(0, dtype=np.int64))
+        stamps = rec.joint_stamps
+        if model is not None and len(joint_times) == len(stamps) == len(rec.q) > 0:
+            root = base_frame_name(model)
+            tf = writer.add_connection("/tf", TF_TYPE, typestore=store)
+            for log_time, stamp_ns, q in zip(joint_times, stamps, rec.q, strict=True):
+                stamp = (int(stamp_ns) // 1_000_000_000, int(stamp_ns) % 1_000_000_000)
+                writer.write(tf, int(log_time), _tf_message(store, root, stamp,
+                                                            link_poses(model, q)))
+            series["/tf"] = (joint_times, np.zeros((len(joint_times), 0)))
     finally:
         writer.close()
     mcap = next(work.glob("*.mcap"), None)

@@ -36,6 +36,7 @@ class Recording:
     diagnostics: dict[str, list[tuple[float, str, int, str]]]
     wall_span: float
     log_times: dict[str, Array] = field(default_factory=dict)  # per topic, receive times [ns]
+    joint_stamps: Array = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # [ns]
 
 
 #: Recorded topics the analysis does not read (for viewers only).
@@ -110,4 +111,6 @@ def read_recording(path: Path) -> Recording:
         wall_span=(log[-1] - log[0]) * 1e-9 if len(log) > 1 else 0.0,
         log_times={topic: np.array([lt for lt, _ in items], dtype=np.int64)
                    for topic, items in rows.items()},
+        joint_stamps=np.array([m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
+                               for _, m in joint], dtype=np.int64),
     )

@@ -318,3 +318,32 @@ def test_the_console_summary_has_numbers_for_people(demo_run, ur5_drain_run):
             for number in re.findall(r"= ([^,]+)", line):
                 digits = re.sub(r"·10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+|[^0-9]", "", number.split(" ")[0])
                 assert number.startswith("—") or len(digits.lstrip("0")) <= 3, line
+
+
+def test_the_bag_has_tf_of_every_link_matching_pinocchio(demo_run):
+    """/tf written after the run: every URDF link in the root frame, at the joint stamps."""
+    import pinocchio as pin
+
+    from robot_tv_dynamics import RobotModel
+
+    out, result = demo_run
+    assert result.returncode == 0, result.stderr[-3000:]
+    found = bag_messages(out, {"/tf", "/robot_description", "/joint_states"})
+    model = RobotModel.from_urdf_string(found["/robot_description"][0][1].data)
+    states = {(m.header.stamp.sec, m.header.stamp.nanosec): np.asarray(m.position)
+              for _, m in found["/joint_states"]}
+    assert len(found["/tf"]) == len(found["/joint_states"])
+    pm = model.pinocchio_model
+    data = pm.createData()
+    for _, msg in found["/tf"][:: max(len(found["/tf"]) // 10, 1)]:
+        stamp = msg.transforms[0].header.stamp
+        q = states[(stamp.sec, stamp.nanosec)]
+        pin.framesForwardKinematics(pm, data, model.pinocchio_configuration(q))
+        assert {t.header.frame_id for t in msg.transforms} == {"panda_link0"}
+        assert "panda_hand" in {t.child_frame_id for t in msg.transforms}
+        for t in msg.transforms:
+            expected = data.oMf[pm.getFrameId(t.child_frame_id)]
+            p, r = t.transform.translation, t.transform.rotation
+            np.testing.assert_allclose([p.x, p.y, p.z], expected.translation, atol=1e-9)
+            np.testing.assert_allclose(pin.Quaternion(r.w, r.x, r.y, r.z).matrix(),
+                                       expected.rotation, atol=1e-9)
