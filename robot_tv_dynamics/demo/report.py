@@ -44,20 +44,26 @@ def _plain(text: str) -> str:
 
 
 def _symlog(ax: Any, linthresh: float, low: float, high: float) -> None:
-    """A symlog y axis with at most about 12 labelled decades (no crowded tick labels).
+    """A symlog y axis whose tick labels never crowd.
 
-    The linear range ends at a power of ten, so the ticks ±linthresh sit one decade's
-    height from 0 and no tick falls inside the linear range.
+    The linear range ends at a power of ten 10^k₀ ≤ ``linthresh``; the ticks are 0 and
+    ±10^k for k = k₀, k₀ + s, … up to the data's largest decade, on the sides that have
+    data, with the smallest step s that keeps at most 13 labels (so no tick falls inside
+    the linear range, where labels would pile up on 0).
     """
-    from matplotlib.ticker import NullFormatter, SymmetricalLogLocator
+    from matplotlib.ticker import FixedLocator, NullLocator
 
-    linthresh = 10.0 ** math.floor(math.log10(linthresh))
-    ax.set_yscale("symlog", linthresh=linthresh)
-    span = max(abs(low), abs(high), linthresh)
-    decades = 2 * max(math.log10(span / linthresh), 1.0)
-    base = 10.0 if decades <= 12 else 100.0 if decades <= 24 else 1000.0
-    ax.yaxis.set_major_locator(SymmetricalLogLocator(base=base, linthresh=linthresh))
-    ax.yaxis.set_minor_formatter(NullFormatter())
+    k0 = math.floor(math.log10(linthresh))
+    ax.set_yscale("symlog", linthresh=10.0 ** k0)
+    top = math.ceil(math.log10(max(abs(low), abs(high), 10.0 ** k0)))
+    sides = (high > 0) + (low < 0)
+    step = 1
+    while 1 + sides * (len(range(k0, top + 1, step))) > 13:
+        step += 1
+    powers = [10.0 ** k for k in range(k0, top + 1, step)]
+    ticks = [0.0] + (powers if high > 0 else []) + ([-p for p in powers] if low < 0 else [])
+    ax.yaxis.set_major_locator(FixedLocator(sorted(ticks)))
+    ax.yaxis.set_minor_locator(NullLocator())
 
 
 def report_figure(rec: Recording, result: dict[str, Any], model: RobotModel,

@@ -40,3 +40,20 @@ def test_numbers_for_people_have_three_digits_and_a_dash_for_none():
     assert people(9.996e-5) == "1.00·10⁻⁴"  # the mantissa rounds up a decade
     assert mathtext(1.227610704894002e-07) == r"$1.23\times10^{-7}$"
     assert mathtext(None) == NONE
+
+
+def test_a_symlog_axis_over_many_decades_has_no_crowded_labels():
+    """The report's symlog axes: no tick inside the linear range, at most 13 labels."""
+    import numpy as np
+
+    from robot_tv_dynamics.demo.report import _symlog
+
+    for low, high, lin in ((-0.72, 1.5e-2, 1.23e-7), (-1e-1, 1e-1, 2.5e-4), (0.0, 3.0, 1e-4)):
+        fig, ax = plt.subplots(figsize=(8, 3.4), layout="constrained")
+        ax.plot(np.linspace(0, 8, 50), np.linspace(low, high, 50))
+        _symlog(ax, lin, low, high)
+        ticks = ax.get_yticks()
+        assert len(ticks) <= 13, ticks
+        assert not np.any((np.abs(ticks) > 0) & (np.abs(ticks) < 10 ** np.floor(np.log10(lin))))
+        assert figure_problems(fig) == [], (low, high, lin)
+        plt.close(fig)
