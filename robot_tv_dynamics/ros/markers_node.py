@@ -114,9 +114,9 @@ def read_levels(msg: Float64MultiArray, body_names: list[str], topic: str) -> np
     if not np.all(np.isin(levels, (0.0, 1.0, 2.0, 3.0))):
         raise InvalidInputError(f"{topic}.data", f"levels must be 0..3, got {levels.tolist()}")
     names = names if names is not None else list(body_names)
-    if len(names) != len(body_names):
-        raise InvalidInputError(f"{topic}.layout", f"has {len(names)} bodies, the model "
-                                f"{len(body_names)}")
+    if len(names) != len(body_names) or len(set(names)) != len(names):
+        raise InvalidInputError(f"{topic}.layout", f"has {len(names)} bodies (duplicates?), "
+                                f"the model {len(body_names)}")
     index = {name: i for i, name in enumerate(names)}
     for name in names:
         if name not in body_names:
@@ -127,11 +127,11 @@ def read_levels(msg: Float64MultiArray, body_names: list[str], topic: str) -> np
 class _Source:
     """One Θ stream (the true Θ or an estimate) and the monitor levels for it."""
 
-    def __init__(self, name: str, prefix: str, theta: np.ndarray | None) -> None:
+    def __init__(self, name: str, prefix: str) -> None:
         self.name = name
         self.theta_topic = f"{prefix}inertial_parameters"
         self.status_topic = f"{prefix}consistency"
-        self.theta = theta
+        self.theta: np.ndarray | None = None
         self.levels: np.ndarray | None = None
         self.levels_time = -math.inf
 
@@ -157,8 +157,8 @@ class MarkersNode(node_base.ModelNode):
         if cfg.frame_mode not in FRAME_MODES:
             raise InvalidInputError(
                 "frame_mode", f'"{cfg.frame_mode}" is not one of {list(FRAME_MODES)}')
-        self._sources = [_Source(TRUTH, "", None)] + [
-            _Source(f"estimates/{name}", f"estimates/{name}/", None) for name in cfg.estimates]
+        self._sources = [_Source(TRUTH, "")] + [
+            _Source(f"estimates/{name}", f"estimates/{name}/") for name in cfg.estimates]
         self._set_model(model)
         self._q: np.ndarray | None = None
         self._stamp = None
@@ -245,7 +245,7 @@ class MarkersNode(node_base.ModelNode):
         if source.levels is None or (
                 timeout > 0.0 and time.monotonic() - source.levels_time > timeout):
             return None
-        return [Level(int(v)) if int(v) in (0, 1, 2, 3) else None for v in source.levels]
+        return [Level(int(v)) for v in source.levels]  # read_levels checked 0…3
 
     def _publish_markers(self) -> None:
         if self._markers_pub.get_subscription_count() == 0:
