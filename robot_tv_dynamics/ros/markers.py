@@ -27,6 +27,7 @@ from geometry_msgs.msg import Point
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
+from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.visualization import InertiaScene
 from robot_tv_dynamics.visualization.look import RGBA, SKELETON_COLOR
 
@@ -107,7 +108,7 @@ def scene_markers(
     """
     shift = np.asarray(offset, dtype=np.float64) if scene.in_base_frame else np.zeros(3)
     if body_frames is None and not scene.in_base_frame:
-        raise ValueError("a scene in body frames needs body_frames (the link names)")
+        raise InvalidInputError("body_frames", "a scene in body frames needs the link names")
     markers: list[Marker] = []
     drawn = {body.index: body for body in scene.bodies}
     for l in range(n_bodies):

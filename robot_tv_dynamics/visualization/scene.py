@@ -19,6 +19,7 @@ import numpy.typing as npt
 from robot_tv_dynamics.arrays import Array, readonly
 from robot_tv_dynamics.consistency.monitor import Level
 from robot_tv_dynamics.dynamics.kinematics import Kinematics
+from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.visualization.inertia_box import (
     LEAD_DENSITY,
@@ -87,10 +88,15 @@ def inertia_scene(
 
     Returns:
         The :class:`InertiaScene`.
+
+    Raises:
+        InvalidInputError: Θ of the wrong shape or not finite, ``levels`` of the wrong
+            length.
     """
     theta = model.check_theta(theta)
     if levels is not None and len(levels) != model.n_bodies:
-        raise ValueError(f"levels has {len(levels)} entries for {model.n_bodies} bodies")
+        raise InvalidInputError(
+            "levels", f"has {len(levels)} entries for {model.n_bodies} bodies")
     bodies = []
     for l, name in enumerate(model.body_names):
         geometry = inertia_geometry(theta[l], density)
