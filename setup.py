@@ -18,6 +18,7 @@ setup(
         ("share/" + package_name + "/config", sorted(glob("config/*.yaml"))),
         ("share/" + package_name + "/config/loading", sorted(glob("config/loading/*.yaml"))),
         ("share/" + package_name + "/config/examples", sorted(glob("config/examples/*.yaml"))),
+        ("share/" + package_name + "/config/foxglove", sorted(glob("config/foxglove/*.json"))),
     ],
     install_requires=["setuptools"],
     zip_safe=True,
@@ -37,6 +38,7 @@ setup(
             "dynamics_node = robot_tv_dynamics.ros.dynamics_node:main",
             "monitor_node = robot_tv_dynamics.ros.monitor_node:main",
             "sim_node = robot_tv_dynamics.ros.sim_node:main",
+            "markers_node = robot_tv_dynamics.ros.markers_node:main",
         ],
     },
 )

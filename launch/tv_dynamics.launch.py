@@ -1,4 +1,4 @@
-"""Bring up robot_tv_dynamics: dynamics_node + monitor_node (+ sim_node with use_sim:=true).
+"""Bring up robot_tv_dynamics: dynamics, monitor and markers nodes (+ sim_node: use_sim:=true).
 
     ros2 launch robot_tv_dynamics tv_dynamics.launch.py urdf:=/path/arm.urdf
     ros2 launch robot_tv_dynamics tv_dynamics.launch.py use_sim:=true namespace:=arm1
@@ -19,12 +19,12 @@ from launch_ros.substitutions import FindPackageShare
 
 PACKAGE = "robot_tv_dynamics"
 #: Executables started always; ``sim_node`` (issue: simulated arm) only with use_sim:=true.
-NODES = ("dynamics_node", "monitor_node")
+NODES = ("dynamics_node", "monitor_node", "markers_node")
 SIM_NODE = "sim_node"
 
 
 def generate_launch_description() -> LaunchDescription:
-    """The launch description: four arguments, two or three nodes."""
+    """The launch description: four arguments, three or four nodes."""
     urdf = LaunchConfiguration("urdf")
     config = LaunchConfiguration("config")
     namespace = LaunchConfiguration("namespace")

@@ -20,7 +20,8 @@ CONFIG = REPO / "config" / "tv_dynamics.yaml"
 DOCS = REPO / "README.md"  # the ROS 2 interface tables
 ARGUMENTS = {"urdf", "use_sim", "config", "namespace"}
 NODES = {"dynamics_node": "robot_tv_dynamics.ros.dynamics_node",
-         "monitor_node": "robot_tv_dynamics.ros.monitor_node"}
+         "monitor_node": "robot_tv_dynamics.ros.monitor_node",
+         "markers_node": "robot_tv_dynamics.ros.markers_node"}
 
 
 def console_scripts() -> dict[str, str]:
@@ -83,7 +84,7 @@ def test_launch_file_only_wires_nodes_and_parameters():
 def test_launch_file_starts_only_executables_of_setup_py():
     constants = module_constants(launch_tree())
     executables = set(constants["NODES"]) | {constants["SIM_NODE"]}
-    assert executables == {"dynamics_node", "monitor_node", "sim_node"}
+    assert executables == {"dynamics_node", "monitor_node", "markers_node", "sim_node"}
     scripts = console_scripts()
     for name, target in NODES.items():
         assert scripts.get(name) == f"{target}:main", f"{name} missing from console_scripts"
@@ -108,10 +109,10 @@ def test_launch_description_builds_when_launch_ros_is_installed():
 
 @pytest.fixture(scope="module")
 def node_parameters():
-    from robot_tv_dynamics.ros import dynamics_node, monitor_node, sim_node
+    from robot_tv_dynamics.ros import dynamics_node, markers_node, monitor_node, sim_node
 
     return {"dynamics_node": dynamics_node.PARAMETERS, "monitor_node": monitor_node.PARAMETERS,
-            "sim_node": sim_node.PARAMETERS}
+            "sim_node": sim_node.PARAMETERS, "markers_node": markers_node.PARAMETERS}
 
 
 def test_config_file_has_every_parameter_of_both_nodes_with_its_default(node_parameters):
@@ -129,12 +130,14 @@ def test_config_dataclasses_match_the_declared_parameters(node_parameters):
     from dataclasses import fields
 
     from robot_tv_dynamics.ros.dynamics_node import DynamicsNodeConfig
+    from robot_tv_dynamics.ros.markers_node import MarkersNodeConfig
     from robot_tv_dynamics.ros.monitor_node import MonitorNodeConfig
     from robot_tv_dynamics.ros.sim_node import SimNodeConfig
 
     for cls, specs in ((DynamicsNodeConfig, node_parameters["dynamics_node"]),
                        (MonitorNodeConfig, node_parameters["monitor_node"]),
-                       (SimNodeConfig, node_parameters["sim_node"])):
+                       (SimNodeConfig, node_parameters["sim_node"]),
+                       (MarkersNodeConfig, node_parameters["markers_node"])):
         # string arrays: a list in the spec (the parameter's type), a tuple in the config
         assert {f.name: list(f.default) if isinstance(f.default, tuple) else f.default
                 for f in fields(cls)} == {s.name: s.default for s in specs}
@@ -160,7 +163,7 @@ def test_docs_list_every_topic_and_parameter(node_parameters):
                   "inertial_parameter_rates", "psi", "psi_rates", "payload",
                   "generalized_torques", "generalized_terms", "mass_matrix_bounds",
                   "/diagnostics", "consistency", "planned_trajectory",
-                  "planned_trajectory_efforts"):
+                  "planned_trajectory_efforts", "inertia_markers"):
         assert f"`{topic}`" in text, topic
 
 

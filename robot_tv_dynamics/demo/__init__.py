@@ -25,15 +25,17 @@ Foxglove) while showing a progress bar. This package is the part without ROS:
 The options are :mod:`robot_tv_dynamics.cli.demo`.
 """
 
-from robot_tv_dynamics.demo.analysis import analyse, summary, write_results
+from robot_tv_dynamics.demo.analysis import analyse, load_run, summary, write_results
 from robot_tv_dynamics.demo.recording import Recording, read_recording
-from robot_tv_dynamics.demo.report import report
+from robot_tv_dynamics.demo.report import console_summary, report, report_figure
 from robot_tv_dynamics.demo.scenario import (
     ESTIMATORS,
+    MARKERS_PARAMETERS,
     MONITOR_PARAMETERS,
     RECORDED,
     SCENARIOS,
     TRUTH,
+    layout_file,
     scenario_file,
     status_prefix,
     status_source,
@@ -41,12 +43,17 @@ from robot_tv_dynamics.demo.scenario import (
 
 __all__ = [
     "ESTIMATORS",
+    "MARKERS_PARAMETERS",
     "MONITOR_PARAMETERS",
     "RECORDED",
     "SCENARIOS",
     "TRUTH",
     "Recording",
     "analyse",
+    "console_summary",
+    "load_run",
+    "report_figure",
+    "layout_file",
     "read_recording",
     "report",
     "scenario_file",

@@ -19,6 +19,7 @@ import numpy.typing as npt
 from robot_tv_dynamics.bounds import theorem_bounds
 from robot_tv_dynamics.consistency import spectral_statistics
 from robot_tv_dynamics.consistency.monitor import ConsistencyMonitor, Level, MonitorConfig
+from robot_tv_dynamics.demo.annotate import annotate_bag
 from robot_tv_dynamics.demo.recording import Recording, read_recording
 from robot_tv_dynamics.demo.report import report
 from robot_tv_dynamics.inertia import Array
@@ -160,9 +161,19 @@ def summary(rec: Recording, result: dict[str, Any], model: RobotModel, scenario:
     return out
 
 
+def load_run(path: Path, model: RobotModel) -> tuple[Recording, dict[str, Any], str]:
+    """(recording, :func:`analyse` result, how γ was obtained) of a demo bag ``path``."""
+    rec = read_recording(path)
+    gamma, method = _gamma(rec)
+    return rec, analyse(rec, model, gamma), method
+
+
 def write_results(out: Path, model: RobotModel, scenario: str, counts: dict[str, int],
                   wall: float) -> dict[str, Any]:
     """Read ``out/run.mcap`` back; write ``out/summary.json`` and ``out/report.png``.
+
+    ``run.mcap`` is rewritten with the ``/analysis/*`` topics added
+    (:mod:`robot_tv_dynamics.demo.annotate`).
 
     Args:
         out: output directory holding run.mcap.
@@ -174,10 +185,13 @@ def write_results(out: Path, model: RobotModel, scenario: str, counts: dict[str,
     Returns:
         The summary (as written to summary.json).
     """
-    rec = read_recording(out / "run.mcap")
-    gamma, method = _gamma(rec)
-    result = analyse(rec, model, gamma)
+    rec, result, method = load_run(out / "run.mcap", model)
+    gamma = _gamma(rec)[0]
     data = summary(rec, result, model, scenario, method, counts, wall)
+    lower = (math.nan if gamma is None else
+             theorem_bounds(float(result["mu_true"].min()), 0.0, gamma, 0.0)[0])
+    data["analysis_messages"] = annotate_bag(
+        out / "run.mcap", rec, result, float(lower) if math.isfinite(lower) else None, model)
     (out / "summary.json").write_text(json.dumps(data, indent=2) + "\n")
     report(out / "report.png", rec, result, model, data)
     return data

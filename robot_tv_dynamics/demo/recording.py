@@ -3,7 +3,7 @@ r"""Reading the demo's ``run.mcap`` back (rosbags, no rclpy) into arrays on simu
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,12 @@ class Recording:
     bounds: tuple[Array, Array, list[str]]
     diagnostics: dict[str, list[tuple[float, str, int, str]]]
     wall_span: float
+    log_times: dict[str, Array] = field(default_factory=dict)  # per topic, receive times [ns]
+    joint_stamps: Array = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # [ns]
+
+
+#: Recorded topics the analysis does not read (for viewers only).
+NOT_READ = frozenset({"/inertia_markers"})
 
 
 def _stamp(msg: Any) -> float:
@@ -55,6 +61,8 @@ def read_recording(path: Path) -> Recording:
     rows: dict[str, list[tuple[int, Any]]] = {}
     with AnyReader([path], default_typestore=store) as reader:
         for connection, log_time, raw in reader.messages():
+            if connection.topic in NOT_READ:
+                continue
             rows.setdefault(connection.topic, []).append(
                 (log_time, reader.deserialize(raw, connection.msgtype)))
     if not rows.get("/simulation_info") or not rows.get("/joint_states"):
@@ -101,4 +109,8 @@ def read_recording(path: Path) -> Recording:
         bounds=(*arrays("/mass_matrix_bounds"), labels),
         diagnostics=diagnostics,
         wall_span=(log[-1] - log[0]) * 1e-9 if len(log) > 1 else 0.0,
+        log_times={topic: np.array([lt for lt, _ in items], dtype=np.int64)
+                   for topic, items in rows.items()},
+        joint_stamps=np.array([m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
+                               for _, m in joint], dtype=np.int64),
     )

@@ -1,22 +1,74 @@
-r"""The demo's ``report.png``: margins, mass-matrix bounds, torque terms and estimates over time."""
+r"""The demo's ``report.png``: margins, mass-matrix bounds, torque terms and estimates over time.
+
+Every symbol is matplotlib mathtext (:math:`\dot\Theta`, :math:`\dot\Psi`,
+:math:`\hat\Theta` keep their accents, which combining Unicode characters lose in the
+font), every number has 3 significant digits (:mod:`robot_tv_dynamics.demo.numbers`),
+and the legends sit right of the panels, where they overlap neither curves nor tick
+labels; the constrained layout keeps every text inside the figure.
+"""
 
 from __future__ import annotations
 
+import math
+import textwrap
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from robot_tv_dynamics.demo.numbers import NONE, mathtext, people
 from robot_tv_dynamics.demo.recording import Recording
-from robot_tv_dynamics.demo.scenario import (
-    ESTIMATORS,
-)
+from robot_tv_dynamics.demo.scenario import ESTIMATORS
 from robot_tv_dynamics.model import RobotModel
 
+#: Legend labels of the terms of eq. (39) (rows of ``generalized_terms``), in mathtext.
+TERM_LABELS = {
+    "inertia": r"$M(q,\Theta)\,\ddot{q}$",
+    "coriolis": r"$C(q,\dot{q},\Theta)\,\dot{q}$",
+    "mass_rate": r"$M(q,\dot{\Theta})\,\dot{q}$",
+    "gyroscopic": r"$H(q,\Psi)\,\dot{q}$",
+    "gravity": r"$G(q,\Theta)$",
+    "psi_dot": r"$J^{\top} Q_0\,\dot{\Psi}$",
+}
+COLORS = {"classical": "tab:red", "projected": "tab:blue", "truth": "black"}
+ESTIMATE = r"$\hat{\Theta}(t)$"
+TRUE = r"$\Theta(t)$"
+TITLE = {"fontsize": 10, "pad": 9}
+LEGEND = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "fontsize": 8,
+          "borderaxespad": 0.0}
 
-def report(path: Path, rec: Recording, result: dict[str, Any], model: RobotModel,
-           summary_data: dict[str, Any]) -> None:
-    """Write report.png (matplotlib Agg): four panels sharing the time axis."""
+
+def _plain(text: str) -> str:
+    """Text from the outside (a scenario description) with ``$`` escaped."""
+    return text.replace("$", r"\$")
+
+
+def _symlog(ax: Any, linthresh: float, low: float, high: float) -> None:
+    """A symlog y axis whose tick labels never crowd.
+
+    The linear range ends at a power of ten 10^k₀ ≤ ``linthresh``; the ticks are 0 and
+    ±10^k for k = k₀, k₀ + s, … up to the data's largest decade, on the sides that have
+    data, with the smallest step s that keeps at most 13 labels (so no tick falls inside
+    the linear range, where labels would pile up on 0).
+    """
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    k0 = math.floor(math.log10(linthresh))
+    ax.set_yscale("symlog", linthresh=10.0 ** k0)
+    top = math.ceil(math.log10(max(abs(low), abs(high), 10.0 ** k0)))
+    sides = (high > 0) + (low < 0)
+    step = 1
+    while 1 + sides * (len(range(k0, top + 1, step))) > 13:
+        step += 1
+    powers = [10.0 ** k for k in range(k0, top + 1, step)]
+    ticks = [0.0] + (powers if high > 0 else []) + ([-p for p in powers] if low < 0 else [])
+    ax.yaxis.set_major_locator(FixedLocator(sorted(ticks)))
+    ax.yaxis.set_minor_locator(NullLocator())
+
+
+def report_figure(rec: Recording, result: dict[str, Any], model: RobotModel,
+                  summary_data: dict[str, Any]) -> Any:
+    """The report as a matplotlib Figure (Agg): four panels sharing the time axis."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -25,13 +77,15 @@ def report(path: Path, rec: Recording, result: dict[str, Any], model: RobotModel
     body = result["body"]
     body_name = model.body_names[body]
     process = rec.info.get("process") or {}
-    colors = {"classical": "tab:red", "projected": "tab:blue", "truth": "black"}
-    fig, axes = plt.subplots(4, 1, figsize=(12, 15), sharex=True)
-    title = (f"robot_tv_dynamics demo — {summary_data['scenario']}: "
-             f"{process.get('description', '')}\n"
-             f"payload body {body_name}; RLS with forgetting on its 10 parameters, classical "
-             "(unconstrained) vs projected onto {εI ⪯ f(Φ) ⪯ βI}")
-    fig.suptitle(title, fontsize=11)
+    fig = plt.figure(figsize=(12.5, 15.5), layout="constrained")
+    axes = fig.subplots(4, 1, sharex=True)
+    description = textwrap.fill(
+        f"robot_tv_dynamics demo — {summary_data['scenario']}: "
+        f"{process.get('description', '')}", 125)
+    fig.suptitle(
+        _plain(description) + f"\npayload body {body_name}; RLS with forgetting on its 10 "
+        "parameters: classical (unconstrained) vs projected onto "
+        r"$\{\varepsilon I \preceq f(\Phi) \preceq \beta I\}$", fontsize=11)
     t_end = float(rec.t[-1]) if rec.t.size else 1.0
     # loading phase shading
     t_theta, theta = rec.theta
@@ -42,93 +96,131 @@ def report(path: Path, rec: Recording, result: dict[str, Any], model: RobotModel
         else None
     for ax in axes:
         if span is not None:
-            ax.axvspan(*span, color="gold", alpha=0.15, lw=0)
+            ax.axvspan(*span, color="gold", alpha=0.15, lw=0,
+                       label="loading" if ax is axes[0] else None)
         ax.grid(True, alpha=0.3)
 
     # (1) consistency margin of the payload body
     ax = axes[0]
-    ax.plot(result["t_theta"], result["mu_true"][:, body], color=colors["truth"],
-            label="true Θ(t)")
+    mu_true = result["mu_true"][:, body]
+    ax.plot(result["t_theta"], mu_true, color=COLORS["truth"], label=f"true {TRUE}")
+    values = [mu_true]
     for name in ESTIMATORS:
         est = result["estimators"][name]
-        ax.plot(est["t"], est["mu"][:, body], color=colors[name], label=f"{name} Θ̂(t)")
-    eps = result["estimators"]["classical"]["epsilon"][body]
-    ax.axhline(eps, color="tab:orange", ls="--", label=f"ε = {eps:.2g} (monitor)")
+        ax.plot(est["t"], est["mu"][:, body], color=COLORS[name], label=f"{name} {ESTIMATE}")
+        values.append(est["mu"][:, body])
+    eps = float(result["estimators"][ESTIMATORS[0]]["epsilon"][body])
+    ax.axhline(eps, color="tab:orange", ls="--",
+               label=rf"$\varepsilon$ = {mathtext(eps)} kg·m² (monitor)")
     ax.axhline(0.0, color="gray", lw=0.8)
     for name in ESTIMATORS:
         alarms = result["estimators"][name]["alarms"]
-        for alarm in alarms:
-            ax.axvline(alarm["t"], color=colors[name], ls=":", lw=1.2)
-        if alarms:
-            ax.annotate(f"first ALARM ({name} estimate, {alarms[0]['body']}) at "
-                        f"{alarms[0]['t']:.2f} s", (alarms[0]["t"], eps), xytext=(-250, 25),
-                        textcoords="offset points", color=colors[name], fontsize=9,
-                        arrowprops={"arrowstyle": "->", "color": colors[name]})
-    ax.set_yscale("symlog", linthresh=max(abs(eps) / 2, 1e-9))
-    ax.set_ylabel("μ = λ_min(f(Φ)) [kg·m²]\n(symlog)")
-    ax.set_title(f"Physical consistency margin of {body_name} (Theorem 1: consistent ⇔ μ > 0; "
-                 "Definition 3: uniform ⇔ inf μ > 0). Shaded: loading.", fontsize=10)
-    ax.legend(loc="lower left", fontsize=8, ncol=2)
+        for k, alarm in enumerate(alarms):
+            ax.axvline(alarm["t"], color=COLORS[name], ls=":", lw=1.2, label=(
+                f"ALARM ({name}, {alarm['body']}): first at {people(alarm['t'])} s"
+                if k == 0 else None))
+    every = np.concatenate([np.ravel(v) for v in values]) if values else np.zeros(1)
+    _symlog(ax, max(abs(eps) / 2, 1e-9), float(every.min(initial=0)), float(every.max(initial=0)))
+    ax.set_ylabel(r"$\mu = \lambda_{\min}(f(\Phi))$ [kg·m²]" + "\n(symlog)")
+    ax.set_title(
+        f"Physical consistency margin of {body_name}: Theorem 1, consistent "
+        r"$\Leftrightarrow\ \mu > 0$; Definition 3, uniformly $\Leftrightarrow\ "
+        r"\inf_t\,\mu > 0$", **TITLE)
+    ax.legend(**LEGEND)
 
     # (2) terms of eq. (39)
     ax = axes[1]
     t_terms, terms = rec.terms
-    labels = ("inertia", "coriolis", "mass_rate", "gyroscopic", "gravity", "psi_dot")
-    names = {"inertia": "M(q,Θ) q̈", "coriolis": "C(q,q̇,Θ) q̇", "mass_rate": "M(q,Θ̇) q̇",
-             "gyroscopic": "H(q,Ψ) q̇", "gravity": "G(q,Θ)", "psi_dot": "Jᵀ Q₀ Ψ̇"}
     if len(terms):
-        for k, label in enumerate(labels):
-            ax.plot(t_terms, np.linalg.norm(terms[:, k, :], axis=1), label=names[label], lw=1.2)
+        for k, label in enumerate(TERM_LABELS):
+            ax.plot(t_terms, np.linalg.norm(terms[:, k, :], axis=1), label=TERM_LABELS[label],
+                    lw=1.2)
         ax.set_yscale("log")
         ax.set_ylim(bottom=1e-4)
-    ax.set_ylabel("‖term‖ over joints\n[N·m]")
-    ax.set_title("Generalized robotics equation (39), term by term (dynamics_node, true Θ(t)); "
-                 "the last three are absent from the classical model", fontsize=10)
-    ax.legend(loc="lower left", fontsize=8, ncol=3)
+    ax.set_ylabel(r"$\|\mathrm{term}\|_2$ over the joints" + "\n[N·m]")
+    ax.set_title(
+        r"Eq. (39) term by term for the true $\Theta(t)$ (dynamics_node); "
+        r"$M(q,\dot{\Theta})\,\dot{q}$, $H(q,\Psi)\,\dot{q}$ and $J^{\top}Q_0\,\dot{\Psi}$ "
+        "are absent from the classical model", **TITLE)
+    ax.legend(**LEGEND)
 
     # (3) λ_min(M(q, Θ̂)) vs α₁
     ax = axes[2]
-    ax.plot(result["t_theta"], result["lam_true"], color=colors["truth"], label="true Θ(t)")
+    ax.plot(result["t_theta"], result["lam_true"], color=COLORS["truth"], label=f"true {TRUE}")
     lin = 1e-4
+    values = [np.asarray(result["lam_true"])]
+    method = summary_data.get("gamma_method", "sampled")
+    gamma = summary_data.get("gamma_inf_lambda_min_JtJ")
     for name in ESTIMATORS:
         est = result["estimators"][name]
-        ax.plot(est["t"], est["lam"], color=colors[name], label=f"{name} Θ̂(t)")
+        ax.plot(est["t"], est["lam"], color=COLORS[name], label=f"{name} {ESTIMATE}")
+        values.append(np.asarray(est["lam"]))
         if est["alpha1"] is not None and est["alpha1"] > 0:
-            method = summary_data["gamma_method"]
-            gamma = summary_data["gamma_inf_lambda_min_JtJ"]
-            ax.axhline(est["alpha1"], color=colors[name], ls="--", lw=1,
-                       label=f"α₁ ({name}) = {est['alpha1']:.2g} (γ ≥ {gamma:.3g}: "
-                             f"lower end of the {method} bracket)")
+            bound = (rf"$\gamma \geq {mathtext(gamma)[1:-1]}$" if gamma is not None
+                     else r"$\gamma$ unavailable")
+            ax.axhline(est["alpha1"], color=COLORS[name], ls="--", lw=1, label=(
+                rf"$\alpha_1$ ({name}) = {mathtext(est['alpha1'])} kg·m²" + "\n"
+                f"({bound}: lower end of the {method} bracket)"))
             lin = min(lin, est["alpha1"])
         crossing = est["first_nonpositive_lambda_min_M_hat_t"]
-        if est["alarms"]:
-            ax.axvline(est["alarms"][0]["t"], color=colors[name], ls=":", lw=1.2)
         if crossing is not None:
-            ax.axvline(crossing, color=colors[name], lw=1.5)
             lead = est["lead_time_s"]
-            ax.annotate(f"λ_min(M̂) ≤ 0 at {crossing:.2f} s"
-                        + (f"\nlead time of the alarm: {lead:.2f} s" if lead is not None else ""),
-                        (crossing, 0.0), xytext=(6, -30), textcoords="offset points",
-                        color=colors[name], fontsize=8)
+            ax.axvline(crossing, color=COLORS[name], lw=1.5, label=(
+                rf"{name}: $\lambda_{{\min}}(M(q,\hat{{\Theta}})) \leq 0$ at "
+                f"{people(crossing)} s\n(lead time of the alarm: "
+                f"{people(lead) + ' s' if lead is not None else NONE})"))
+        if est["alarms"]:
+            ax.axvline(est["alarms"][0]["t"], color=COLORS[name], ls=":", lw=1.2)
     ax.axhline(0.0, color="gray", lw=0.8)
-    ax.set_yscale("symlog", linthresh=lin)
-    ax.set_ylabel("λ_min(M(q, Θ̂))\n[kg·m²] (symlog)")
-    ax.set_title("Smallest eigenvalue of the estimated mass matrix along the trajectory; "
-                 "Theorem 2: λ_min ≥ α₁ = min_l inf_t μ_l · inf_q λ_min(JᵀJ)", fontsize=10)
-    ax.legend(loc="lower left", fontsize=8, ncol=2)
+    every = np.concatenate([v.ravel() for v in values if v.size]) if values else np.zeros(1)
+    _symlog(ax, lin, float(every.min(initial=0)), float(every.max(initial=0)))
+    ax.set_ylabel(r"$\lambda_{\min}(M(q,\hat{\Theta}))$" + "\n[kg·m²] (symlog)")
+    ax.set_title(
+        r"Smallest eigenvalue of the estimated mass matrix; Theorem 2: $\lambda_{\min} \geq "
+        r"\alpha_1 = \min_l \inf_t\,\mu_l \cdot \inf_q \lambda_{\min}(J^{\top}J)$", **TITLE)
+    ax.legend(**LEGEND)
 
     # (4) tracking error
     ax = axes[3]
-    ax.plot(rec.t, np.degrees(result["tracking_error"]), color=colors["projected"])
-    ax.set_ylabel("‖q_r − q‖ (arm joints)\n[deg]")
+    ax.plot(rec.t, np.degrees(result["tracking_error"]), color=COLORS["projected"],
+            label="projected (controller)")
+    ax.set_ylabel(r"$\|q_r - q\|$ (arm joints)" + "\n[deg]")
     ax.set_xlabel("simulated time [s]")
     rms = result["tracking_rms"]
     ax.set_title("Tracking error of the computed-torque controller on the projected estimate"
-                 + (f" (RMS {np.degrees(rms):.2f}°)" if rms is not None else ""), fontsize=10)
+                 + (f" (RMS {people(np.degrees(rms))}°)" if rms is not None else ""),
+                 **TITLE)
+    ax.legend(**LEGEND)
     ax.set_xlim(0.0, t_end)
-    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    return fig
+
+
+def report(path: Path, rec: Recording, result: dict[str, Any], model: RobotModel,
+           summary_data: dict[str, Any]) -> None:
+    """Write report.png (matplotlib Agg, 110 dpi): :func:`report_figure`."""
+    import matplotlib.pyplot as plt
+
+    fig = report_figure(rec, result, model, summary_data)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-# ------------------------------------------------------------------------ main
+def console_summary(data: dict[str, Any]) -> list[str]:
+    """The lines the demo prints after a run, numbers for people (3 digits, "—" for none).
+
+    Args:
+        data: the summary (summary.json).
+    """
+    lines = []
+    for name in ESTIMATORS:
+        est = data["estimators"][name]
+        alarms = est["alarms"]
+        first = (f" (first at {people(alarms[0]['t'])} s, {alarms[0]['body']})"
+                 if alarms else "")
+        lines.append(
+            f"{name:9s}: {len(alarms)} alarm{'' if len(alarms) == 1 else 's'}{first}, "
+            f"min λ_min(M(q,Θ̂)) = {people(est['min_lambda_min_M_hat'], unit='kg·m²')}, "
+            f"α₁ = {people(est['alpha1'], unit='kg·m²')}, "
+            f"lead time = {people(est['lead_time_s'], unit='s')}")
+    lines.append(f"real-time factor {people(data.get('real_time_factor'))}")
+    return lines

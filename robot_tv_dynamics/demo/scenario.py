@@ -33,12 +33,20 @@ RECORDED = {
     "/diagnostics": "diagnostic_msgs/msg/DiagnosticArray",  # every node, every monitor
     "/simulation_info": "std_msgs/msg/String",
     "/robot_description": "std_msgs/msg/String",
+    "/inertia_markers": "visualization_msgs/msg/MarkerArray",
 }
 #: Monitor settings shared by the monitor nodes and the replay (README.md, "The main job").
 MONITOR_PARAMETERS = {"margin_fraction": DEMO_MARGIN_FRACTION, "publish_rate": 10.0}
+#: markers_node in the demo: the true Θ and both estimates side by side, 10 Hz.
+MARKERS_PARAMETERS = {"publish_rate": 10.0, "estimate_spacing": 1.0}
 #: Source of the unprefixed statuses on /diagnostics (the monitor of the true Θ, the
 #: dynamics node's own).
 TRUTH = "truth"
+
+
+def layout_file() -> Path:
+    """The Foxglove layout of the demo's run.mcap (config/foxglove/demo_layout.json)."""
+    return package_config_dir() / "foxglove" / "demo_layout.json"
 
 
 def status_prefix(estimator: str) -> str:

@@ -34,7 +34,7 @@ from robot_tv_dynamics.exceptions import BringUpError
 
 PACKAGE = "robot_tv_dynamics"
 #: Executables started always, and the one ``use_sim`` adds (as in the launch file).
-NODES = ("dynamics_node", "monitor_node")
+NODES = ("dynamics_node", "monitor_node", "markers_node")
 SIM_NODE = "sim_node"
 
 
@@ -206,7 +206,7 @@ def bring_up(
     ros_args: Sequence[str] = (),
     **popen: object,
 ) -> BringUp:
-    """Start dynamics_node and monitor_node (and sim_node if ``use_sim``).
+    """Start dynamics_node, monitor_node and markers_node (and sim_node if ``use_sim``).
 
     Args:
         urdf: URDF file for every node (None: the robot_description topic).
@@ -249,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command line: start the nodes and wait for Ctrl-C or a node exit."""
     parser = argparse.ArgumentParser(
         prog="python -m robot_tv_dynamics.ros.bringup",
-        description="Start dynamics_node and monitor_node (and sim_node) like "
+        description="Start dynamics_node, monitor_node and markers_node (and sim_node) like "
                     "launch/tv_dynamics.launch.py, without launch_ros.")
     parser.add_argument("--urdf", help="URDF file (default: the robot_description topic)")
     parser.add_argument("--use-sim", action="store_true", help="also start sim_node")

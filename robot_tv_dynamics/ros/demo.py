@@ -34,12 +34,15 @@ from rosbags.typesys import Stores, get_typestore
 
 from robot_tv_dynamics.demo import (
     ESTIMATORS,
+    MARKERS_PARAMETERS,
     MONITOR_PARAMETERS,
     RECORDED,
+    layout_file,
     scenario_file,
     status_prefix,
     write_results,
 )
+from robot_tv_dynamics.demo.report import console_summary
 from robot_tv_dynamics.exceptions import BringUpError, DemoError, RobotTvDynamicsError
 from robot_tv_dynamics.loading import load_loading_process
 from robot_tv_dynamics.model import RobotModel
@@ -49,6 +52,8 @@ from robot_tv_dynamics.ros.conversions import stamp_to_seconds
 
 #: Seconds the nodes get to exit after SIGINT before they are killed.
 STOP_TIMEOUT = 5.0
+#: Subscribers of joint_states in the demo: the recorder, dynamics_node, markers_node.
+JOINT_STATES_SUBSCRIBERS = 3
 #: Seconds the dynamics and monitor nodes get to log "ready" (γ, δ are computed first).
 READY_TIMEOUT = 120.0
 #: Topics published once and latched (TRANSIENT_LOCAL).
@@ -86,16 +91,22 @@ def bring_up(urdf: Path, scenario: Path, args: argparse.Namespace, logs: Path) -
                     "inertial_parameters": f"{ns}/inertial_parameters",
                     "inertial_parameter_rates": f"{ns}/inertial_parameter_rates",
                     "consistency": f"{ns}/consistency"}))
+        start("markers_node", node_command(
+            "markers_node", urdf=urdf_path, parameters=MARKERS_PARAMETERS,
+            ros_args=["-p", f"estimates:=[{', '.join(ESTIMATORS)}]"]))
         # the dynamics node computes the Jacobian extremes γ, δ before it takes samples:
         # start the arm once it (and the monitors) say "ready"
         running.wait_for_output(
-            ("dynamics_node", "monitor_truth", *(f"monitor_{e}" for e in ESTIMATORS)),
+            ("dynamics_node", "monitor_truth", *(f"monitor_{e}" for e in ESTIMATORS),
+             "markers_node"),
             "ready", timeout=READY_TIMEOUT)
-        # subscribers of joint_states the simulator waits for: the recorder, the dynamics node
+        # subscribers of joint_states the simulator waits for: the recorder, the dynamics
+        # node and the markers node (with fewer, DDS discovery may let it start without one)
         start("sim_node", node_command("sim_node", urdf=urdf_path, parameters={
             "loading": str(scenario), "duration": float(args.duration),
             "publish_rate": float(args.publish_rate),
-            "seed": int(args.seed), "wait_for_subscribers": 2, "wait_timeout": 60.0}))
+            "seed": int(args.seed), "wait_for_subscribers": JOINT_STATES_SUBSCRIBERS,
+            "wait_timeout": 60.0}))
     except BaseException:
         running.stop(STOP_TIMEOUT)
         raise
@@ -220,6 +231,7 @@ def record(running: BringUp, bag_dir: Path, args: argparse.Namespace
 
 
 # ------------------------------------------------------------------------ main
+
 def run(args: argparse.Namespace) -> int:
     """Run the demo; returns the process exit code (0 on success)."""
     out = Path(args.out).expanduser().resolve()
@@ -273,11 +285,8 @@ def run(args: argparse.Namespace) -> int:
     except (RobotTvDynamicsError, KeyError, ValueError, IndexError) as error:
         print(f"[demo] error while analysing {out / 'run.mcap'}: {error}", file=sys.stderr)
         return 1
-    for name in ESTIMATORS:
-        est = data["estimators"][name]
-        print(f"[demo] {name:9s}: {len(est['alarms'])} alarm(s), min λ_min(M(q,Θ̂)) = "
-              f"{est['min_lambda_min_M_hat']:.3g}, α₁ = {est['alpha1']}, "
-              f"lead time = {est['lead_time_s']}", file=sys.stderr)
-    print(f"[demo] real-time factor {data['real_time_factor']}; wrote {out / 'run.mcap'}, "
-          f"{out / 'report.png'}, {out / 'summary.json'}", file=sys.stderr)
+    for line in console_summary(data):
+        print(f"[demo] {line}", file=sys.stderr)
+    print(f"[demo] wrote {out / 'run.mcap'}, {out / 'report.png'}, {out / 'summary.json'}; "
+          f"Foxglove: open run.mcap and import the layout {layout_file()}", file=sys.stderr)
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,16 +17,28 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 REQUIRED = ("/joint_states", "/inertial_parameters", "/generalized_torques", "/diagnostics")
 
 
+def run_demo(out: Path, *extra: str) -> subprocess.CompletedProcess:
+    env = os.environ.copy()
+    env.setdefault("ROS_DOMAIN_ID", str(os.getpid() % 100 + 1))
+    return subprocess.run(
+        [sys.executable, "-m", "robot_tv_dynamics.demo", "--duration", "3", "--out", str(out),
+         "--no-progress", *extra],
+        env=env, capture_output=True, text=True, timeout=240)
+
+
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo")
-    env = os.environ.copy()
-    env.setdefault("ROS_DOMAIN_ID", str(os.getpid() % 100 + 1))
-    result = subprocess.run(
-        [sys.executable, "-m", "robot_tv_dynamics.demo", "--duration", "3", "--out", str(out),
-         "--no-progress"],
-        env=env, capture_output=True, text=True, timeout=240)
-    return out, result
+    return out, run_demo(out)
+
+
+@pytest.fixture(scope="module")
+def ur5_drain_run(tmp_path_factory):
+    from particle_lagrangian import find_example_robot_urdf
+
+    out = tmp_path_factory.mktemp("demo_ur5")
+    return out, run_demo(out, "--urdf", find_example_robot_urdf("ur5"), "--link", "tool0",
+                         "--scenario", "drain")
 
 
 def test_demo_writes_the_bag_report_and_summary(demo_run):
@@ -164,3 +177,173 @@ def _info(out: Path) -> str:
             if connection.topic == "/simulation_info":
                 return r.deserialize(raw, connection.msgtype).data
     raise AssertionError("no /simulation_info")
+
+
+# ---------------------------------------------------------------------------- visualization
+def bag_messages(out: Path, topics: set[str]) -> dict[str, list]:
+    from rosbags.highlevel import AnyReader
+    from rosbags.typesys import Stores, get_typestore
+
+    found: dict[str, list] = {topic: [] for topic in topics}
+    with AnyReader([out / "run.mcap"], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as r:
+        for connection, log_time, raw in r.messages(
+                connections=[c for c in r.connections if c.topic in topics]):
+            found[connection.topic].append((log_time, r.deserialize(raw, connection.msgtype)))
+    return found
+
+
+def test_the_bag_has_the_urdf_and_markers_placed_by_the_recorded_joint_states(demo_run):
+    """Markers of the true Θ and both estimates; their poses are the FK of the joint state
+    with the same stamp; the classical estimate's payload body turns red or magenta."""
+    from robot_tv_dynamics import RobotModel
+    from robot_tv_dynamics.visualization import inertia_geometry
+    from robot_tv_dynamics.visualization.look import INCONSISTENT_COLOR, LEVEL_COLORS
+
+    out, result = demo_run
+    assert result.returncode == 0, result.stderr[-3000:]
+    found = bag_messages(out, {"/inertia_markers", "/robot_description", "/joint_states"})
+    assert len(found["/robot_description"]) == 1
+    model = RobotModel.from_urdf_string(found["/robot_description"][0][1].data)
+    arrays = [m for _, m in found["/inertia_markers"]]
+    assert len(arrays) >= 15, len(arrays)  # 10 Hz for 3 s, after start-up
+    namespaces = {marker.ns for array in arrays for marker in array.markers}
+    for source in ("truth", "estimates/classical", "estimates/projected"):
+        assert {f"{source}/lead", f"{source}/box", f"{source}/skeleton"} <= namespaces
+    states = {(m.header.stamp.sec, m.header.stamp.nanosec): np.asarray(m.position)
+              for _, m in found["/joint_states"]}
+    checked = 0
+    for array in arrays:
+        for marker in array.markers:
+            key = (marker.header.stamp.sec, marker.header.stamp.nanosec)
+            if marker.ns != "truth/lead" or marker.id != 3 or key not in states:
+                continue  # panda_link4: its Θ row is the URDF's all along
+            kin = model.kinematics(states[key])
+            com = kin.positions[3] + kin.rotations[3] @ inertia_geometry(
+                model.theta_nominal[3]).com
+            p = marker.pose.position
+            np.testing.assert_allclose([p.x, p.y, p.z], com, atol=1e-9)
+            checked += 1
+    assert checked >= 10, checked
+
+    def look(array, ns):
+        for marker in array.markers:
+            if marker.ns == ns and marker.id == 6 and marker.action == 0:
+                return (marker.color.r, marker.color.g, marker.color.b)
+        return None
+
+    boxes = [look(a, "estimates/classical/box") for a in arrays]
+    balls = [look(a, "estimates/classical/lead") for a in arrays]
+    ok, error = LEVEL_COLORS[0][:3], LEVEL_COLORS[2][:3]
+    assert any(c is not None and np.allclose(c, ok) for c in boxes), boxes
+    turned = [c is not None and np.allclose(c, error) for c in boxes] + [
+        c is not None and np.allclose(c, INCONSISTENT_COLOR[:3]) for c in balls]
+    assert any(turned), "the classical estimate's box never turned red or magenta"
+    projected = [look(a, "estimates/projected/lead") for a in arrays]
+    assert not any(c is not None and np.allclose(c, INCONSISTENT_COLOR[:3]) for c in projected)
+
+
+def layout_topics(layout: dict) -> set[str]:
+    """Every topic the Foxglove layout names (3D topics, plot paths, diagnostics)."""
+    topics = set()
+    for config in layout["configById"].values():
+        topics |= set(config.get("topics", {}))
+        for path in config.get("paths", []):
+            topics.add("/" + path["value"].lstrip("/").split(".", 1)[0])
+        if "topicToRender" in config:
+            topics.add(config["topicToRender"])
+    return topics
+
+
+def test_the_foxglove_layout_names_only_topics_of_the_bag(demo_run):
+    from rosbags.highlevel import AnyReader
+
+    from robot_tv_dynamics.demo import layout_file
+    from robot_tv_dynamics.demo.annotate import SOURCE_FIELDS, TERM_FIELDS
+
+    out, result = demo_run
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert layout_file().is_file()
+    layout = json.loads(layout_file().read_text())
+    topics = layout_topics(layout)
+    assert {"/inertia_markers", "/diagnostics", "/analysis/terms",
+            "/analysis/classical"} <= topics
+    with AnyReader([out / "run.mcap"]) as reader:
+        present = {c.topic for c in reader.connections if c.msgcount > 0}
+    assert topics <= present, topics - present
+    for config in layout["configById"].values():  # indices into the /analysis arrays
+        for path in config.get("paths", []):
+            topic, _, field = path["value"].partition(".")
+            index = int(field.removeprefix("data[").removesuffix("]"))
+            width = len(TERM_FIELDS) if topic.endswith("/terms") else len(SOURCE_FIELDS)
+            assert 0 <= index < width, path
+    assert "Foxglove" in result.stderr and str(layout_file()) in result.stderr
+
+
+@pytest.mark.parametrize("run", ["demo_run", "ur5_drain_run"])
+def test_the_report_keeps_its_dots_and_nothing_is_clipped_or_overlapping(run, request):
+    """Θ̇ and Ψ̇ in mathtext with their dots; every text inside the figure, none on another."""
+    import matplotlib.pyplot as plt
+    from report_checks import figure_problems
+
+    from robot_tv_dynamics import RobotModel
+    from robot_tv_dynamics.demo import load_run, report_figure
+
+    out, result = request.getfixturevalue(run)
+    assert result.returncode == 0, result.stderr[-3000:]
+    urdf = bag_messages(out, {"/robot_description"})["/robot_description"][0][1].data
+    model = RobotModel.from_urdf_string(urdf)
+    rec, analysed, _ = load_run(out / "run.mcap", model)
+    fig = report_figure(rec, analysed, model, json.loads((out / "summary.json").read_text()))
+    try:
+        legends = [[t.get_text() for t in ax.get_legend().get_texts()] for ax in fig.axes]
+        terms = legends[1]
+        assert r"$M(q,\dot{\Theta})\,\dot{q}$" in terms, terms
+        assert r"$J^{\top} Q_0\,\dot{\Psi}$" in terms, terms
+        assert any(r"\hat{\Theta}" in text for text in legends[0]), legends[0]
+        assert not any("\u0307" in text or "\u0302" in text  # no combining dot / hat
+                       for texts in legends for text in texts)
+        assert figure_problems(fig) == []
+    finally:
+        plt.close(fig)
+    assert (out / "report.png").stat().st_size > 0
+
+
+def test_the_console_summary_has_numbers_for_people(demo_run, ur5_drain_run):
+    for _out, result in (demo_run, ur5_drain_run):
+        assert result.returncode == 0, result.stderr[-3000:]
+        lines = [line for line in result.stderr.splitlines() if "α₁ =" in line]
+        assert len(lines) == 2, result.stderr[-2000:]
+        for line in lines:
+            assert "None" not in line and "e-0" not in line, line
+            for number in re.findall(r"= ([^,]+)", line):
+                digits = re.sub(r"·10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+|[^0-9]", "", number.split(" ")[0])
+                assert number.startswith("—") or len(digits.lstrip("0")) <= 3, line
+
+
+def test_the_bag_has_tf_of_every_link_matching_pinocchio(demo_run):
+    """/tf written after the run: every URDF link in the root frame, at the joint stamps."""
+    import pinocchio as pin
+
+    from robot_tv_dynamics import RobotModel
+
+    out, result = demo_run
+    assert result.returncode == 0, result.stderr[-3000:]
+    found = bag_messages(out, {"/tf", "/robot_description", "/joint_states"})
+    model = RobotModel.from_urdf_string(found["/robot_description"][0][1].data)
+    states = {(m.header.stamp.sec, m.header.stamp.nanosec): np.asarray(m.position)
+              for _, m in found["/joint_states"]}
+    assert len(found["/tf"]) == len(found["/joint_states"])
+    pm = model.pinocchio_model
+    data = pm.createData()
+    for _, msg in found["/tf"][:: max(len(found["/tf"]) // 10, 1)]:
+        stamp = msg.transforms[0].header.stamp
+        q = states[(stamp.sec, stamp.nanosec)]
+        pin.framesForwardKinematics(pm, data, model.pinocchio_configuration(q))
+        assert {t.header.frame_id for t in msg.transforms} == {"panda_link0"}
+        assert "panda_hand" in {t.child_frame_id for t in msg.transforms}
+        for t in msg.transforms:
+            expected = data.oMf[pm.getFrameId(t.child_frame_id)]
+            p, r = t.transform.translation, t.transform.rotation
+            np.testing.assert_allclose([p.x, p.y, p.z], expected.translation, atol=1e-9)
+            np.testing.assert_allclose(pin.Quaternion(r.w, r.x, r.y, r.z).matrix(),
+                                       expected.rotation, atol=1e-9)

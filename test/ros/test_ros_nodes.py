@@ -26,6 +26,7 @@ from ros_harness import (  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+from visualization_msgs.msg import MarkerArray  # noqa: E402
 
 from robot_tv_dynamics import RobotModel, phi_from_mass_com_inertia  # noqa: E402
 from robot_tv_dynamics.consistency import spectral_statistics  # noqa: E402
@@ -653,7 +654,7 @@ def test_monitor_with_a_status_prefix_publishes_prefixed_names(tester, log_dir, 
 
 
 # ---------------------------------------------------------------------------- bring-up
-def test_cli_bring_up_starts_both_nodes_with_the_config(tester, tmp_path, panda_urdf, panda):
+def test_cli_bring_up_starts_the_nodes_with_the_config(tester, tmp_path, panda_urdf, panda):
     ns = unique_namespace("cli")
     log = open(tmp_path / "bringup.log", "w")
     running = bringup.bring_up(panda_urdf, namespace=ns, env=node_env(), stdout=log,
@@ -662,6 +663,7 @@ def test_cli_bring_up_starts_both_nodes_with_the_config(tester, tmp_path, panda_
     try:
         torques = tester.collect(JointState, f"{ns}/generalized_torques")
         consistency = tester.collect(Float64MultiArray, f"{ns}/consistency")
+        markers = tester.collect(MarkerArray, f"{ns}/inertia_markers")
         js_pub = tester.publisher(JointState, f"{ns}/joint_states")
         theta_pub = tester.publisher(Float64MultiArray, f"{ns}/inertial_parameters")
         tester.wait_matched([js_pub, theta_pub], START_TIMEOUT)
@@ -671,11 +673,12 @@ def test_cli_bring_up_starts_both_nodes_with_the_config(tester, tmp_path, panda_
                                        np.zeros(panda.nv)))
             theta_pub.publish(cv.body_array(np.array(panda.theta_nominal), panda.body_names))
             tester.spin_for(0.1)
-            return torques and consistency
+            return torques and consistency and markers
 
-        tester.spin_until(answered, ANSWER_TIMEOUT, "both nodes to answer")
+        tester.spin_until(answered, ANSWER_TIMEOUT, "the three nodes to answer")
         assert running.poll() is None
     finally:
         codes = running.stop()
         log.close()
-    assert codes == {"dynamics_node": 0, "monitor_node": 0}, (tmp_path / "bringup.log").read_text()
+    assert codes == {"dynamics_node": 0, "monitor_node": 0, "markers_node": 0}, (
+        tmp_path / "bringup.log").read_text()
