@@ -106,6 +106,10 @@ class ContactDetector:
         self._open: dict[int, _Open] = {}
         self._closed: list[ContactEvent] = []
 
+    def forget_closed(self) -> None:
+        """Drop the closed contacts (a long-running node keeps only the open ones)."""
+        self._closed.clear()
+
     @property
     def in_contact(self) -> bool:
         """Whether a contact is open."""

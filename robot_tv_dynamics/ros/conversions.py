@@ -162,6 +162,27 @@ class JointStateReader:
         return q, qd
 
 
+    def read_effort(self, msg: JointState) -> np.ndarray | None:
+        """Measured efforts in model order (nv,) [N·m, N], or None when the sample has none.
+
+        Call after :meth:`read` accepted the same message (the name mapping is cached).
+
+        Raises:
+            InvalidInputError: efforts of the wrong size or non-finite.
+        """
+        n = len(msg.name)
+        if len(msg.effort) == 0:
+            return None
+        if len(msg.effort) != n:
+            raise InvalidInputError(
+                "joint_states.effort", f"has {len(msg.effort)} entries for {n} names")
+        effort = np.frombuffer(msg.effort, dtype=np.float64)[self.indices(msg.name)]
+        if not np.isfinite(effort).all():
+            bad = self.joint_names[int(np.flatnonzero(~np.isfinite(effort))[0])]
+            raise InvalidInputError("joint_states.effort", f'non-finite value for "{bad}"')
+        return effort
+
+
 def fill_joint_state(
     msg: JointState, stamp: Time, q: np.ndarray, qd: np.ndarray, tau: np.ndarray
 ) -> JointState:

@@ -44,10 +44,12 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robot_tv_dynamics import bounds, dynamics
 from robot_tv_dynamics.consistency import ConsistencyTracker
-from robot_tv_dynamics.exceptions import RobotTvDynamicsError
+from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
+from robot_tv_dynamics.friction import load_friction_file
 from robot_tv_dynamics.inputs import InputRules, ModelInputs, ModelState
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot_description
+from robot_tv_dynamics.ros.contact_outputs import OBSERVER_MODELS, ContactOutputs
 from robot_tv_dynamics.ros.conversions import (
     TERM_LABELS,
     BodyArrayReader,
@@ -144,6 +146,29 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "planned_trajectory: the status is WARN when a joint's peak |tau|/tau_max reaches this",
         "", 0.0, 100.0),
     ParameterSpec(
+        "friction_file", "",
+        "joint friction YAML (robot-tv-dynamics identify writes friction.yaml): when given, "
+        "tau_f = viscous qd + coulomb tanh(qd/coulomb_velocity) + offset is added to "
+        "generalized_torques and subtracted from measured efforts for the observer"),
+    ParameterSpec(
+        "observer_model", "generalized",
+        "momentum observer on joint_states efforts: generalized (Theta(t), Psi(t) of eq. 39), "
+        "classical (the Theta of the first sample, held), both, or off"),
+    ParameterSpec(
+        "observer_gain", 50.0,
+        "K_O of the momentum observer; the residual follows tau_ext with the time constant "
+        "1/K_O (docs/observer.md: choosing it against velocity noise)", "1/s", 0.1, 10000.0),
+    ParameterSpec(
+        "contact_threshold", 5.0,
+        "contact when |r_i| (contact_mode joint) or |r| (norm) exceeds this", "N·m",
+        1e-6, 1e6),
+    ParameterSpec(
+        "contact_release", 0.5,
+        "a contact ends when the residual falls below this fraction of the threshold "
+        "(hysteresis)", "", 0.01, 1.0),
+    ParameterSpec(
+        "contact_mode", "joint", "contact test per joint (joint) or on the residual's norm"),
+    ParameterSpec(
         "diagnostics_period", 1.0,
         "period of the node's own input status on /diagnostics", "s", 0.01, 3600.0),
 )
@@ -169,6 +194,12 @@ class DynamicsNodeConfig(parameters.CommonConfig):
     bounds_time_limit: float = 60.0
     jacobian_samples: int = 4096
     effort_warn_ratio: float = 0.9
+    friction_file: str = ""
+    observer_model: str = "generalized"
+    observer_gain: float = 50.0
+    contact_threshold: float = 5.0
+    contact_release: float = 0.5
+    contact_mode: str = "joint"
     diagnostics_period: float = 1.0
 
 
@@ -225,7 +256,14 @@ class DynamicsNode(node_base.ModelNode):
         self.create_subscription(
             JointTrajectory, "planned_trajectory", self._on_planned_trajectory,
             qos.RELIABLE_QOS)
-        self.create_timer(cfg.diagnostics_period, self._guard.publish)
+        self._friction = (load_friction_file(os.path.expanduser(cfg.friction_file),
+                                             model.joint_names)
+                          if cfg.friction_file.strip() else None)
+        if cfg.observer_model not in OBSERVER_MODELS:
+            raise InvalidInputError(
+                "observer_model", f'"{cfg.observer_model}" is not one of {list(OBSERVER_MODELS)}')
+        self._contacts = ContactOutputs(self, model, cfg, self._friction, qos.RELIABLE_QOS)
+        self.create_timer(cfg.diagnostics_period, self._publish_diagnostics)
         filter_note = (
             f"q̈ by a critically damped 2nd-order filter, f_c = {cfg.acceleration_cutoff:g} Hz, "
             f"delay {1e3 * self._inputs.qdd_filter_delay:.1f} ms")
@@ -412,6 +450,10 @@ class DynamicsNode(node_base.ModelNode):
         except RobotTvDynamicsError as error:
             self._guard.reject("joint_states", error)
             return
+        try:
+            effort = self._joints.read_effort(msg)
+        except RobotTvDynamicsError as error:
+            effort, self._contacts.reason = None, str(error)
         state = self._inputs.sample(t, q, qd, time.monotonic())
         qdd = state.qdd
         answered = self._answered + 1
@@ -429,6 +471,8 @@ class DynamicsNode(node_base.ModelNode):
             tau = terms.tau
         else:
             tau = self._torque(state)
+        if self._friction is not None:
+            tau = tau + self._friction.torque(qd)
         out = self._torques_msg
         out.header.stamp = msg.header.stamp
         out.header.frame_id = msg.header.frame_id
@@ -442,7 +486,11 @@ class DynamicsNode(node_base.ModelNode):
                 self._publish_terms(terms)
             if publish_bounds:
                 self._publish_bounds(kin, terms, state.z_rate_norm)
+        self._contacts.on_sample(msg, effort, state)
         self._guard.accept("joint_states")
+
+    def _publish_diagnostics(self) -> None:
+        self._guard.publish(extra=self._contacts.statuses(self._guard.hardware_id))
 
     def _torque(self, state: ModelState) -> np.ndarray:
         """τ of eq. (39) by the recursive backend; the loads are set only when they changed."""

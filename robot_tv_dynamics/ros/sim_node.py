@@ -50,6 +50,7 @@ from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.loading import KINDS, LoadingProcess, load_loading_process
 from robot_tv_dynamics.model import RobotModel, parse_locked_joints
+from robot_tv_dynamics.observer.wrench import ExternalWrench
 from robot_tv_dynamics.paths import package_config_dir
 from robot_tv_dynamics.ros import node_base, parameters, qos
 from robot_tv_dynamics.ros.conversions import (
@@ -101,6 +102,20 @@ PARAMETERS = parameters.URDF_PARAMETERS + (
         "before stepping, wait until joint_states has this many subscribers", "", 0, 1000),
     ParameterSpec(
         "wait_timeout", 20.0, "longest wait for those subscribers", "s", 0.0, 3600.0),
+    ParameterSpec(
+        "collision_link", "",
+        "a simulated collision: an external force on this URDF link (empty: none); its "
+        "joint torque acts on the arm but is not in the published efforts"),
+    ParameterSpec("collision_force_x", 0.0, "collision force, x in the base frame", "N",
+                  -1e4, 1e4),
+    ParameterSpec("collision_force_y", 0.0, "collision force, y in the base frame", "N",
+                  -1e4, 1e4),
+    ParameterSpec("collision_force_z", 0.0, "collision force, z in the base frame", "N",
+                  -1e4, 1e4),
+    ParameterSpec("collision_start", 0.0, "simulated time the collision starts", "s",
+                  0.0, 1e9),
+    ParameterSpec("collision_duration", 0.0, "how long the force acts (0: no collision)", "s",
+                  0.0, 1e9),
 )
 
 
@@ -118,6 +133,12 @@ class SimNodeConfig(parameters.UrdfConfig):
     joint_states_delay: float = 0.002
     wait_for_subscribers: int = 0
     wait_timeout: float = 20.0
+    collision_link: str = ""
+    collision_force_x: float = 0.0
+    collision_force_y: float = 0.0
+    collision_force_z: float = 0.0
+    collision_start: float = 0.0
+    collision_duration: float = 0.0
 
 
 def resolve_loading(name: str) -> LoadingProcess | None:
@@ -179,6 +200,12 @@ class SimNode(Node):
             self.plant: ArmSimulator = self.loop.plant
         else:
             self.plant = ArmSimulator(model, self.process, rate=cfg.rate)
+        if cfg.collision_link.strip() and cfg.collision_duration > 0.0:
+            self.plant.wrenches = (ExternalWrench(
+                cfg.collision_link.strip(),
+                (cfg.collision_force_x, cfg.collision_force_y, cfg.collision_force_z),
+                cfg.collision_start, cfg.collision_start + cfg.collision_duration),)
+            model.link_attachment(cfg.collision_link.strip())  # unknown link: start-up error
         self._command = np.zeros(model.nv)
         self._lock = threading.Lock()
         reliable = qos.RELIABLE_QOS

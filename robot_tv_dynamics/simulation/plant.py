@@ -28,6 +28,7 @@ at 1 kHz keeps |ΔE| ≈ 2e-5 J over the same 3 s of chaotic free fall
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +47,7 @@ from robot_tv_dynamics.inertia import (
 )
 from robot_tv_dynamics.loading import BodyLoadMap, LoadingProcess
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.observer.wrench import ExternalWrench
 
 _SPATIAL_FLAT = SPATIAL_BASIS.reshape(10, 36)
 
@@ -86,6 +88,7 @@ class ArmSimulator:
         qd0: npt.ArrayLike | None = None,
         t0: float = 0.0,
         rate: float = 1000.0,
+        wrenches: Sequence[ExternalWrench] = (),
     ) -> None:
         """Build the plant.
 
@@ -97,6 +100,9 @@ class ArmSimulator:
             qd0: initial joint velocities (nv,); default zero.
             t0: initial time [s].
             rate: integration rate 1/h [Hz], ≥ 1 (a fixed step).
+            wrenches: external wrenches on links over time windows (a collision, a push):
+                their joint torque J_cᵀF, evaluated at the step's start and held over the
+                step like τ, acts on the arm besides τ (τ_ext of eq. (39)'s w).
 
         Raises:
             InvalidInputError: bad shapes or rate.
@@ -115,6 +121,9 @@ class ArmSimulator:
         self._rd = model.dynamics()
         self._rd.set_loads(self.theta_base)
         self._held: object = None  # the Loads record the evaluator holds
+        self.wrenches = tuple(wrenches)
+        for wrench in self.wrenches:
+            model.link_attachment(wrench.link)  # a clear error for an unknown link now
         limits = model.joint_limits
         default_q = np.where(np.isfinite(limits.lower + limits.upper),
                              0.5 * (limits.lower + limits.upper), 0.0)
@@ -194,6 +203,14 @@ class ArmSimulator:
         except PhysicalConsistencyError:
             raise SimulationDivergedError(self.t, "M(q, Θ) is not positive definite") from None
 
+    def external_torque(self) -> Array:
+        """Σ J_cᵀF of the external wrenches active at the current state (nv,) [N·m, N]."""
+        total = np.zeros(self.model.nv)
+        for wrench in self.wrenches:
+            if wrench.t_start <= self.t < wrench.t_end:
+                total += wrench.joint_torque(self.model, self.q, self.t)
+        return total
+
     def acceleration(self, tau: npt.ArrayLike) -> Array:
         """q̈ at the current state for torque τ (eq. 39 with w = 0, the loads at ``t``)."""
         tau = self.model.check_joint_vector(tau, "tau")
@@ -215,6 +232,7 @@ class ArmSimulator:
         """
         tau = self.model.check_joint_vector(tau, "tau")
         h, t, q, qd = self.dt, self.t, self.q, self.qd
+        tau = tau + self.external_torque()
         t_end = self._t_origin + (self.steps + 1) * h  # bitwise the next step's t
         start, end = self.loads(t), self.loads(t_end)
         self._hold(start)
