@@ -5,7 +5,7 @@ Run: ``bash scripts/run_main.sh`` sets up the venv; then
 (or ``source scripts/ros_env.sh && python benchmarks/bench_dynamics.py``).
 Prints µs per call and the ratio to ``pin.rnea`` for the Panda and the UR5: first the
 term-by-term reference (``RobotModel``), then the recursive path
-(``robot_tv_dynamics.recursive_dynamics``) against its goals, ≤ 5 × rnea with the
+(``robot_tv_dynamics.dynamics.recursive``) against its goals, ≤ 5 × rnea with the
 loads held and ≤ 10 × with Θ, Θ̇, Ψ, Ψ̇ new every call. The recursive rows are the best of 9
 rounds that time every row in turn (N calls each); on a shared machine, run it twice.
 """
@@ -27,10 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from particle_lagrangian import find_example_robot_urdf  # noqa: E402
 
 from robot_tv_dynamics import RobotModel  # noqa: E402
-from robot_tv_dynamics.recursive_dynamics import (  # noqa: E402
-    RecursiveDynamics,
-    inverse_dynamics,
-)
+from robot_tv_dynamics.dynamics import RecursiveDynamics  # noqa: E402
 
 
 def _time(function: Callable[[], object], repeat: int) -> float:
@@ -68,7 +65,7 @@ def bench_recursive(name: str, repeat: int) -> list[tuple[str, float, str]]:
     assert not shifted.held_directly.all() and rd.held_directly.all()
 
     def new_loads() -> object:
-        return inverse_dynamics(robot, q, qd, qdd, theta, theta_dot, psi, psi_dot)
+        return robot.torque(q, qd, qdd, theta, theta_dot, psi, psi_dot)
 
     rows = [
         ("pin.rnea", lambda: pin.rnea(model, data, q, qd, qdd), ""),
@@ -142,7 +139,7 @@ def main() -> None:
             print(f"  {label:36s} {us:9.1f} {us / rnea:8.1f}")
         recursive = bench_recursive(name, args.repeat)
         rnea = recursive[0][1]
-        print(f"\n{name}, recursive path (robot_tv_dynamics.recursive_dynamics)")
+        print(f"\n{name}, recursive path (robot_tv_dynamics.dynamics.recursive)")
         print(f"  {'call':40s} {'µs/call':>9s} {'× rnea':>8s} {'goal':>6s}")
         for label, us, goal in recursive:
             print(f"  {label:40s} {us:9.2f} {us / rnea:8.1f} {goal:>6s}")
