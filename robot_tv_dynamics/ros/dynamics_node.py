@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,7 +62,10 @@ from robot_tv_dynamics.ros.conversions import (
     to_float_array,
 )
 from robot_tv_dynamics.ros.parameters import ParameterSpec
-from robot_tv_dynamics.ros.trajectory_conversions import evaluate_planned_trajectory
+from robot_tv_dynamics.ros.trajectory_conversions import (
+    evaluate_planned_trajectory,
+    retime_planned_trajectory,
+)
 
 NODE_NAME = "dynamics_node"
 #: ``method`` label of mass_matrix_bounds when the Jacobian extremes could not be computed.
@@ -146,6 +150,10 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "planned_trajectory: the status is WARN when a joint's peak |tau|/tau_max reaches this",
         "", 0.0, 100.0),
     ParameterSpec(
+        "retime_effort_margin", 1.0,
+        "retime_request: the retimed trajectory keeps |tau| within this fraction of each "
+        "joint's effort limit", "", 0.01, 1.0),
+    ParameterSpec(
         "friction_file", "",
         "joint friction YAML (robot-tv-dynamics identify writes friction.yaml): when given, "
         "tau_f = viscous qd + coulomb tanh(qd/coulomb_velocity) + offset is added to "
@@ -194,6 +202,7 @@ class DynamicsNodeConfig(parameters.CommonConfig):
     bounds_time_limit: float = 60.0
     jacobian_samples: int = 4096
     effort_warn_ratio: float = 0.9
+    retime_effort_margin: float = 1.0
     friction_file: str = ""
     observer_model: str = "generalized"
     observer_gain: float = 50.0
@@ -256,6 +265,12 @@ class DynamicsNode(node_base.ModelNode):
         self.create_subscription(
             JointTrajectory, "planned_trajectory", self._on_planned_trajectory,
             qos.RELIABLE_QOS)
+        # payload-aware retiming (TOPP-RA, up to a second): off the hot path, one at a time
+        self._retimed_pub = self.create_publisher(
+            JointTrajectory, "retimed_trajectory", qos.RELIABLE_QOS)
+        self._retimer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="retime")
+        self.create_subscription(
+            JointTrajectory, "retime_request", self._on_retime_request, qos.RELIABLE_QOS)
         self._friction = (load_friction_file(os.path.expanduser(cfg.friction_file),
                                              model.joint_names)
                           if cfg.friction_file.strip() else None)
@@ -439,6 +454,38 @@ class DynamicsNode(node_base.ModelNode):
         self._planned_pub.publish(report.efforts_msg)
         self._guard.accept("planned_trajectory")
         self._guard.publish(extra=[report.status])
+
+    @input_guard.guarded("retime_request")
+    def _on_retime_request(self, msg: JointTrajectory) -> None:
+        """Queue a retiming of the path under the current Θ (published when done)."""
+        theta = np.array(self._inputs.theta)
+        last_q = None if self._inputs.last_q is None else np.array(self._inputs.last_q)
+        self._retimer.submit(self._retime, msg, theta, last_q)
+        self._guard.accept("retime_request")
+
+    def _retime(self, msg: JointTrajectory, theta: np.ndarray, last_q: np.ndarray | None) -> None:
+        """Worker thread: retime, publish the trajectory (if feasible) and the status."""
+        try:
+            out, status = retime_planned_trajectory(
+                self._model, msg, theta, self._guard.hardware_id, last_q,
+                effort_margin=self.config.retime_effort_margin)
+        except RobotTvDynamicsError as error:
+            self._guard.reject("retime_request", error)
+            return
+        except Exception as error:  # noqa: BLE001 - a worker must never die silently
+            self._guard.reject("retime_request", f"internal error ({type(error).__name__}: "
+                               f"{error})")
+            return
+        if out is not None:
+            self._retimed_pub.publish(out)
+        self._guard.publish(extra=[status])
+
+    def destroy_node(self) -> bool:
+        """Stop the retiming worker (a queued request is dropped), then destroy."""
+        retimer = getattr(self, "_retimer", None)
+        if retimer is not None:
+            retimer.shutdown(wait=False, cancel_futures=True)
+        return bool(super().destroy_node())
 
     # ------------------------------------------------------------------ per sample
     @input_guard.guarded("joint_states")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from builtin_interfaces.msg import Duration
@@ -176,3 +177,54 @@ def evaluate_planned_trajectory(
     return PlannedTrajectoryReport(
         result=result, efforts_msg=with_efforts(msg, result),
         status=effort_status(result, hardware_id, status_name, warn_ratio))
+
+
+#: Name of the DiagnosticStatus about retime requests.
+RETIME_STATUS_NAME = "dynamics_node: retime"
+
+
+def retime_planned_trajectory(
+    model: RobotModel,
+    msg: JointTrajectory,
+    theta: np.ndarray,
+    hardware_id: str,
+    default_positions: np.ndarray | None = None,
+    *,
+    effort_margin: float = 1.0,
+    velocity_scale: float = 1.0,
+) -> tuple[JointTrajectory | None, Any]:
+    """The fastest effort-feasible timing of a planned path under the node's current Θ.
+
+    The payload is what ``theta`` holds (URDF + the ``payload`` topic), constant along the
+    motion (:func:`robot_tv_dynamics.retiming.retime` with ``theta``); unlisted joints stay
+    at ``default_positions``.
+
+    Returns:
+        (the retimed trajectory with efforts, or None when no timing keeps the limits;
+        a DiagnosticStatus: OK with the durations before/after and the peak ratio, or
+        ERROR with the reason).
+
+    Raises:
+        InvalidInputError: malformed trajectory (the node rejects it).
+        UnknownNameError: a joint the URDF does not have.
+    """
+    from robot_tv_dynamics.exceptions import RetimingError
+    from robot_tv_dynamics.retiming import retime
+
+    trajectory = trajectory_from_msg(msg, "retime_request")
+    try:
+        result = retime(model, trajectory, None, theta=theta, default_positions=default_positions,
+                        effort_margin=effort_margin, velocity_scale=velocity_scale,
+                        compare_uniform=False)
+    except RetimingError as error:
+        return None, make_status(RETIME_STATUS_NAME, 2, f"no feasible timing: {error}",
+                                 hardware_id)
+    peak = float(np.nanmax(result.peak_ratio_after))
+    out = trajectory_to_msg(result.trajectory, frame_id=msg.header.frame_id)
+    status = make_status(
+        RETIME_STATUS_NAME, 0,
+        f"retimed {result.duration_before:.3f} s → {result.duration_after:.3f} s, peak "
+        f"|τ|/τ_max {peak:.3f}", hardware_id,
+        [("duration_before", result.duration_before), ("duration_after", result.duration_after),
+         ("peak_effort_ratio", peak)])
+    return out, status
