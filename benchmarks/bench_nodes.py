@@ -11,7 +11,9 @@ Three processes on one host, real DDS on a private ROS_DOMAIN_ID:
 - the receiver (this script): subscribes generalized_torques and records the arrival
   time of each stamp.
 
-Options: ``--all-outputs`` also subscribes generalized_terms and mass_matrix_bounds (the
+Options: ``--efforts`` sends measured efforts with each joint state, so the node's
+generalized-momentum observer runs on every sample (its cost in the node);
+``--all-outputs`` also subscribes generalized_terms and mass_matrix_bounds (the
 node computes them only while subscribed); ``--realtime P`` runs the three processes with
 SCHED_FIFO priority P (needs the permission; 0 = normal scheduling).
 
@@ -129,6 +131,8 @@ def run_publisher(args: argparse.Namespace) -> None:
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(now_ns, 1_000_000_000)
         msg.position = to_float_array(q)
         msg.velocity = to_float_array(qd)
+        if args.efforts:  # measured torques: the node's momentum observer runs on each sample
+            msg.effort = to_float_array(0.1 * q)
         js_pub.publish(msg)
         if k == warmup:
             first_stamp = now_ns
@@ -197,7 +201,7 @@ def run_benchmark(args: argparse.Namespace) -> dict:
         publisher = subprocess.Popen(
             [sys.executable, __file__, "--role", "publisher", "--namespace", namespace,
              "--rate", str(args.rate), "--duration", str(args.duration),
-             "--theta-rate", str(args.theta_rate)],
+             "--theta-rate", str(args.theta_rate), *(["--efforts"] if args.efforts else [])],
             env=env, stdout=subprocess.PIPE, text=True, preexec_fn=realtime)
         cpu_start = None
         while publisher.poll() is None:
@@ -264,6 +268,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="also subscribe generalized_terms and mass_matrix_bounds")
     parser.add_argument("--realtime", type=int, default=0,
                         help="SCHED_FIFO priority of the three processes (0: normal)")
+    parser.add_argument("--efforts", action="store_true",
+                        help="joint_states carry efforts: the node's momentum observer "
+                             "(observer_model generalized) runs on every sample")
     parser.add_argument("--json", help="also write the result to this file")
     args = parser.parse_args(argv)
     if args.role == "publisher":

@@ -107,7 +107,7 @@ class ProgressBar:
             self.stream.flush()
 
 
-#: Help of ``--lock`` (``bounds`` and ``evaluate``).
+#: Help of ``--lock`` (every subcommand that loads a URDF).
 LOCK_HELP = ("lock a joint (e.g. a gripper finger) at POSITION [rad or m], or at 0 clipped "
              "into its limits; its links merge into the parent body and it leaves the "
              "dofs (repeatable)")

@@ -14,7 +14,12 @@ import math
 import sys
 from pathlib import Path
 
-from robot_tv_dynamics.cli.common import add_lock_argument, load_model, lock_option
+from robot_tv_dynamics.cli.common import (
+    add_lock_argument,
+    load_model,
+    lock_option,
+    positive_float,
+)
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.friction import FRICTION_TERMS
 from robot_tv_dynamics.identification.excitation import (
@@ -36,16 +41,6 @@ DESCRIPTION = (
     "checked.")
 
 
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number")
-    return value
-
-
 def _count(text: str) -> int:
     try:
         value = int(text)
@@ -61,24 +56,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("--urdf", required=True, help="path of the URDF file")
     add_lock_argument(parser)
-    parser.add_argument("--duration", type=_positive, default=10.0, metavar="S",
+    parser.add_argument("--duration", type=positive_float, default=10.0, metavar="S",
                         help="duration [s] (default 10; a whole number of periods ends at rest)")
     parser.add_argument("--harmonics", type=_count, default=5, metavar="K",
                         help="harmonics per joint, ≥ 2 (default 5)")
-    parser.add_argument("--base-frequency", type=_positive, default=0.1, metavar="HZ",
+    parser.add_argument("--base-frequency", type=positive_float, default=0.1, metavar="HZ",
                         help="fundamental frequency [Hz] (default 0.1)")
-    parser.add_argument("--scale", type=_positive, default=0.8, metavar="F",
+    parser.add_argument("--scale", type=positive_float, default=0.8, metavar="F",
                         help="fraction of every URDF limit the trajectory may use (default 0.8)")
-    parser.add_argument("--position-scale", type=_positive, default=None, metavar="F",
+    parser.add_argument("--position-scale", type=positive_float, default=None, metavar="F",
                         help="override --scale for the position range")
-    parser.add_argument("--velocity-scale", type=_positive, default=None, metavar="F",
+    parser.add_argument("--velocity-scale", type=positive_float, default=None, metavar="F",
                         help="override --scale for the velocity limits")
-    parser.add_argument("--effort-scale", type=_positive, default=None, metavar="F",
+    parser.add_argument("--effort-scale", type=positive_float, default=None, metavar="F",
                         help="override --scale for the effort limits")
-    parser.add_argument("--max-excursion", type=_positive, default=math.pi / 2, metavar="RAD",
+    parser.add_argument("--max-excursion", type=positive_float, default=math.pi / 2, metavar="RAD",
                         help="largest excursion from the middle of a joint's range "
                              "(default π/2)")
-    parser.add_argument("--rate", type=_positive, default=100.0, metavar="HZ",
+    parser.add_argument("--rate", type=positive_float, default=100.0, metavar="HZ",
                         help="point rate of the output (default 100 Hz)")
     parser.add_argument("--candidates", type=_count, default=24, metavar="N",
                         help="random candidates (default 24)")

@@ -14,7 +14,12 @@ import math
 import sys
 from pathlib import Path
 
-from robot_tv_dynamics.cli.common import add_lock_argument, load_model, lock_option
+from robot_tv_dynamics.cli.common import (
+    add_lock_argument,
+    load_model,
+    lock_option,
+    positive_float,
+)
 from robot_tv_dynamics.friction import (
     DEFAULT_COULOMB_VELOCITY,
     FRICTION_TERMS,
@@ -41,16 +46,6 @@ DESCRIPTION = (
 
 #: Files written into ``--out``.
 OUTPUTS = ("identified.urdf", "theta.yaml", "friction.yaml", "report.png", "summary.json")
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number")
-    return value
 
 
 def _fraction(text: str) -> float:
@@ -86,17 +81,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--friction", choices=list(FRICTION_TERMS), default="full",
                         help="friction terms: none; viscous; coulomb (= viscous + Coulomb); "
                              "full (= viscous + Coulomb + offset) (default full)")
-    parser.add_argument("--coulomb-velocity", type=_positive, default=DEFAULT_COULOMB_VELOCITY,
+    parser.add_argument("--coulomb-velocity", type=positive_float, default=DEFAULT_COULOMB_VELOCITY,
                         metavar="V", help="smoothing velocity v_c of tanh(q̇/v_c) [rad/s] "
                         f"(default {DEFAULT_COULOMB_VELOCITY:g})")
-    parser.add_argument("--margin", type=_positive, default=DEFAULT_MARGIN, metavar="EPS",
+    parser.add_argument("--margin", type=positive_float, default=DEFAULT_MARGIN, metavar="EPS",
                         help=f"ε of f(Φ_l) ⪰ εI [kg·m²] (default {DEFAULT_MARGIN:g})")
     parser.add_argument("--prior-weight", type=_non_negative, default=DEFAULT_PRIOR_WEIGHT,
                         metavar="W", help="weight of the URDF prior term (default "
                         f"{DEFAULT_PRIOR_WEIGHT:g}; 0 = none)")
     parser.add_argument("--holdout", type=_fraction, default=0.2, metavar="FRACTION",
                         help="fraction of the record (its tail) held out (default 0.2)")
-    parser.add_argument("--cutoff", type=_positive, default=DEFAULT_CUTOFF_HZ, metavar="HZ",
+    parser.add_argument("--cutoff", type=positive_float, default=DEFAULT_CUTOFF_HZ, metavar="HZ",
                         help="zero-phase Butterworth cut-off for q, q̇ [Hz] "
                              f"(default {DEFAULT_CUTOFF_HZ:g})")
     parser.add_argument("--out", default="identification", metavar="DIR",

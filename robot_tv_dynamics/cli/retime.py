@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from robot_tv_dynamics.cli.common import load_model, lock_option
+from robot_tv_dynamics.cli.common import add_lock_argument, load_model, lock_option
 from robot_tv_dynamics.evaluation import (
     Load,
     Payload,
@@ -74,10 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = parser.epilog or EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--urdf", required=True, metavar="PATH", help="the robot's URDF file")
-    parser.add_argument(
-        "--lock", action="append", default=[], metavar="JOINT[=POSITION]",
-        help="lock a joint (e.g. a gripper finger) at POSITION [rad or m], or at 0 clipped "
-             "into its limits; the trajectory must not list it (repeatable)")
+    add_lock_argument(parser)
     parser.add_argument(
         "--trajectory", required=True, metavar="FILE",
         help="trajectory YAML, or a rosbag2 (directory, .mcap or .db3) with a "

@@ -502,10 +502,14 @@ class RobotModel:
         )
 
     def mass_matrix(self, q: npt.ArrayLike, theta: npt.ArrayLike) -> Array:
-        """M(q, Θ) = J(q)ᵀ Z(Θ) J(q) of eq. (31), exact for any Θ (also Θ̇); by CRBA."""
-        evaluator = self._evaluator()
-        evaluator.set_loads(theta)
-        return evaluator.mass_matrix(q)
+        """M(q, Θ) = J(q)ᵀ Z(Θ) J(q) of eq. (31), exact for any Θ (also Θ̇).
+
+        By contraction with this model's Jacobians (the definition; for a hot loop,
+        :meth:`dynamics` gives CRBA, equal for every URDF of rigid joints — not for a
+        degenerate joint with a zero axis, where Pinocchio's joint transform is no
+        rotation).
+        """
+        return dynamics.mass_matrix(self.kinematics(q), self.check_theta(theta))
 
     def kinetic_energy(
         self,
