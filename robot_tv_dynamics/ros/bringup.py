@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from robot_tv_dynamics.exceptions import BringUpError
+from robot_tv_dynamics.paths import package_config_dir
 
 PACKAGE = "robot_tv_dynamics"
 #: Executables started always, and the one ``use_sim`` adds (as in the launch file).
@@ -39,16 +40,12 @@ SIM_NODE = "sim_node"
 
 
 def default_config() -> Path:
-    """config/tv_dynamics.yaml: the installed share directory, else the source tree."""
-    try:
-        from ament_index_python.packages import get_package_share_directory
+    """config/tv_dynamics.yaml: the source tree, the ament share or the package data.
 
-        path = Path(get_package_share_directory(PACKAGE)) / "config" / "tv_dynamics.yaml"
-        if path.is_file():
-            return path
-    except Exception:  # not installed with colcon, or no AMENT_PREFIX_PATH
-        pass
-    return Path(__file__).resolve().parents[2] / "config" / "tv_dynamics.yaml"
+    The lookup order is :func:`robot_tv_dynamics.paths.package_config_dir`'s; a pip
+    install needs no ``AMENT_PREFIX_PATH``.
+    """
+    return package_config_dir() / "tv_dynamics.yaml"
 
 
 def _yaml_string(text: str) -> str:
