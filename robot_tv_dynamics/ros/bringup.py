@@ -201,6 +201,8 @@ def bring_up(
     python: str = sys.executable,
     env: Mapping[str, str] | None = None,
     ros_args: Sequence[str] = (),
+    scenario: str = "",
+    link: str = "",
     **popen: object,
 ) -> BringUp:
     """Start dynamics_node, monitor_node and markers_node (and sim_node if ``use_sim``).
@@ -213,6 +215,10 @@ def bring_up(
         python: interpreter of the nodes.
         env: environment of the nodes (None: this process's).
         ros_args: extra ``--ros-args`` arguments for every node.
+        scenario: sim_node's loading process (``loading``; "": the config file's), as
+            ``robot-tv-dynamics demo --scenario``.
+        link: sim_node's ``load_link`` ("": the file's link, else the tool flange), as
+            ``demo --link``.
         **popen: more :class:`subprocess.Popen` arguments (e.g. ``stdout``).
 
     Returns:
@@ -233,9 +239,12 @@ def bring_up(
     started = BringUp()
     try:
         for name in names:
+            sim = {k: v for k, v in (("loading", scenario), ("load_link", link)) if v}
             started.start(name, node_command(name, urdf=urdf, config=config,
                                              namespace=namespace, python=python,
-                                             ros_args=ros_args), env=env, **popen)
+                                             ros_args=ros_args,
+                                             parameters=sim if name == SIM_NODE else None),
+                          env=env, **popen)
     except BaseException:
         started.stop()
         raise
@@ -252,10 +261,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--use-sim", action="store_true", help="also start sim_node")
     parser.add_argument("--config", help="parameter file (default: config/tv_dynamics.yaml)")
     parser.add_argument("--namespace", default="", help="namespace of every node")
+    parser.add_argument("--scenario", default="",
+                        help="with --use-sim: loading process, fill, drain, grasp, timeline, "
+                             "none or a YAML file (default: the config file's)")
+    parser.add_argument("--link", default="",
+                        help="with --use-sim: URDF link the load is on (default: the "
+                             "scenario's link when the URDF has it, else the tool flange)")
     args = parser.parse_args(argv)
     try:
         running = bring_up(args.urdf, use_sim=args.use_sim, config=args.config,
-                           namespace=args.namespace)
+                           namespace=args.namespace, scenario=args.scenario, link=args.link)
     except BringUpError as error:
         print(f"bringup: {error}", file=sys.stderr)
         return 1
