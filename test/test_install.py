@@ -195,3 +195,12 @@ def test_dynamics_node_from_the_install_answers_with_a_torque_over_dds(ros_venv,
         except subprocess.TimeoutExpired:
             node.kill()
         log.close()
+
+
+def test_the_node_entry_points_run_the_node_modules():
+    from robot_tv_dynamics.ros import entry_points
+
+    for name in ("dynamics_node", "monitor_node", "sim_node", "markers_node"):
+        assert getattr(entry_points, name).__name__ == name
+    with pytest.raises(Exception, match=r"robot_tv_dynamics\[ros\]"):
+        entry_points.require_ros("x_node", modules=("no_such_module_rtd",))

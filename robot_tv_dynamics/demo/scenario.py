@@ -42,7 +42,7 @@ RECORDED = {
     "/robot_description": "std_msgs/msg/String",
     "/inertia_markers": "visualization_msgs/msg/MarkerArray",
 }
-#: Monitor settings shared by the monitor nodes and the replay (README.md, "The main job").
+#: Monitor settings shared by the monitor nodes and the replay (docs/demo.md).
 MONITOR_PARAMETERS = {"margin_fraction": DEMO_MARGIN_FRACTION, "publish_rate": 10.0}
 #: markers_node in the demo: the true Θ and both estimates side by side, 10 Hz.
 MARKERS_PARAMETERS = {"publish_rate": 10.0, "estimate_spacing": 1.0}

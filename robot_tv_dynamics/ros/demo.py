@@ -7,7 +7,7 @@ once they log "ready", ``sim_node``. It records every topic of
 subscription per topic (raw CDR, written by rosbags) while drawing a progress bar, then
 hands the bag to the core (:func:`robot_tv_dynamics.demo.write_results`) for
 ``summary.json`` and ``report.png``. What the demo shows: :mod:`robot_tv_dynamics.demo`
-and README.md, "The main job".
+and docs/demo.md.
 
 The CLI imports this module only when the demo runs, so that the other subcommands
 never load rclpy.

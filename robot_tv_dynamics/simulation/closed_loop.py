@@ -195,7 +195,7 @@ DEMO_PROJECTION_UPPER = 5.0
 
 
 def demo_config(model: RobotModel, body: int, seed: int = 0) -> ClosedLoopConfig:
-    """The closed-loop settings of the demo (README.md, "The main job", explains each choice).
+    """The closed-loop settings of the demo (docs/demo.md explains each choice).
 
     RLS at 200 Hz with forgetting λ = 0.999 (memory ≈ 5 s), a confident prior around
     the known empty-payload Φ (σ = 0.1 kg, 0.01 kg·m, 0.002 kg·m²), torque-sensor noise
