@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -40,6 +41,8 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def run(command: list[str], timeout: float = 600, **kwargs) -> subprocess.CompletedProcess:
+    """Run outside the repo (``python -c`` would import the working tree from the cwd)."""
+    kwargs.setdefault("cwd", tempfile.gettempdir())
     result = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
                             env=kwargs.pop("env", clean_env()), **kwargs)
     return result
@@ -159,7 +162,7 @@ def test_dynamics_node_from_the_install_answers_with_a_torque_over_dds(ros_venv,
         "import json, sys; from robot_tv_dynamics.ros.bringup import node_command; "
         "print(json.dumps(node_command('dynamics_node', urdf=sys.argv[1], namespace=sys.argv[2],"
         " parameters={'bounds_time_limit': 2.0, 'jacobian_samples': 64, 'cache_dir': ''})))",
-        ur5, ns]), "node_command"))
+        ur5, ns], cwd=tmp_path), "node_command"))
     assert str(ros_venv.parent) in command[0]
     params_file = Path(command[command.index("--params-file") + 1])
     assert "site-packages/robot_tv_dynamics/config" in str(params_file)
