@@ -242,3 +242,21 @@ class StaticHoldingError(RetimingError):
             f'joint "{joint}" cannot hold the load at rest {where}: the static torque is '
             f"{ratio:.4g}× its limit {limit:.4g} ({100.0 * (ratio - 1.0):.3g} % over); no "
             "timing of this path keeps it within limits (lighten the payload or change the path)")
+
+
+
+class RosExtraMissingError(RobotTvDynamicsError):
+    """A ROS 2 command runs, but rclpy or a message package is not installed."""
+
+    def __init__(self, command: str, module: str) -> None:
+        """Build the error.
+
+        Args:
+            command: what was started (``dynamics_node``, ``robot-tv-dynamics demo``).
+            module: the module that could not be imported (``rclpy``).
+        """
+        self.command = command
+        self.module = module
+        super().__init__(
+            f"{command} needs ROS 2 ({module} is not installed): pip install "
+            "'robot_tv_dynamics[ros]' (the ros-jazzy-* wheels), or source a ROS 2 install")

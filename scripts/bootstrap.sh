@@ -4,7 +4,9 @@
 #
 # Idempotent: a stamp file in .venv records a hash of the requirement files, the pip
 # version and the interpreter; when it matches, nothing is installed (fast second run).
-# The package itself is not installed: the scripts put the repo root on PYTHONPATH.
+# The package itself is installed editable (pip install -e . --no-deps): the
+# robot-tv-dynamics command and the node executables land in .venv/bin, and edits of
+# the tree take effect without reinstalling.
 #
 # Usage: bash scripts/bootstrap.sh            # create/update .venv
 #        bash scripts/bootstrap.sh --relock   # rewrite requirements/constraints.txt
@@ -74,7 +76,7 @@ fi
 
 want="$(
     cd "$REPO"
-    { echo "bootstrap-v1 $py_id pip==$PIP_VERSION"; cat requirements/*.txt; } | sha256sum | cut -d' ' -f1
+    { echo "bootstrap-v2 $py_id pip==$PIP_VERSION $REPO"; cat requirements/*.txt setup.py setup.cfg; } | sha256sum | cut -d' ' -f1
 )"
 
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want" && -x "$VENV/bin/python" ]] \
@@ -103,6 +105,8 @@ say "installing pip==$PIP_VERSION"
 "$VENV/bin/python" -m pip install "${pip_flags[@]}" -q "pip==$PIP_VERSION"
 say "installing requirements/dev.txt (pinned; constraints.txt locks the rest)"
 "$VENV/bin/python" -m pip install "${pip_flags[@]}" -q -r "$REPO/requirements/dev.txt"
+say "installing robot_tv_dynamics itself, editable (pip install -e . --no-deps)"
+"$VENV/bin/python" -m pip install "${pip_flags[@]}" -q --no-deps --no-build-isolation -e "$REPO"
 say "checking dependencies (pip check)"
 "$VENV/bin/python" -m pip check
 say "smoke test: import numpy, scipy, pinocchio, rclpy (via ros-wheels-bootstrapper)"

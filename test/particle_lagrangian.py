@@ -5,7 +5,7 @@ derived from point masses attached to the bodies of a Pinocchio model, from thei
 positions and world velocities (Pinocchio forward kinematics only), and from finite
 differences of the resulting Lagrangian.
 
-Conventions (shared with the package, see README.md, "The model"):
+Conventions (shared with the package, see docs/concepts.md, "The model"):
 
 * bodies are the Pinocchio joints ``1 .. njoints-1``; body index ``l`` (0-based, the row of
   Θ) is Pinocchio joint ``l + 1``; body frame = joint frame ``data.oMi[l + 1]``;
@@ -36,7 +36,7 @@ reproduces the torque to ≤ 1e-11 N·m.
 
 The counter-model :func:`paper_q_lagrangian` writes the paper's kinetic energy eq. (30) with
 Q(φ_l) of eq. (26) taken literally, i.e. with the body's WORLD rotation R_l inside, or with
-R = I (the constant Q₀, README.md "The model"). Only the R = I version reproduces the
+R = I (the constant Q₀, docs/concepts.md "The model"). Only the R = I version reproduces the
 particle truth.
 """
 
@@ -184,7 +184,7 @@ def paper_q_matrix(rotation: np.ndarray) -> np.ndarray:
 
 
 def q0_matrix() -> np.ndarray:
-    """Return Q₀ = Q(R = I) = ``diag(I₃, -S T)`` (README.md, "A correction to the paper").
+    """Return Q₀ = Q(R = I) = ``diag(I₃, -S T)`` (docs/concepts.md, "A correction to the paper").
 
     Returns:
         6×12 matrix with ``Q₀ ψ = [Σ m u; Σ m x × u]``.
@@ -696,7 +696,7 @@ def paper_q_lagrangian(
         qd: velocity.
         t: time.
         rotation: ``"world"`` inserts R_l = oMi[l].rotation literally as eq. (26) writes it;
-            ``"identity"`` uses R = I, i.e. Q₀ (README.md, "A correction to the paper").
+            ``"identity"`` uses R = I, i.e. Q₀ (docs/concepts.md, "A correction to the paper").
         data: optional Pinocchio data to reuse.
 
     Returns:

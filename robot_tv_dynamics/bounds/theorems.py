@@ -28,7 +28,7 @@ from robot_tv_dynamics.dynamics import Q0
 from robot_tv_dynamics.inertia import Array, check_finite, spatial_inertia
 from robot_tv_dynamics.model import RobotModel
 
-#: Lemma 3 with Q₀ (README.md, "A correction to the paper"): σ_max(Q₀) = √2.
+#: Lemma 3 with Q₀ (docs/concepts.md, "A correction to the paper"): σ_max(Q₀) = √2.
 LEMMA3_BOUND = math.sqrt(2.0)
 
 
@@ -165,7 +165,7 @@ def mass_rate_bound(theta_dot: npt.ArrayLike, sigma_max_J_sq: float) -> float:
 
 
 def lemma3_sigma_max_q0() -> float:
-    """σ_max(Q₀), which Lemma 3 bounds by √2 (equal to √2 for Q₀; README.md, "The model")."""
+    """σ_max(Q₀), which Lemma 3 bounds by √2 (equal to √2 for Q₀; docs/concepts.md, "The model")."""
     return float(np.linalg.norm(Q0, ord=2))
 
 

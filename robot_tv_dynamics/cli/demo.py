@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 
 from robot_tv_dynamics.demo import SCENARIOS
+from robot_tv_dynamics.exceptions import RosExtraMissingError
 
 NAME = "demo"
 #: The demo's DDS side, imported by :func:`run` only (test/test_layering.py checks it).
 RUNNER = "robot_tv_dynamics.ros.demo"
+#: What the demo's DDS side imports besides the core (the ``[ros]`` extra).
+ROS_MODULES = ("rclpy", "std_msgs", "sensor_msgs", "diagnostic_msgs", "visualization_msgs")
 
 #: ``robot-tv-dynamics --help`` line and ``demo --help`` description of the subcommand.
 HELP = ("simulated arm under payload loading, estimators, dynamics and monitor nodes over "
@@ -48,6 +52,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``demo``: import its ROS side (rclpy, the nodes' bring-up) now, and run it."""
+    """Run ``demo``: import its ROS side (rclpy, the nodes' bring-up) now, and run it.
+
+    Raises:
+        RosExtraMissingError: rclpy or a message package is not installed (the message
+            names the ``[ros]`` extra).
+    """
+    for module in ROS_MODULES:
+        if importlib.util.find_spec(module) is None:
+            raise RosExtraMissingError("robot-tv-dynamics demo", module)
     runner = importlib.import_module(RUNNER)
     return int(runner.run(args))

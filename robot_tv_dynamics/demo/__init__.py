@@ -35,10 +35,13 @@ from robot_tv_dynamics.demo.scenario import (
     RECORDED,
     SCENARIOS,
     TRUTH,
+    ScenarioSetup,
     layout_file,
     scenario_file,
+    start_pose,
     status_prefix,
     status_source,
+    tool_link,
 )
 
 __all__ = [
@@ -49,6 +52,7 @@ __all__ = [
     "SCENARIOS",
     "TRUTH",
     "Recording",
+    "ScenarioSetup",
     "analyse",
     "console_summary",
     "load_run",
@@ -57,8 +61,10 @@ __all__ = [
     "read_recording",
     "report",
     "scenario_file",
+    "start_pose",
     "status_prefix",
     "status_source",
     "summary",
+    "tool_link",
     "write_results",
 ]

@@ -32,8 +32,14 @@ def _first(times: Array, mask: npt.NDArray[np.bool_]) -> float | None:
     return float(times[index[0]]) if index.size else None
 
 
-def analyse(rec: Recording, model: RobotModel, gamma: float | None) -> dict[str, Any]:
-    """Everything the summary and the report need (see the module docstring)."""
+def analyse(rec: Recording, model: RobotModel, gamma: float | None,
+            loading_start: float | None = None) -> dict[str, Any]:
+    """Everything the summary and the report need (see the module docstring).
+
+    An alarm before ``loading_start`` [s] (when known) is marked ``"phase": "before
+    loading"``: it is not caused by the loading, and the lead time (alarm → λ_min(M̂) ≤ 0)
+    counts only alarms during or after loading.
+    """
     q_at = {float(round(t, 6)): k for k, t in enumerate(rec.t)}
 
     def q_for(t: float) -> Array:
@@ -60,6 +66,9 @@ def analyse(rec: Recording, model: RobotModel, gamma: float | None) -> dict[str,
             for transition in monitor.update(float(t), th):
                 entry = {"t": round(float(t), 4), "body": transition.name,
                          "kind": "; ".join(transition.reasons) or transition.level.name}
+                if loading_start is not None:
+                    entry["phase"] = ("before loading" if float(t) < loading_start
+                                      else "during or after loading")
                 if transition.level == Level.ERROR:
                     alarms.append(entry)
                 elif transition.level == Level.WARN:
@@ -72,13 +81,19 @@ def analyse(rec: Recording, model: RobotModel, gamma: float | None) -> dict[str,
         lower = (math.nan if gamma is None
                  else theorem_bounds(float(np.min(inf_mu)), 0.0, gamma, 0.0)[0])
         alpha1 = float(lower) if math.isfinite(lower) else None
-        first_alarm = alarms[0]["t"] if alarms else None
+        loading_alarms = [a for a in alarms if a.get("phase") != "before loading"]
+        first_alarm = loading_alarms[0]["t"] if loading_alarms else None
         crossing = _first(t_hat, lam_hat <= 0.0)
-        lead = (None if first_alarm is None or crossing is None
+        if crossing is not None and loading_start is not None and crossing < loading_start:
+            crossing_before = True
+        else:
+            crossing_before = False
+        lead = (None if first_alarm is None or crossing is None or crossing_before
                 else round(crossing - float(first_alarm), 4))
         out["estimators"][name] = {
             "t": t_hat, "mu": mu_hat, "lam": lam_hat, "epsilon": monitor.epsilon.copy(),
             "alarms": alarms, "warnings": warnings, "alpha1": alpha1,
+            "alarms_before_loading": [a for a in alarms if a.get("phase") == "before loading"],
             "first_nonpositive_lambda_min_M_hat_t": crossing, "lead_time_s": lead,
             "min_lambda_min_M_hat": float(lam_hat.min()) if lam_hat.size else None,
             "inf_mu": inf_mu,
@@ -111,8 +126,9 @@ def _gamma(rec: Recording) -> tuple[float | None, str]:
 
 
 def summary(rec: Recording, result: dict[str, Any], model: RobotModel, scenario: str,
-            gamma_method: str, counts: dict[str, int], wall: float) -> dict[str, Any]:
-    """The summary.json contents."""
+            gamma_method: str, counts: dict[str, int], wall: float,
+            setup: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The summary.json contents (``setup``: where the load is and when it starts)."""
     duration = float(rec.t[-1] - rec.t[0]) if rec.t.size > 1 else 0.0
     wall = rec.wall_span if rec.wall_span > 0 else wall  # first to last joint_states
     out: dict[str, Any] = {
@@ -120,6 +136,7 @@ def summary(rec: Recording, result: dict[str, Any], model: RobotModel, scenario:
         "duration_s": round(duration, 4),
         "real_time_factor": round(duration / wall, 3) if wall > 0 else None,
         "process": rec.info.get("process"),
+        "load": setup or {},
         "payload_body": model.body_names[result["body"]],
         "gamma_inf_lambda_min_JtJ": None if (g := _gamma(rec)[0]) is None else g,
         "gamma_method": gamma_method,
@@ -145,6 +162,7 @@ def summary(rec: Recording, result: dict[str, Any], model: RobotModel, scenario:
             first_live.setdefault(body, (t, message))
         out["estimators"][name] = {
             "alarms": est["alarms"],
+            "alarms_before_loading": est["alarms_before_loading"],
             "warnings": est["warnings"],
             "live_alarms": [{"t": t, "body": body, "kind": message}
                             for body, (t, message) in sorted(first_live.items(),
@@ -161,15 +179,16 @@ def summary(rec: Recording, result: dict[str, Any], model: RobotModel, scenario:
     return out
 
 
-def load_run(path: Path, model: RobotModel) -> tuple[Recording, dict[str, Any], str]:
+def load_run(path: Path, model: RobotModel, loading_start: float | None = None
+             ) -> tuple[Recording, dict[str, Any], str]:
     """(recording, :func:`analyse` result, how γ was obtained) of a demo bag ``path``."""
     rec = read_recording(path)
     gamma, method = _gamma(rec)
-    return rec, analyse(rec, model, gamma), method
+    return rec, analyse(rec, model, gamma, loading_start), method
 
 
 def write_results(out: Path, model: RobotModel, scenario: str, counts: dict[str, int],
-                  wall: float) -> dict[str, Any]:
+                  wall: float, setup: dict[str, Any] | None = None) -> dict[str, Any]:
     """Read ``out/run.mcap`` back; write ``out/summary.json`` and ``out/report.png``.
 
     ``run.mcap`` is rewritten with the ``/analysis/*`` topics added
@@ -181,13 +200,16 @@ def write_results(out: Path, model: RobotModel, scenario: str, counts: dict[str,
         scenario: ``--scenario`` as given (named in the summary and the report).
         counts: messages recorded per topic.
         wall: wall-clock duration of the run [s] (used if the bag has no span).
+        setup: the load's link, placement and ``loading_start_s`` (summary ``load``);
+            alarms before ``loading_start_s`` are reported as such.
 
     Returns:
         The summary (as written to summary.json).
     """
-    rec, result, method = load_run(out / "run.mcap", model)
+    start = None if setup is None else setup.get("loading_start_s")
+    rec, result, method = load_run(out / "run.mcap", model, start)
     gamma = _gamma(rec)[0]
-    data = summary(rec, result, model, scenario, method, counts, wall)
+    data = summary(rec, result, model, scenario, method, counts, wall, setup)
     lower = (math.nan if gamma is None else
              theorem_bounds(float(result["mu_true"].min()), 0.0, gamma, 0.0)[0])
     data["analysis_messages"] = annotate_bag(

@@ -215,12 +215,18 @@ def console_summary(data: dict[str, Any]) -> list[str]:
     for name in ESTIMATORS:
         est = data["estimators"][name]
         alarms = est["alarms"]
-        first = (f" (first at {people(alarms[0]['t'])} s, {alarms[0]['body']})"
+        early = est.get("alarms_before_loading") or []
+        first = (f" (first at {people(alarms[0]['t'])} s, {alarms[0]['body']}"
+                 f"{', before loading starts' if early and alarms[0] == early[0] else ''})"
                  if alarms else "")
         lines.append(
             f"{name:9s}: {len(alarms)} alarm{'' if len(alarms) == 1 else 's'}{first}, "
             f"min λ_min(M(q,Θ̂)) = {people(est['min_lambda_min_M_hat'], unit='kg·m²')}, "
             f"α₁ = {people(est['alpha1'], unit='kg·m²')}, "
             f"lead time = {people(est['lead_time_s'], unit='s')}")
+    start = (data.get("load") or {}).get("loading_start_s")
+    if start is not None:
+        lines.append(f"loading starts at {people(start)} s; alarms before it are not caused "
+                     "by the loading and do not count for the lead time")
     lines.append(f"real-time factor {people(data.get('real_time_factor'))}")
     return lines

@@ -1,6 +1,6 @@
 r"""The Ψ coupling of eq. (23)–(27) with the Q₀ correction: γ_l = Q₀ ψ_l.
 
-Q₀ (a correction to the paper, README.md "The model"): with body-frame
+Q₀ (a correction to the paper, docs/concepts.md "The model"): with body-frame
 velocities the coupling term of eq. (23) is (v_l, ω_l)ᵀ γ_l with γ_l = Q₀ψ_l, where Q₀ is
 eq. (26) evaluated with R = I: Q₀ = diag(I₃, −S·T) with S, T of eq. (72). γ_l is the
 relative linear and angular momentum (∫σρ𝓋, ∫σρ x×𝓋) of the moving particles.

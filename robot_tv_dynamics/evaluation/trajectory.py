@@ -28,6 +28,13 @@ from robot_tv_dynamics.inertia import (
 JOINT_TRAJECTORY_TYPE = "trajectory_msgs/msg/JointTrajectory"
 
 
+#: Keys of one point: the ``trajectory_msgs/JointTrajectoryPoint`` fields (``effort`` is
+#: read from a file but not used). Any other key is an error, as in a payload file.
+POINT_KEYS = frozenset({"positions", "velocities", "accelerations", "effort",
+                        "time_from_start"})
+#: Top-level keys of a trajectory file (``header`` is ignored).
+TRAJECTORY_KEYS = frozenset({"joint_names", "points", "header"})
+
 @dataclass(frozen=True)
 class Trajectory:
     """A joint trajectory in the ``trajectory_msgs/JointTrajectory`` shape.
@@ -106,11 +113,18 @@ class Trajectory:
 
         Raises:
             InvalidInputError: a point without positions or time, a vector of the
-                wrong length, velocities or accelerations given for only some points.
+                wrong length, velocities or accelerations given for only some points,
+                an unknown key (a misspelled ``acclerations`` is not silently ignored).
         """
         n = len(joint_names)
         if not points:
             raise InvalidInputError("trajectory.points", "the trajectory has no points")
+        for k, point in enumerate(points):
+            unknown = sorted(str(key) for key in point if key not in POINT_KEYS)
+            if unknown:
+                raise InvalidInputError(
+                    f"trajectory.points[{k}]",
+                    f"unknown key(s) {unknown}; known: {sorted(POINT_KEYS)}")
         times = [_seconds(point.get("time_from_start"), f"trajectory.points[{k}]."
                           "time_from_start") for k, point in enumerate(points)]
         columns: dict[str, Array | None] = {}
@@ -180,13 +194,17 @@ def trajectory_from_dict(data: Mapping[str, Any]) -> Trajectory:
             A top-level ``header`` is ignored.
 
     Raises:
-        InvalidInputError: missing keys or malformed points.
+        InvalidInputError: missing or unknown keys, or malformed points.
     """
     if not isinstance(data, Mapping):
         raise InvalidInputError("trajectory", f"expected a mapping, got {type(data).__name__}")
     for key in ("joint_names", "points"):
         if key not in data:
             raise InvalidInputError("trajectory", f'missing key "{key}"')
+    unknown = sorted(str(key) for key in data if key not in TRAJECTORY_KEYS)
+    if unknown:
+        raise InvalidInputError(
+            "trajectory", f"unknown key(s) {unknown}; known: {sorted(TRAJECTORY_KEYS)}")
     names, points = data["joint_names"], data["points"]
     if not isinstance(names, Sequence) or isinstance(names, str):
         raise InvalidInputError("trajectory.joint_names", "expected a list of joint names")

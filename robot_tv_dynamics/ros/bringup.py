@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from robot_tv_dynamics.exceptions import BringUpError
+from robot_tv_dynamics.paths import package_config_dir
 
 PACKAGE = "robot_tv_dynamics"
 #: Executables started always, and the one ``use_sim`` adds (as in the launch file).
@@ -39,16 +40,12 @@ SIM_NODE = "sim_node"
 
 
 def default_config() -> Path:
-    """config/tv_dynamics.yaml: the installed share directory, else the source tree."""
-    try:
-        from ament_index_python.packages import get_package_share_directory
+    """config/tv_dynamics.yaml: the source tree, the ament share or the package data.
 
-        path = Path(get_package_share_directory(PACKAGE)) / "config" / "tv_dynamics.yaml"
-        if path.is_file():
-            return path
-    except Exception:  # not installed with colcon, or no AMENT_PREFIX_PATH
-        pass
-    return Path(__file__).resolve().parents[2] / "config" / "tv_dynamics.yaml"
+    The lookup order is :func:`robot_tv_dynamics.paths.package_config_dir`'s; a pip
+    install needs no ``AMENT_PREFIX_PATH``.
+    """
+    return package_config_dir() / "tv_dynamics.yaml"
 
 
 def _yaml_string(text: str) -> str:
@@ -204,6 +201,8 @@ def bring_up(
     python: str = sys.executable,
     env: Mapping[str, str] | None = None,
     ros_args: Sequence[str] = (),
+    scenario: str = "",
+    link: str = "",
     **popen: object,
 ) -> BringUp:
     """Start dynamics_node, monitor_node and markers_node (and sim_node if ``use_sim``).
@@ -216,6 +215,10 @@ def bring_up(
         python: interpreter of the nodes.
         env: environment of the nodes (None: this process's).
         ros_args: extra ``--ros-args`` arguments for every node.
+        scenario: sim_node's loading process (``loading``; "": the config file's), as
+            ``robot-tv-dynamics demo --scenario``.
+        link: sim_node's ``load_link`` ("": the file's link, else the tool flange), as
+            ``demo --link``.
         **popen: more :class:`subprocess.Popen` arguments (e.g. ``stdout``).
 
     Returns:
@@ -236,9 +239,12 @@ def bring_up(
     started = BringUp()
     try:
         for name in names:
+            sim = {k: v for k, v in (("loading", scenario), ("load_link", link)) if v}
             started.start(name, node_command(name, urdf=urdf, config=config,
                                              namespace=namespace, python=python,
-                                             ros_args=ros_args), env=env, **popen)
+                                             ros_args=ros_args,
+                                             parameters=sim if name == SIM_NODE else None),
+                          env=env, **popen)
     except BaseException:
         started.stop()
         raise
@@ -255,10 +261,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--use-sim", action="store_true", help="also start sim_node")
     parser.add_argument("--config", help="parameter file (default: config/tv_dynamics.yaml)")
     parser.add_argument("--namespace", default="", help="namespace of every node")
+    parser.add_argument("--scenario", default="",
+                        help="with --use-sim: loading process, fill, drain, grasp, timeline, "
+                             "none or a YAML file (default: the config file's)")
+    parser.add_argument("--link", default="",
+                        help="with --use-sim: URDF link the load is on (default: the "
+                             "scenario's link when the URDF has it, else the tool flange)")
     args = parser.parse_args(argv)
     try:
         running = bring_up(args.urdf, use_sim=args.use_sim, config=args.config,
-                           namespace=args.namespace)
+                           namespace=args.namespace, scenario=args.scenario, link=args.link)
     except BringUpError as error:
         print(f"bringup: {error}", file=sys.stderr)
         return 1

@@ -7,7 +7,7 @@ once they log "ready", ``sim_node``. It records every topic of
 subscription per topic (raw CDR, written by rosbags) while drawing a progress bar, then
 hands the bag to the core (:func:`robot_tv_dynamics.demo.write_results`) for
 ``summary.json`` and ``report.png``. What the demo shows: :mod:`robot_tv_dynamics.demo`
-and README.md, "The main job".
+and docs/demo.md.
 
 The CLI imports this module only when the demo runs, so that the other subcommands
 never load rclpy.
@@ -44,7 +44,6 @@ from robot_tv_dynamics.demo import (
 )
 from robot_tv_dynamics.demo.report import console_summary
 from robot_tv_dynamics.exceptions import BringUpError, DemoError, RobotTvDynamicsError
-from robot_tv_dynamics.loading import load_loading_process
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.paths import example_robot_urdf
 from robot_tv_dynamics.ros.bringup import BringUp, node_command
@@ -244,9 +243,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         urdf = Path(args.urdf).expanduser() if args.urdf else example_robot_urdf()
         model = RobotModel.from_urdf(urdf)
-        scenario = scenario_file(args.scenario, args.link, out)
-        process = load_loading_process(scenario)
-        model.link_attachment(process.link)
+        setup = scenario_file(args.scenario, args.link, out, model, urdf.read_text(),
+                              float(args.duration))
+        scenario = setup.path
     except RobotTvDynamicsError as error:
         print(f"[demo] error: {error}", file=sys.stderr)
         return 2
@@ -259,6 +258,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"[demo] {Path(urdf).name}, scenario {args.scenario} ({scenario}), "
           f"{args.duration:g} s; ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}; "
           f"node logs in {logs}", file=sys.stderr)
+    print(f"[demo] {setup.describe()}", file=sys.stderr)
     try:
         running = bring_up(urdf, scenario, args, logs)
     except BringUpError as error:
@@ -281,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
     shutil.move(str(mcap), out / "run.mcap")
     shutil.rmtree(bag_tmp, ignore_errors=True)
     try:
-        data = write_results(out, model, args.scenario, counts, wall)
+        data = write_results(out, model, args.scenario, counts, wall, setup.as_dict())
     except (RobotTvDynamicsError, KeyError, ValueError, IndexError) as error:
         print(f"[demo] error while analysing {out / 'run.mcap'}: {error}", file=sys.stderr)
         return 1

@@ -34,6 +34,8 @@ simulation).
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -46,6 +48,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from robot_tv_dynamics.demo.scenario import scenario_file
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.loading import KINDS, LoadingProcess, load_loading_process
@@ -78,6 +81,11 @@ PARAMETERS = parameters.URDF_PARAMETERS + (
         "loading", "fill",
         "loading process: a YAML file (config/loading/*.yaml format), one of the built-in "
         "examples fill, drain, grasp, timeline, or none"),
+    ParameterSpec(
+        "load_link", "",
+        "URDF link the load is attached to (as robot-tv-dynamics demo --link); empty: the "
+        "file's link when the URDF has it, else the chain's tool flange. A fill/drain "
+        "container is turned so that its axis is vertical at the start pose"),
     ParameterSpec("rate", 1000.0, "integration (and controller) rate", "Hz", 100.0, 100000.0),
     ParameterSpec("publish_rate", 100.0, "rate of every published topic", "Hz", 1.0, 1000.0),
     ParameterSpec(
@@ -124,6 +132,7 @@ class SimNodeConfig(parameters.UrdfConfig):
     """The sim node's parameters (see ``PARAMETERS`` for meaning and units)."""
 
     loading: str = "fill"
+    load_link: str = ""
     rate: float = 1000.0
     publish_rate: float = 100.0
     real_time_factor: float = 1.0
@@ -185,7 +194,7 @@ class SimNode(Node):
             self.model = RobotModel.from_urdf(Path(path).expanduser(), locked)
             xml = Path(path).expanduser().read_text()
             description_pub.publish(String(data=xml))
-        self.process = resolve_loading(cfg.loading)
+        self.process = self._place_loading(cfg, xml)
         model = self.model
         self.loop: ClosedLoop | None = None
         if cfg.controller == "adaptive":
@@ -232,6 +241,19 @@ class SimNode(Node):
         self._thread.start()
 
     # ------------------------------------------------------------------ input
+    def _place_loading(self, cfg: SimNodeConfig, xml: str) -> LoadingProcess | None:
+        """The loading process on ``load_link`` (or its default), upright at the start."""
+        name = cfg.loading.strip()
+        if name in ("", "none"):
+            return None
+        if name not in KINDS and not Path(name).expanduser().is_file():
+            return resolve_loading(name)  # the error naming the choices
+        out = Path(tempfile.gettempdir()) / f"robot_tv_dynamics_sim_{os.getpid()}"
+        setup = scenario_file(name, cfg.load_link.strip(), out, self.model, xml,
+                              max(cfg.duration, 10.0))
+        self.get_logger().info(setup.describe())
+        return load_loading_process(setup.path)
+
     def _on_effort(self, msg: Float64MultiArray) -> None:
         values = np.asarray(msg.data, dtype=np.float64)
         if values.shape != (self.model.nv,) or not np.all(np.isfinite(values)):

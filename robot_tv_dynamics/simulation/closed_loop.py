@@ -195,19 +195,22 @@ DEMO_PROJECTION_UPPER = 5.0
 
 
 def demo_config(model: RobotModel, body: int, seed: int = 0) -> ClosedLoopConfig:
-    """The closed-loop settings of the demo (README.md, "The main job", explains each choice).
+    """The closed-loop settings of the demo (docs/demo.md explains each choice).
 
     RLS at 200 Hz with forgetting λ = 0.999 (memory ≈ 5 s), a confident prior around
-    the known empty-payload Φ (σ = 0.1 kg, 0.01 kg·m, 0.002 kg·m²), torque-sensor noise
-    σ = 0.02 N·m, a 10 rad/s computed-torque loop; the projection set is
-    ε = 2.5 · 0.25 · μ_l(URDF), β = 5 · ν_l(URDF) of the payload body ``body``.
+    the known empty-payload Φ (σ = 0.1 kg, 0.01 kg·m, and μ_b(URDF) kg·m² for the second
+    moments: the payload body's own margin, 2.0·10⁻³ on the Panda, 2.3·10⁻⁴ on the UR5's
+    wrist, so that noise alone does not make a slim body's estimate inconsistent),
+    torque-sensor noise σ = 0.02 N·m, a 10 rad/s computed-torque loop; the projection set
+    is ε = 2.5 · 0.25 · μ_l(URDF), β = 5 · ν_l(URDF) of the payload body ``body``.
     """
     phi = model.theta_nominal[body]
     epsilon = DEMO_PROJECTION_MARGIN * DEMO_MARGIN_FRACTION * float(consistency_margin(phi))
     beta = DEMO_PROJECTION_UPPER * float(consistency_size(phi))
     return ClosedLoopConfig(
         rate=1000.0, estimator_decimation=5, torque_noise_std=0.02, bandwidth=10.0, seed=seed,
-        estimator=EstimatorConfig(forgetting=0.999, prior_std=(0.1, 0.01, 0.002),
+        estimator=EstimatorConfig(forgetting=0.999,
+                                  prior_std=(0.1, 0.01, float(consistency_margin(phi))),
                                   noise_std=0.02, epsilon=epsilon, beta=beta))
 
 

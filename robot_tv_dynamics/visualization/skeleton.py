@@ -1,6 +1,6 @@
 """The arm as lines: joint origins from the package's own forward kinematics.
 
-Body frame l is the frame of joint l (README, "The model"), so the joint origins are
+Body frame l is the frame of joint l (docs/concepts.md, "The model"), so the joint origins are
 the body-frame origins z_l(q) of :meth:`RobotModel.kinematics`, in the base frame (the
 URDF's root link). The skeleton joins each body's origin to its parent's (the base
 origin for the first bodies): a line strip along a serial arm, a tree where the chain

@@ -83,7 +83,7 @@ def test_every_new_term_is_exercised_by_the_particle_check(panda: RobotModel) ->
 def test_paper_rotation_inside_q_breaks_the_match_and_q0_restores_it(
     robot: RobotModel, seed: int
 ) -> None:
-    """Evidence for Q₀ (README.md "The model"): eq. (26) with R(φ_l(q)) misses the truth."""
+    """Evidence for Q₀ (docs/concepts.md "The model"): eq. (26) with R(φ_l(q)) misses the truth."""
     rng = np.random.default_rng(100 + seed)
     particles = [
         make_particle(robot.n_bodies - 2, rng.normal(scale=0.1, size=3), 1.2, amp=0.06,

@@ -437,3 +437,20 @@ def test_an_arm_over_its_limits_without_payload_allows_no_payload(models):
     data = json.loads(json.dumps(result.as_dict(), allow_nan=False))
     assert data["max_payload_mass"] is None
     assert effort_verdict(result).level == ERROR
+
+
+def test_a_misspelled_key_in_a_trajectory_point_is_an_error_naming_it():
+    from robot_tv_dynamics.evaluation.trajectory import trajectory_from_dict
+    from robot_tv_dynamics.exceptions import InvalidInputError
+
+    good = {"joint_names": ["a"], "points": [
+        {"positions": [0.0], "time_from_start": 0.0},
+        {"positions": [1.0], "acclerations": [0.0], "time_from_start": 1.0}]}
+    with pytest.raises(InvalidInputError, match=r"points\[1\].*unknown key.*acclerations"):
+        trajectory_from_dict(good)
+    with pytest.raises(InvalidInputError, match="unknown key.*jointnames"):
+        trajectory_from_dict({"joint_names": ["a"], "jointnames": [], "points": []})
+    ok = trajectory_from_dict({"joint_names": ["a"], "header": {}, "points": [
+        {"positions": [0.0], "effort": [], "time_from_start": {"sec": 0, "nanosec": 0}},
+        {"positions": [1.0], "time_from_start": 1.0}]})
+    assert ok.n_points == 2

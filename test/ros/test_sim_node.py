@@ -62,3 +62,21 @@ def test_effort_commands_drive_the_simulated_arm(tmp_path, panda):
     # before the first command arrives are unactuated)
     assert falling > 0.5, falling
     assert held < 0.1, (held, falling)  # measured: 0.024 vs 7.7 rad
+
+
+def test_sim_node_puts_the_load_on_the_tool_flange_of_any_arm_upright(tmp_path):
+    """A UR5 with the Panda's fill scenario: the load goes on tool0, the cup upright."""
+    from robot_tv_dynamics.paths import example_robot_urdf
+
+    urdf = example_robot_urdf("ur_description/urdf/ur5_robot.urdf")
+    node = NodeProcess("sim_node", unique_namespace("simur5"), tmp_path, {
+        "urdf_path": str(urdf), "loading": "fill", "duration": 0.2,
+        "real_time_factor": 0.0})
+    try:
+        code = node.wait(120)
+    finally:
+        node.stop()
+    output = node.output()
+    assert code == 0, output[-3000:]
+    assert "load on tool0 (tool flange)" in output, output[-3000:]
+    assert "container axis 0° from vertical at the start pose" in output, output[-3000:]

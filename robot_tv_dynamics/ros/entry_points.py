@@ -1,0 +1,57 @@
+"""Console-script entry points of the nodes: a one-line error when ROS 2 is missing.
+
+setup.py points ``dynamics_node``, ``monitor_node``, ``sim_node`` and ``markers_node``
+here rather than at the node modules, which import rclpy at their top: from a plain
+``pip install robot_tv_dynamics`` (without the ``[ros]`` extra) the executable then says
+what to install instead of printing a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable, Sequence
+
+from robot_tv_dynamics.exceptions import RosExtraMissingError
+
+#: What a node needs besides the core (the ``[ros]`` extra provides all of it).
+ROS_MODULES = ("rclpy", "std_msgs", "sensor_msgs", "geometry_msgs", "diagnostic_msgs",
+               "trajectory_msgs", "visualization_msgs")
+
+
+def require_ros(command: str, modules: Sequence[str] = ROS_MODULES) -> None:
+    """Check that rclpy and the message packages can be imported.
+
+    Raises:
+        RosExtraMissingError: one of them is missing (named in the message).
+    """
+    for module in modules:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise RosExtraMissingError(command, module)
+
+
+def _node_main(name: str) -> Callable[[], int | None]:
+    def main() -> int | None:
+        try:
+            require_ros(name)
+        except RosExtraMissingError as error:
+            print(f"{name}: error: {error}", file=sys.stderr)
+            return 1
+        module = importlib.import_module(f"robot_tv_dynamics.ros.{name}")
+        result: int | None = module.main()
+        return result
+
+    main.__name__ = name
+    main.__doc__ = f"Run ``{name}`` (robot_tv_dynamics.ros.{name}.main)."
+    return main
+
+
+dynamics_node = _node_main("dynamics_node")
+monitor_node = _node_main("monitor_node")
+sim_node = _node_main("sim_node")
+markers_node = _node_main("markers_node")
