@@ -8,7 +8,8 @@ model of eq. (1) with Θ̂, as adaptive schemes do:
     τ = M(q, \hatΘ) \big(\ddot q_r + K_d (\dot q_r - \dot q) + K_p (q_r - q)\big)
         + C(q, \dot q, \hatΘ) \dot q + G(q, \hatΘ)
 
-clipped to the URDF effort limits. With M(q, Θ̂) ≻ 0 the loop behaves like a
+clipped to the URDF effort limits (the closed loop evaluates it as τ of eq. (39) without
+rates on Θ̂, by the recursive backend). With M(q, Θ̂) ≻ 0 the loop behaves like a
 decoupled PD on every joint; the Panda's two prismatic finger joints (15 g each, so
 M has a 0.015 kg eigenvalue) are simply held at their reference by the same law.
 """
@@ -20,8 +21,6 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from robot_tv_dynamics import dynamics
-from robot_tv_dynamics.dynamics import Kinematics
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array, check_finite
 from robot_tv_dynamics.loading import smoothstep
@@ -82,19 +81,6 @@ class ComputedTorqueController:
         limit = check_finite(effort_limit, "effort_limit", (nv,))
         limit = np.where(limit > 0, limit, np.inf)
         return cls(np.full(nv, omega**2), np.full(nv, 2.0 * damping * omega), limit)
-
-    def torque(self, kin: Kinematics, q: Array, qd: Array, reference: tuple[Array, Array, Array],
-               theta_hat: Array) -> tuple[Array, bool]:
-        """τ for the measured (q, q̇) and reference (q_r, q̇_r, q̈_r), and whether it saturated.
-
-        Raises:
-            PhysicalConsistencyError: never (M(q, Θ̂) is only multiplied, not inverted);
-                an indefinite M(q, Θ̂) shows as a wrong-signed inertial feed-forward.
-        """
-        n = theta_hat.shape[0]
-        zero_rate, zero_psi = np.zeros((n, 10)), np.zeros((n, 6))
-        m_hat, bias = dynamics.bias_force(kin, qd, theta_hat, zero_rate, zero_psi, zero_psi)
-        return self.clip(m_hat @ self.command(q, qd, reference) + bias)
 
     def command(self, q: Array, qd: Array, reference: tuple[Array, Array, Array]) -> Array:
         """The commanded acceleration q̈_r + K_d (q̇_r − q̇) + K_p (q_r − q) [rad/s², m/s²]."""
