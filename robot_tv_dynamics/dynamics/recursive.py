@@ -76,11 +76,10 @@ import numpy.typing as npt
 import pinocchio as pin
 import scipy.linalg
 
-from robot_tv_dynamics.arrays import Array, check_finite, skew
-from robot_tv_dynamics.dynamics.coupling import Q0
+from robot_tv_dynamics.arrays import Array, check_finite
 from robot_tv_dynamics.dynamics.pinocchio_storage import PinocchioStorage
+from robot_tv_dynamics.dynamics.wrench_maps import INERTIA_MAP, PSI_FROM_GAMMA, RATE_MAP
 from robot_tv_dynamics.exceptions import PhysicalConsistencyError
-from robot_tv_dynamics.inertia import SPATIAL_BASIS
 
 #: c_max / reach: a row whose COM is farther than this many arm reaches from its body
 #: origin (or whose mass is ≤ 0) is held shifted (see the module docstring).
@@ -94,63 +93,6 @@ _aba = pin.aba
 _crba = pin.crba
 _forward_kinematics = pin.forwardKinematics
 
-
-def _force_cross_basis() -> Array:
-    """G(e_k), (6, 6, 6), with V ×* γ = G(γ) V = Σ_k γ_k G(e_k) V for γ = (f, n).
-
-    V ×* γ = (ω × f, v × f + ω × n), so G(γ) = [[0, −S(f)], [−S(f), −S(n)]].
-    """
-    out = np.zeros((6, 6, 6))
-    for k in range(6):
-        gamma = np.zeros(6)
-        gamma[k] = 1.0
-        s_f, s_n = skew(gamma[:3]), skew(gamma[3:])
-        out[k, :3, 3:] = -s_f
-        out[k, 3:, :3] = -s_f
-        out[k, 3:, 3:] = -s_n
-    return out
-
-
-def _rate_map() -> Array:
-    """W, (34, 42): row [θ̇_l, ψ_l, ψ̇_l] ↦ [B_l (6, 6) row-major, b_l (6)], f^ext_l = B_l V_l + b_l.
-
-    B_l = −(Z(Φ̇_l) + G(Q₀ψ_l)) and b_l = −Q₀ψ̇_l: the negated momentum-rate terms of (39).
-    """
-    w = np.zeros((34, 42))
-    w[:10, :36] = -SPATIAL_BASIS.reshape(10, 36)
-    w[10:22, :36] = -np.einsum("kj,kab->jab", Q0, _force_cross_basis()).reshape(12, 36)
-    w[22:34, 36:] = -Q0.T
-    return w
-
-
-def _inertia_map() -> Array:
-    """P, (19, 10): [Φ (eq. 7), h⊗c (row-major)] ↦ Pinocchio's Inertia storage (m, c, I_c).
-
-    I_c = I − m S(c)ᵀS(c) = I − ((h·c) I₃ − h cᵀ), packed as (xx, xy, yy, xz, yz, zz).
-    The c columns of the result are zero: c = h/m is not linear and is written apart.
-    """
-    p = np.zeros((19, 10))
-    p[0, 0] = 1.0
-    for phi_index, packed in ((4, 0), (7, 1), (5, 2), (9, 3), (8, 4), (6, 5)):
-        p[phi_index, 4 + packed] = 1.0
-    hc = 10  # row of (h⊗c)[i, j] is hc + 3 i + j
-    for packed, others in ((0, (1, 2)), (2, (0, 2)), (5, (0, 1))):  # xx, yy, zz
-        for k in others:
-            p[hc + 4 * k, 4 + packed] = -1.0
-    for packed, (i, j) in ((1, (0, 1)), (4, (1, 2)), (3, (0, 2))):  # xy, yz, xz
-        p[hc + 3 * i + j, 4 + packed] = p[hc + 3 * j + i, 4 + packed] = 0.5
-    return p
-
-
-#: Exact right inverse of Q₀ = diag(I₃, −S·T): (−S·T)(−S·T)ᵀ = S·Sᵀ = 2 I₃, so
-#: Q₀ · PSI_FROM_GAMMA = I₆ with entries 0, ±½, 1. Maps γ (6,) to a ψ (12,) with Q₀ψ = γ.
-PSI_FROM_GAMMA = np.zeros((12, 6))
-PSI_FROM_GAMMA[:3, :3] = np.eye(3)
-PSI_FROM_GAMMA[3:, 3:] = 0.5 * Q0[3:, 3:].T
-_RATE_MAP = _rate_map()
-_INERTIA_MAP = _inertia_map()
-for _constant in (PSI_FROM_GAMMA, _RATE_MAP, _INERTIA_MAP):
-    _constant.setflags(write=False)
 
 # Columns of the loads buffer (N, 53): Θ | h⊗c (work space) | Θ̇ | ψ | ψ̇.
 _THETA, _HC, _THETA_DOT, _PSI, _PSI_DOT = (
@@ -210,7 +152,7 @@ class RecursiveDynamics:
         big[0, _RULE] = [1.0] + [self.com_range] * 6  # [m, c m − h_i, c m + h_i] > 0
         for i in range(3):
             big[1 + i, 1 + 2 * i], big[1 + i, 2 + 2 * i] = -1.0, 1.0
-        big[_RATES, 7:] = _RATE_MAP
+        big[_RATES, 7:] = RATE_MAP
         self._big_map = big
         # two loads buffers: set_loads fills the spare one and swaps only when it is valid
         self._loads, self._spare = np.zeros((n, 53)), np.zeros((n, 53))
@@ -449,7 +391,7 @@ class RecursiveDynamics:
             raise RuntimeError("h⊗c cannot be viewed in place")  # pragma: no cover
         width = work.shape[1]
         inertia_map = np.zeros((width, 10))
-        inertia_map[:19] = _INERTIA_MAP
+        inertia_map[:19] = INERTIA_MAP
         return theta[:, 1:4], theta[:, 0:1], theta[:, 1:4, None], hc, work, inertia_map
 
     def _hold(self, plan: tuple[Array, ...]) -> None:
