@@ -32,6 +32,7 @@ RECORDED = {
     "/estimates/classical/inertial_parameters": "std_msgs/msg/Float64MultiArray",
     "/estimates/projected/inertial_parameters": "std_msgs/msg/Float64MultiArray",
     "/generalized_torques": "sensor_msgs/msg/JointState",
+    "/external_torques": "sensor_msgs/msg/JointState",
     "/generalized_terms": "std_msgs/msg/Float64MultiArray",
     "/mass_matrix_bounds": "std_msgs/msg/Float64MultiArray",
     "/consistency": "std_msgs/msg/Float64MultiArray",
