@@ -31,9 +31,11 @@ Every topic and parameter: README.md, "ROS 2 interface".
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,8 +46,8 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robot_tv_dynamics import bounds, dynamics
 from robot_tv_dynamics.consistency import ConsistencyTracker
-from robot_tv_dynamics.exceptions import RobotTvDynamicsError
-from robot_tv_dynamics.inputs import InputRules, ModelInputs, ModelState
+from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
+from robot_tv_dynamics.inputs import InputRules, ModelInputs, ModelState, limits
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot_description
 from robot_tv_dynamics.ros.conversions import (
@@ -55,7 +57,7 @@ from robot_tv_dynamics.ros.conversions import (
     inertia_stamped_to_phi,
     joint_trajectory_to_reference,
     labelled_array,
-    stamp_to_seconds,
+    read_stamp,
     to_float_array,
 )
 from robot_tv_dynamics.ros.parameters import ParameterSpec
@@ -242,7 +244,7 @@ class DynamicsNode(node_base.ModelNode):
             model.joint_names, cfg.ignore_unknown_joints, ignored=model.locked_joints)
         self._theta_reader = BodyArrayReader("inertial_parameters", model.body_names, "phi", 10)
         self._theta_rate_reader = BodyArrayReader(
-            "inertial_parameter_rates", model.body_names, "phi", 10)
+            "inertial_parameter_rates", model.body_names, "phi", 10, limits.THETA_RATE)
         self._psi_reader = BodyArrayReader("psi", model.body_names, "psi", 12)
         self._psi_rate_reader = BodyArrayReader("psi_rates", model.body_names, "psi", 12)
         self._tracker = ConsistencyTracker(n)
@@ -306,11 +308,33 @@ class DynamicsNode(node_base.ModelNode):
         self._update_theta_statistics()
 
     # ------------------------------------------------------------------ state inputs
+    def _change_theta(self, change: Callable[[], None]) -> None:
+        """Apply ``change`` to the inputs and update the statistics, or neither.
+
+        Validate before mutate: if the change or the statistics of the new Θ raise, the
+        inputs (filters, payloads), the running μ/ν statistics and α₁/α₂ stay as they
+        were.
+        """
+        saved = (copy.copy(self._tracker), self._min_margin, self._max_size, self._uniform)
+        with self._inputs.transaction():
+            try:
+                change()
+                self._update_theta_statistics()
+            except BaseException:
+                self._tracker, self._min_margin, self._max_size, self._uniform = saved
+                raise
+
     def _update_theta_statistics(self) -> None:
-        """Running μ/ν statistics and α₁/α₂ after Θ changed."""
+        """Running μ/ν statistics and α₁/α₂ after Θ changed.
+
+        Raises:
+            InvalidInputError: the margins or sizes of Θ are not finite.
+        """
         snapshot = self._tracker.update(self._inputs.theta)
         self._min_margin = float(np.min(snapshot.margin))
         self._max_size = float(np.max(snapshot.size))
+        if not (math.isfinite(self._min_margin) and math.isfinite(self._max_size)):
+            raise InvalidInputError("inertial_parameters", "margins or sizes are not finite")
         if self._extremes is not None:
             self._uniform = bounds.uniform_mass_matrix_bounds(
                 self._extremes, snapshot.inf_margin, snapshot.sup_size)
@@ -324,11 +348,10 @@ class DynamicsNode(node_base.ModelNode):
     def _on_theta(self, msg: Float64MultiArray) -> None:
         try:
             theta = self._theta_reader.read(msg)
+            self._change_theta(lambda: self._inputs.set_theta(theta, time.monotonic()))
         except RobotTvDynamicsError as error:
             self._guard.reject("inertial_parameters", error)
             return
-        self._inputs.set_theta(theta, time.monotonic())
-        self._update_theta_statistics()
         self._guard.accept("inertial_parameters")
 
     @input_guard.guarded("inertial_parameter_rates")
@@ -365,11 +388,10 @@ class DynamicsNode(node_base.ModelNode):
     def _on_payload(self, msg: InertiaStamped) -> None:
         try:
             link, phi = inertia_stamped_to_phi(msg)
-            self._inputs.set_payload(link, phi)
+            self._change_theta(lambda: self._inputs.set_payload(link, phi))
         except RobotTvDynamicsError as error:
             self._guard.reject("payload", error)
             return
-        self._update_theta_statistics()
         self._guard.accept("payload")
         self.get_logger().info(
             f'payload on link "{link}": mass {phi[0]:.6g} kg (replaces the URDF inertia of '
@@ -405,30 +427,38 @@ class DynamicsNode(node_base.ModelNode):
     # ------------------------------------------------------------------ per sample
     @input_guard.guarded("joint_states")
     def _on_joint_states(self, msg: JointState) -> None:
-        try:
-            t = stamp_to_seconds(msg.header.stamp)
-            self._inputs.check_stamp(t)
-            q, qd = self._joints.read(msg)
-        except RobotTvDynamicsError as error:
-            self._guard.reject("joint_states", error)
-            return
-        state = self._inputs.sample(t, q, qd, time.monotonic())
-        qdd = state.qdd
+        # validate before mutate: the stamp and the sample are checked, and τ computed,
+        # inside one transaction; a rejected sample leaves the filters and stamps as
+        # they were
+        cfg = self.config
         answered = self._answered + 1
         # terms and bounds are computed only for a sample they are published for (someone
         # subscribes); τ alone comes from the recursive backend with the loads held
-        cfg = self.config
         publish_terms = cfg.publish_terms and self._terms_pub.get_subscription_count() > 0
         publish_bounds = (cfg.publish_bounds and answered % cfg.bounds_decimation == 0
                           and self._bounds_pub.get_subscription_count() > 0)
         terms = kin = None
-        if publish_terms or publish_bounds:
-            kin = self._model.kinematics(q)
-            terms = dynamics.generalized_terms(
-                kin, qd, qdd, state.theta, state.theta_dot, state.gamma, state.gamma_dot)
-            tau = terms.tau
-        else:
-            tau = self._torque(state)
+        try:
+            t = read_stamp(msg.header.stamp, "joint_states.header.stamp",
+                           self.get_clock().now().nanoseconds * 1e-9)
+            self._inputs.check_stamp(t)
+            q, qd = self._joints.read(msg)
+            with self._inputs.transaction():
+                state = self._inputs.sample(t, q, qd, time.monotonic())
+                if publish_terms or publish_bounds:
+                    kin = self._model.kinematics(q)
+                    terms = dynamics.generalized_terms(
+                        kin, qd, state.qdd, state.theta, state.theta_dot, state.gamma,
+                        state.gamma_dot)
+                    tau = terms.tau
+                else:
+                    tau = self._torque(state)
+                if not np.isfinite(tau).all():
+                    raise InvalidInputError(
+                        "joint_states", "τ of eq. (39) is not finite for this sample")
+        except RobotTvDynamicsError as error:
+            self._guard.reject("joint_states", error)
+            return
         out = self._torques_msg
         out.header.stamp = msg.header.stamp
         out.header.frame_id = msg.header.frame_id
