@@ -46,11 +46,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from robot_tv_dynamics import limits
 from robot_tv_dynamics.consistency.statistics import ConsistencyTracker, spectral_statistics
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.filters import DerivativeFilter
 from robot_tv_dynamics.inertia import Array, check_finite
-from robot_tv_dynamics.inputs import limits
 
 
 class Level(enum.IntEnum):

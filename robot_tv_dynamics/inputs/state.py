@@ -17,7 +17,7 @@ one joint sample into a :class:`ModelState`:
 - **stamps**: strictly increasing, non-zero.
 
 Every ``set_*`` validates first, against the bounds of
-:mod:`robot_tv_dynamics.inputs.limits` as well as for NaN/Inf, and changes nothing when
+:mod:`robot_tv_dynamics.limits` as well as for NaN/Inf, and changes nothing when
 it raises (:meth:`ModelInputs.transaction` rolls back the filters, payloads and stamps);
 a caller that derives more state from an input (the dynamics node's running μ/ν
 statistics) wraps both in one transaction. Pure Python + NumPy: nodes call it, and it is
@@ -34,12 +34,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robot_tv_dynamics import limits
 from robot_tv_dynamics.arrays import Array, check_finite
 from robot_tv_dynamics.bounds.theorems import rate_spatial_inertia_norm
 from robot_tv_dynamics.dynamics import psi_momentum
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.filters import DerivativeFilter
-from robot_tv_dynamics.inputs import limits
 from robot_tv_dynamics.inputs.reference import ReferenceAccelerations
 from robot_tv_dynamics.model import RobotModel
 

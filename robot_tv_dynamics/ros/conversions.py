@@ -31,10 +31,10 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
 
+from robot_tv_dynamics import limits
 from robot_tv_dynamics.dynamics import TERM_NAMES
 from robot_tv_dynamics.exceptions import InvalidInputError, UnknownNameError
 from robot_tv_dynamics.inertia import phi_from_mass_com_inertia, require_realizable
-from robot_tv_dynamics.inputs import limits
 from robot_tv_dynamics.inputs.reference import ReferenceAccelerations
 
 #: Entry names along the ``phi`` axis (eq. (7) order).
@@ -204,7 +204,7 @@ class BodyArrayReader:
             axis: label of the second axis (``"phi"`` or ``"psi"``).
             width: its size (10 or 12).
             bound: largest |entry| accepted (a constant of
-                :mod:`robot_tv_dynamics.inputs.limits`); None: :data:`~.limits.THETA`
+                :mod:`robot_tv_dynamics.limits`); None: :data:`~.limits.THETA`
                 for ``phi``, :data:`~.limits.PSI` for ``psi``.
         """
         self.topic = topic
@@ -335,7 +335,7 @@ def inertia_stamped_to_phi(msg: InertiaStamped) -> tuple[str, np.ndarray]:
 
     Raises:
         InvalidInputError: empty frame_id, NaN/Inf, a negative mass, values beyond
-            :mod:`robot_tv_dynamics.inputs.limits` (mass, centre of mass, inertia) or an
+            :mod:`robot_tv_dynamics.limits` (mass, centre of mass, inertia) or an
             inertia no body has (Theorem 1).
     """
     link = msg.header.frame_id.strip()

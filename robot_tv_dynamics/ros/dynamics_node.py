@@ -44,10 +44,10 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from robot_tv_dynamics import bounds, dynamics
+from robot_tv_dynamics import bounds, dynamics, limits
 from robot_tv_dynamics.consistency import ConsistencyTracker
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
-from robot_tv_dynamics.inputs import InputRules, ModelInputs, ModelState, limits
+from robot_tv_dynamics.inputs import InputRules, ModelInputs, ModelState
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot_description
 from robot_tv_dynamics.ros.conversions import (
@@ -75,8 +75,9 @@ BOUND_LABELS = (
     "upper_bound_q",     # 2 max_l ν_l(t) · σ_max(J(q))² ≥ λ_max(M)     (Theorem 3 at q)
     "alpha1",            # min_l inf_t μ_l · γ                           (eq. 45)
     "alpha2",            # 2 max_l sup_t ν_l · δ                         (eq. 46)
-    "gamma",             # inf_q λ_min(JᵀJ) (sampled estimate or certified lower end)
-    "delta",             # sup_q σ_max(J)² (sampled estimate or certified upper end)
+    "gamma",             # the γ α₁ uses: the lower end of γ's bracket (safe end; sampled:
+                         # the structural lower bound, certified: branch and bound)
+    "delta",             # the δ α₂ uses: the upper end of δ's bracket (safe end)
     "min_margin",        # min_l μ_l(t)
     "max_size",          # max_l ν_l(t)
     "inf_margin",        # min_l inf_t μ_l since start-up (or the last URDF swap)
@@ -208,7 +209,7 @@ class DynamicsNode(node_base.ModelNode):
         self._bounds_pub = self.create_publisher(
             Float64MultiArray, "mass_matrix_bounds", qos.RELIABLE_QOS)
         stream = qos.stream_qos(10)
-        self.create_subscription(
+        self._joint_states_sub = self.create_subscription(
             JointState, "joint_states", self._on_joint_states,
             qos.stream_qos(cfg.joint_states_depth, cfg.joint_states_reliable))
         self.create_subscription(
@@ -233,7 +234,20 @@ class DynamicsNode(node_base.ModelNode):
             f"delay {1e3 * self._inputs.qdd_filter_delay:.1f} ms")
         self.get_logger().info(
             f"ready: {self._model.nv} joints, {self._model.n_bodies} bodies from "
-            f"{self._description.source}; {filter_note}")
+            f"{self._description.source}; {filter_note}. Answering joint_states from now "
+            "on; samples sent before a publisher has matched (DDS discovery, up to ~2 s) "
+            "are lost, so publishers should wait for matching")
+        self._joint_states_publishers = 0
+        self.create_timer(0.5, self._log_matching)
+
+    def _log_matching(self) -> None:
+        """Log when joint_states publishers match or all go (discovery made visible)."""
+        count = self._joint_states_sub.get_publisher_count()
+        if (count > 0) != (self._joint_states_publishers > 0):
+            self.get_logger().info(
+                f"joint_states: {count} publisher(s) matched, answering" if count else
+                "joint_states: no publisher matched any more")
+        self._joint_states_publishers = count
 
     def _set_model(self, model: RobotModel) -> None:
         """(Re)build the readers, messages and statistics that depend on the model."""
@@ -289,9 +303,8 @@ class DynamicsNode(node_base.ModelNode):
                 except RobotTvDynamicsError as error:
                     self.get_logger().warning(f"not cached: {error}")
         self.get_logger().info(
-            f"Jacobian extremes ({extremes.method}, {origin} in "
-            f"{time.monotonic() - start:.2f} s): gamma = {extremes.inf_lambda_min_JtJ:.6g}, "
-            f"delta = {extremes.sup_sigma_max_J_sq:.6g}")
+            f"Jacobian extremes ({origin} in {time.monotonic() - start:.2f} s): "
+            + extremes_summary(extremes))
         return extremes
 
     def _on_urdf_swap(self, model: RobotModel) -> None:
@@ -522,6 +535,22 @@ class DynamicsNode(node_base.ModelNode):
         else:
             labelled_array(values[:, None], (), self._bounds_msg)
         self._bounds_pub.publish(self._bounds_msg)
+
+
+def extremes_summary(extremes: bounds.JacobianExtremes) -> str:
+    """γ, δ for the start-up log: the sampled estimate and the safe end α₁/α₂ use.
+
+    ``mass_matrix_bounds`` publishes the safe ends (``gamma`` = lower end of γ's bracket,
+    ``delta`` = upper end of δ's); a sampled estimate is not a bound (it lies on the
+    unsafe side), which is why the two numbers differ.
+    """
+    g_low, g_high = extremes.inf_lambda_min_JtJ_bracket
+    d_low, d_high = extremes.sup_sigma_max_J_sq_bracket
+    kind = "estimate" if extremes.method == bounds.SAMPLED else "value"
+    return (f"gamma {kind} {extremes.inf_lambda_min_JtJ:.6g} in [{g_low:.6g}, {g_high:.6g}], "
+            f"delta {kind} {extremes.sup_sigma_max_J_sq:.6g} in [{d_low:.6g}, {d_high:.6g}] "
+            f"({extremes.method}); alpha1/alpha2 and mass_matrix_bounds use the safe ends "
+            f"gamma = {g_low:.6g}, delta = {d_high:.6g}")
 
 
 def main(args: list[str] | None = None) -> int:

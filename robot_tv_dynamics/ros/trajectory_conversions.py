@@ -18,6 +18,7 @@ from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticStatus
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from robot_tv_dynamics import limits
 from robot_tv_dynamics.evaluation import (
     Trajectory,
     TrajectoryEvaluation,
@@ -26,7 +27,6 @@ from robot_tv_dynamics.evaluation import (
     trajectory_from_message,
 )
 from robot_tv_dynamics.exceptions import InvalidInputError
-from robot_tv_dynamics.inputs import limits
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.ros.conversions import make_status, to_float_array
 
@@ -42,7 +42,7 @@ def trajectory_from_msg(msg: JointTrajectory, topic: str = "planned_trajectory")
 
     Raises:
         InvalidInputError: no points or more than :data:`limits.TRAJECTORY_POINTS`, wrong
-            vector sizes, NaN/Inf, values beyond :mod:`robot_tv_dynamics.inputs.limits`,
+            vector sizes, NaN/Inf, values beyond :mod:`robot_tv_dynamics.limits`,
             times that do not increase; the message names ``topic`` and the point.
     """
     if len(msg.points) > limits.TRAJECTORY_POINTS:
