@@ -211,6 +211,10 @@ class SimNode(Node):
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sim_node stepping", daemon=True)
         self._thread.start()
+        self.get_logger().info(
+            f"ready: simulating {model.nv} joints at {1.0 / self.plant.dt:g} Hz, controller "
+            f"{cfg.controller}, loading {cfg.loading or 'none'}; effort_commands accepted "
+            "from now on")
 
     # ------------------------------------------------------------------ input
     @input_guard.guarded("effort_commands")
