@@ -40,8 +40,11 @@ PAYLOAD_MASS = 1e5
 PAYLOAD_COM = 100.0
 #: |inertia entry| of a payload about its centre of mass [kg·m²].
 PAYLOAD_INERTIA = 1e6
-#: a message stamp may be at most this far ahead of the receiving node's clock [s].
-STAMP_FUTURE = 60.0
+#: a message stamp may be at most this far ahead of the receiving node's clock [s]: one
+#: day, so clock offsets between hosts and a simulator running faster than real time
+#: (sim_node ``real_time_factor`` > 1) pass, while a stamp years ahead (2³¹ − 1 s is
+#: 2038) cannot make every later sample "go backwards".
+STAMP_FUTURE = 86400.0
 #: header.stamp.sec must be below this (2³¹ − 1 is the int32 maximum: "no stamp").
 STAMP_SEC_MAX = 2**31 - 1
 #: |time_from_start| of a trajectory point [s] (about 11.6 days).
