@@ -50,6 +50,7 @@ from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.inputs import InputRules, ModelInputs, ModelState
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot_description
+from robot_tv_dynamics.ros.background import LatestJob
 from robot_tv_dynamics.ros.conversions import (
     TERM_LABELS,
     BodyArrayReader,
@@ -193,6 +194,7 @@ class DynamicsNode(node_base.ModelNode):
 
     def _start(self, model: RobotModel) -> None:
         cfg = self.config
+        self._planner: LatestJob | None = None  # started by the first planned trajectory
         self._inputs = ModelInputs(model, InputRules(
             acceleration_cutoff=cfg.acceleration_cutoff, theta_rate_cutoff=cfg.theta_rate_cutoff,
             max_gap=cfg.max_gap, rate_timeout=cfg.rate_timeout))
@@ -424,18 +426,50 @@ class DynamicsNode(node_base.ModelNode):
 
     @input_guard.guarded("planned_trajectory")
     def _on_planned_trajectory(self, msg: JointTrajectory) -> None:
-        """Efforts of eq. (39) along a planned trajectory under the current Θ (payload)."""
-        try:
-            report = evaluate_planned_trajectory(
-                self._model, msg, np.array(self._inputs.theta), self._guard.hardware_id,
-                self._inputs.last_q,
-                warn_ratio=self.config.effort_warn_ratio)
-        except RobotTvDynamicsError as error:
-            self._guard.reject("planned_trajectory", error)
+        """Efforts of eq. (39) along a planned trajectory under the current Θ (payload).
+
+        Off the hot path: the current model, Θ and q are taken now, the evaluation runs
+        in a background thread (:class:`~robot_tv_dynamics.ros.background.LatestJob`), so
+        joint_states keep being answered; a trajectory still waiting when a newer one
+        arrives is dropped (said on ``/diagnostics``).
+        """
+        if len(msg.points) > limits.TRAJECTORY_POINTS:  # refused before any work
+            self._guard.reject("planned_trajectory", InvalidInputError(
+                "planned_trajectory.points",
+                f"has {len(msg.points)} points (at most {limits.TRAJECTORY_POINTS})"))
             return
-        self._planned_pub.publish(report.efforts_msg)
-        self._guard.accept("planned_trajectory")
-        self._guard.publish(extra=[report.status])
+        model, theta, last_q = self._model, np.array(self._inputs.theta), self._inputs.last_q
+        hardware_id, warn_ratio = self._guard.hardware_id, self.config.effort_warn_ratio
+
+        def evaluate() -> None:
+            try:
+                report = evaluate_planned_trajectory(
+                    model, msg, theta, hardware_id, last_q, warn_ratio=warn_ratio)
+            except RobotTvDynamicsError as error:
+                self._guard.reject("planned_trajectory", error)
+                return
+            self._planned_pub.publish(report.efforts_msg)
+            self._guard.accept("planned_trajectory")
+            self._guard.publish(extra=[report.status])
+
+        if self._planner is None:
+            self._planner = LatestJob(
+                "planned_trajectory", self._planner_error,
+                lambda label: self._guard.reject(
+                    "planned_trajectory", f"{label} dropped: a newer one arrived first"))
+        self._planner.submit(f"a trajectory of {len(msg.points)} points", evaluate)
+
+    def _planner_error(self, error: BaseException) -> None:
+        if self.context.ok():
+            self._guard.reject(
+                "planned_trajectory", f"internal error ({type(error).__name__}: {error})")
+
+    def destroy_node(self) -> None:
+        """Stop the planned-trajectory thread, then destroy."""
+        planner = getattr(self, "_planner", None)
+        if planner is not None:
+            planner.stop()
+        super().destroy_node()
 
     # ------------------------------------------------------------------ per sample
     @input_guard.guarded("joint_states")
