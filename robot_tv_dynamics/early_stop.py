@@ -60,6 +60,8 @@ def install_if_executable() -> bool:
     _name = name.rsplit(".", 1)[-1]
     try:
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            if signum == signal.SIGHUP and signal.getsignal(signum) == signal.SIG_IGN:
+                continue  # nohup: keep ignoring hang-ups
             signal.signal(signum, _exit_now)
     except ValueError:  # not the main thread
         return False

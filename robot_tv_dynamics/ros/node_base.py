@@ -178,6 +178,8 @@ class StopRequest:
     def install(self) -> None:
         """Install the handlers of :data:`STOP_SIGNALS` (main thread only) and the parent watch."""
         for signum in STOP_SIGNALS:
+            if signum == signal.SIGHUP and signal.getsignal(signum) == signal.SIG_IGN:
+                continue  # started under nohup: a hang-up is meant to be ignored
             self._previous[signum] = signal.signal(signum, self._handle)
         parent = os.environ.get(PARENT_ENV, "").strip()
         if parent.isdigit():

@@ -97,6 +97,7 @@ def test_every_node_exits_0_on_sigint_and_sigterm_at_start_up_and_under_traffic(
     cache = tmp_path / "cache"
     results: list[tuple[str, str, str, int, str]] = []
     total_sent = 0
+    started: list[subprocess.Popen] = []
     try:
         for cycle in range(CYCLES):
             sig = signal.SIGINT if cycle % 2 == 0 else signal.SIGTERM
@@ -105,6 +106,7 @@ def test_every_node_exits_0_on_sigint_and_sigterm_at_start_up_and_under_traffic(
             logs = {name: tmp_path / f"{name}_{cycle}.log" for name in EXECUTABLES}
             processes = {name: start(name, namespaces[name], logs[name], panda_urdf, cache)
                          for name in EXECUTABLES}
+            started += processes.values()
             if during_start:
                 time.sleep(0.3 + 0.4 * (cycle % 3))  # imports, model, extremes
             else:
@@ -147,6 +149,10 @@ def test_every_node_exits_0_on_sigint_and_sigterm_at_start_up_and_under_traffic(
                 results.append((name, sig.name, phase, code, logs[name].read_text()))
     finally:
         client.close()
+        for process in started:  # a failing test leaves nothing running
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
     failures = [(name, sig, phase, code, log[-1500:]) for name, sig, phase, code, log in results
                 if code != 0 or BAD.search(log)]
     assert len(results) == CYCLES * len(EXECUTABLES)
@@ -227,7 +233,11 @@ def test_a_node_outlives_no_killed_bring_up(tmp_path, panda_urdf):
             [sys.executable, "-m", "robot_tv_dynamics.ros.bringup", "--urdf", panda_urdf,
              "--namespace", ns], env=node_env(), stdout=out, stderr=subprocess.STDOUT,
             start_new_session=True)
-    pids = node_pids(log)
+    try:
+        pids = node_pids(log)
+    finally:
+        if not log.read_text().count("bringup: started"):
+            parent.kill()
     deadline = time.monotonic() + READY_TIMEOUT
     while log.read_text().count("ready:") < 3 and time.monotonic() < deadline:
         time.sleep(0.1)
