@@ -2,39 +2,65 @@
 
     ros2 launch robot_tv_dynamics tv_dynamics.launch.py urdf:=/path/arm.urdf
     ros2 launch robot_tv_dynamics tv_dynamics.launch.py use_sim:=true namespace:=arm1
+    ros2 launch robot_tv_dynamics tv_dynamics.launch.py config:=my.yaml
 
 Only wiring: every node gets ``config`` (default: the package's
-config/tv_dynamics.yaml), then ``urdf_path`` from ``urdf`` (empty: the nodes read the
-``robot_description`` topic, e.g. from robot_state_publisher). Without launch_ros, the
-same bring-up: ``python -m robot_tv_dynamics.ros.bringup`` (robot_tv_dynamics.ros.bringup).
+config/tv_dynamics.yaml), then ``urdf_path`` from ``urdf`` *only when ``urdf`` is
+given*: its default "" means "not given", so a ``urdf_path`` set in ``config`` is kept
+(and with neither, the nodes read the ``robot_description`` topic, e.g. from
+robot_state_publisher). The parameter list is built at launch time (OpaqueFunction), by
+the same rule as the bring-up without launch_ros, ``python -m
+robot_tv_dynamics.ros.bringup`` (``bringup.node_parameter_sources``).
 """
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
-from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
 PACKAGE = "robot_tv_dynamics"
 #: Executables started always; ``sim_node`` (issue: simulated arm) only with use_sim:=true.
 NODES = ("dynamics_node", "monitor_node", "markers_node")
 SIM_NODE = "sim_node"
+#: The ``urdf`` argument's default: "not given" (the config file's urdf_path stays).
+NOT_GIVEN = ""
+
+
+def node_parameters(config, urdf):
+    """The config file, then ``urdf_path`` only when a URDF is given (as the bring-up)."""
+    parameters = [config]
+    if urdf != NOT_GIVEN:
+        parameters.append({"urdf_path": urdf})  # the nodes run in this cwd
+    return parameters
+
+
+def launch_nodes(context):
+    """The node actions, with the arguments resolved (an OpaqueFunction)."""
+    config = LaunchConfiguration("config").perform(context)
+    urdf = LaunchConfiguration("urdf").perform(context)
+    namespace = LaunchConfiguration("namespace").perform(context)
+    parameters = node_parameters(config, urdf)
+    nodes = [
+        Node(package=PACKAGE, executable=name, name=name, namespace=namespace,
+             parameters=parameters, output="screen")
+        for name in NODES
+    ]
+    nodes.append(
+        Node(package=PACKAGE, executable=SIM_NODE, name=SIM_NODE, namespace=namespace,
+             parameters=parameters, output="screen",
+             condition=IfCondition(LaunchConfiguration("use_sim"))))
+    return nodes
 
 
 def generate_launch_description() -> LaunchDescription:
     """The launch description: four arguments, three or four nodes."""
-    urdf = LaunchConfiguration("urdf")
-    config = LaunchConfiguration("config")
-    namespace = LaunchConfiguration("namespace")
-    use_sim = LaunchConfiguration("use_sim")
-    parameters = [config, {"urdf_path": ParameterValue(urdf, value_type=str)}]
     arguments = [
         DeclareLaunchArgument(
-            "urdf", default_value="",
-            description="URDF file for every node (urdf_path); empty: the robot_description "
-                        "topic"),
+            "urdf", default_value=NOT_GIVEN,
+            description="URDF file for every node (urdf_path); not given: the config "
+                        "file's urdf_path, else the robot_description topic"),
         DeclareLaunchArgument(
             "use_sim", default_value="false", choices=["true", "false"],
             description="also start sim_node, the simulated arm integrating eq. (39)"),
@@ -46,12 +72,4 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument(
             "namespace", default_value="", description="namespace of every node and topic"),
     ]
-    nodes = [
-        Node(package=PACKAGE, executable=name, name=name, namespace=namespace,
-             parameters=parameters, output="screen")
-        for name in NODES
-    ]
-    nodes.append(
-        Node(package=PACKAGE, executable=SIM_NODE, name=SIM_NODE, namespace=namespace,
-             parameters=parameters, output="screen", condition=IfCondition(use_sim)))
-    return LaunchDescription(arguments + nodes)
+    return LaunchDescription(arguments + [OpaqueFunction(function=launch_nodes)])

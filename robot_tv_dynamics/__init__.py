@@ -5,6 +5,8 @@ uniform physical consistency (Definition 3) of "On robotic manipulators with
 time-dependent inertial parameters", for URDF arms via Pinocchio.
 """
 
+# first: in an executable of the package, a stop signal while importing exits 0
+from robot_tv_dynamics import early_stop as _early_stop  # noqa: F401
 from robot_tv_dynamics.dynamics import GeneralizedTerms
 from robot_tv_dynamics.exceptions import (
     InvalidInputError,

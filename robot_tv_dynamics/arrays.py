@@ -42,7 +42,9 @@ def check_finite(value: npt.ArrayLike, argument: str, shape: tuple[int | None, .
         expected += ",)" if len(shape) == 1 else ")"
         raise InvalidInputError(argument, f"expected shape {expected}, got {array.shape}")
     flat = array.reshape(-1)
-    if not np.isfinite(flat @ flat) and not np.all(np.isfinite(array)):  # fast path first
+    with np.errstate(over="ignore"):  # 1e308 is finite: its square overflowing is no error
+        square = flat @ flat
+    if not np.isfinite(square) and not np.all(np.isfinite(array)):  # fast path first
         bad = np.argwhere(~np.isfinite(array))[0]
         raise InvalidInputError(argument, f"non-finite entry at index {tuple(bad.tolist())}")
     return array

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import py_compile
+import sys
 from pathlib import Path
 
 import pytest
@@ -218,3 +219,103 @@ def test_bring_up_logs_each_node_to_its_file_and_waits_for_its_output(tmp_path):
     finally:
         codes = running.stop(timeout=5.0)
     assert codes["quitter"] == 0 and set(codes) == {"talker", "quitter"}
+
+
+# ---------------------------------------------------------------------------- launch ↔ bring-up
+class _Recorded:
+    """A stand-in for a launch / launch_ros class: keeps its arguments."""
+
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+
+class _LaunchConfiguration(_Recorded):
+    def perform(self, context):
+        return context[self.args[0]]
+
+
+def _stub_launch_modules(monkeypatch):
+    """Minimal launch / launch_ros modules: enough to run the launch file's code."""
+    import types
+
+    modules = {
+        "launch": {"LaunchDescription": _Recorded},
+        "launch.actions": {"DeclareLaunchArgument": _Recorded, "OpaqueFunction": _Recorded},
+        "launch.conditions": {"IfCondition": _Recorded},
+        "launch.substitutions": {"LaunchConfiguration": _LaunchConfiguration,
+                                 "PathJoinSubstitution": _Recorded},
+        "launch_ros": {},
+        "launch_ros.actions": {"Node": _Recorded},
+        "launch_ros.substitutions": {"FindPackageShare": _Recorded},
+    }
+    for name, attributes in modules.items():
+        module = types.ModuleType(name)
+        module.__dict__.update(attributes)
+        monkeypatch.setitem(sys.modules, name, module)
+
+
+def _launched_nodes(monkeypatch, **given):
+    """(name → Node kwargs) the launch file creates for launch arguments ``given``."""
+    _stub_launch_modules(monkeypatch)
+    spec = importlib.util.spec_from_file_location("tv_dynamics_launch_stubbed", LAUNCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    description = module.generate_launch_description()
+    entities = description.args[0]
+    declared = {e.args[0]: e.kwargs.get("default_value") for e in entities
+                if isinstance(e, _Recorded) and "function" not in e.kwargs}
+    assert set(declared) == ARGUMENTS
+    context = {"urdf": declared["urdf"], "namespace": declared["namespace"],
+               "use_sim": declared["use_sim"], "config": str(CONFIG), **given}
+    (opaque,) = [e for e in entities if "function" in e.kwargs]
+    nodes = opaque.kwargs["function"](context)
+    return {node.kwargs["name"]: node.kwargs for node in nodes}
+
+
+def _bring_up_parameters(command):
+    """The parameter sources of a bring-up command line, as the launch file writes them."""
+    rest = command[4:]
+    sources = []
+    for i, item in enumerate(rest):
+        if item == "--params-file":
+            sources.append(rest[i + 1])
+        elif item == "-p":
+            key, _, value = rest[i + 1].partition(":=")
+            sources.append({key: yaml.safe_load(value)})
+    return sources
+
+
+def test_config_urdf_path_is_kept_unless_the_urdf_argument_is_given(monkeypatch, tmp_path):
+    from robot_tv_dynamics.ros import bringup
+
+    config = tmp_path / "my.yaml"
+    config.write_text("/**:\n  ros__parameters:\n    urdf_path: /robots/from_config.urdf\n")
+    # not given: the config file's urdf_path stays (no override, in both bring-ups)
+    nodes = _launched_nodes(monkeypatch, config=str(config))
+    for name in NODES:
+        assert nodes[name]["parameters"] == [str(config)], nodes[name]
+        command = bringup.node_command(name, config=config, python="python3")
+        assert _bring_up_parameters(command) == nodes[name]["parameters"]
+        assert not any(item.startswith("urdf_path:=") for item in command)
+    # given: it overrides the file, after it
+    urdf = str(tmp_path / "arm.urdf")
+    nodes = _launched_nodes(monkeypatch, config=str(config), urdf=urdf, namespace="arm1")
+    for name in (*NODES, "sim_node"):
+        assert nodes[name]["parameters"] == [str(config), {"urdf_path": urdf}]
+        assert nodes[name]["namespace"] == "arm1" and nodes[name]["executable"] == name
+        command = bringup.node_command(name, urdf=urdf, config=config, namespace="arm1",
+                                       python="python3")
+        assert _bring_up_parameters(command) == nodes[name]["parameters"]
+        assert "__ns:=/arm1" in command
+    # use_sim: only sim_node carries the condition, on the use_sim argument
+    nodes = _launched_nodes(monkeypatch, use_sim="true")
+    condition = nodes["sim_node"]["condition"]
+    assert condition.args[0].args[0] == "use_sim"
+    assert all("condition" not in nodes[name] for name in NODES)
+
+
+def test_readme_documents_the_launch_arguments():
+    text = DOCS.read_text()
+    for argument in ARGUMENTS:
+        assert f"{argument}:=" in text, argument
+    assert "urdf_path" in text and "config:=" in text

@@ -37,6 +37,7 @@ a margin that jitters around a threshold changes level once, not at every sample
 
 from __future__ import annotations
 
+import copy
 import enum
 import math
 from collections.abc import Sequence
@@ -45,6 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from robot_tv_dynamics import limits
 from robot_tv_dynamics.consistency.statistics import ConsistencyTracker, spectral_statistics
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.filters import DerivativeFilter
@@ -280,24 +282,42 @@ class ConsistencyMonitor:
             InvalidInputError: wrong shape, non-finite values, or ``t`` going backwards;
                 the monitor's state is unchanged then.
         """
-        theta = check_finite(theta, "theta", (self.n_bodies, 10))
+        theta = limits.check_bounded(
+            check_finite(theta, "theta", (self.n_bodies, 10)), limits.THETA, "theta",
+            self.body_names)
         if theta_dot is not None:
-            theta_dot = check_finite(theta_dot, "theta_dot", (self.n_bodies, 10))
+            theta_dot = limits.check_bounded(
+                check_finite(theta_dot, "theta_dot", (self.n_bodies, 10)), limits.THETA_RATE,
+                "theta_dot", self.body_names)
         if not math.isfinite(t):
             raise InvalidInputError("t", f"stamp is not finite ({t})")
         if self.time is not None and t < self.time:
             raise InvalidInputError(
                 "t", f"stamp goes backwards ({t:.9f} s < {self.time:.9f} s)")
-        estimated = self._rate_filter.update(t, theta)
-        rates = theta_dot if theta_dot is not None else estimated
-        self.time = float(t)
-        self.samples += 1
-        snapshot = self._tracker.update(theta, rates)
-        self.mu, self.nu, self.rate = snapshot.margin, snapshot.size, snapshot.rate
-        self.inf_mu, self.sup_nu = snapshot.inf_margin, snapshot.sup_size
-        self._push(t, self.mu)
-        self.time_to_crossing = self._predict(t)
-        return self._evaluate(t)
+        # validate before mutate: everything below works on copies that replace the
+        # monitor's state only once the sample has been taken without an error
+        saved = {key: copy.copy(value) for key, value in vars(self).items()
+                 if key not in ("config", "body_names", "_times", "_mus")}
+        head = self._head
+        slot = (self._times[head], self._mus[head].copy())
+        try:
+            estimated = self._rate_filter.update(t, theta, checked=True)
+            rates = theta_dot if theta_dot is not None else estimated
+            snapshot = self._tracker.update(theta, rates)
+            if not (np.isfinite(snapshot.margin).all() and np.isfinite(snapshot.size).all()
+                    and not np.isnan(snapshot.rate).any()):
+                raise InvalidInputError("theta", "margins, sizes or rates are not finite")
+            self.time = float(t)
+            self.samples += 1
+            self.mu, self.nu, self.rate = snapshot.margin, snapshot.size, snapshot.rate
+            self.inf_mu, self.sup_nu = snapshot.inf_margin, snapshot.sup_size
+            self._push(t, self.mu)
+            self.time_to_crossing = self._predict(t)
+            return self._evaluate(t)
+        except BaseException:
+            vars(self).update(saved)
+            self._times[head], self._mus[head] = slot
+            raise
 
     def _push(self, t: float, mu: Array) -> None:
         self._times[self._head] = t

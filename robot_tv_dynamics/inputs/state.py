@@ -16,18 +16,26 @@ one joint sample into a :class:`ModelState`:
 - **Ψ, Ψ̇** (as γ = Q₀ψ): the latest while fresh, else zero;
 - **stamps**: strictly increasing, non-zero.
 
-Every ``set_*`` validates first and changes nothing when it raises. Pure Python + NumPy:
-nodes call it, and it is tested without ROS.
+Every ``set_*`` validates first, against the bounds of
+:mod:`robot_tv_dynamics.limits` as well as for NaN/Inf, and changes nothing when
+it raises (:meth:`ModelInputs.transaction` rolls back the filters, payloads and stamps);
+a caller that derives more state from an input (the dynamics node's running μ/ν
+statistics) wraps both in one transaction. Pure Python + NumPy: nodes call it, and it is
+tested without ROS.
 """
 
 from __future__ import annotations
 
+import copy
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
-from robot_tv_dynamics.arrays import Array
+from robot_tv_dynamics import limits
+from robot_tv_dynamics.arrays import Array, check_finite
 from robot_tv_dynamics.bounds.theorems import rate_spatial_inertia_norm
 from robot_tv_dynamics.dynamics import psi_momentum
 from robot_tv_dynamics.exceptions import InvalidInputError
@@ -167,29 +175,74 @@ class ModelInputs:
         self._theta = self._theta_base + self._payload_delta
         return dropped
 
+    # ------------------------------------------------------------------ transactions
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Undo every change made inside the ``with`` block if it raises.
+
+        Filters, payload dictionaries, stamps and held arrays are restored to what they
+        were on entry (attributes are replaced, never mutated in place, except the
+        filters and dictionaries, which are copied here).
+        """
+        saved = {key: copy.copy(value) if isinstance(value, (DerivativeFilter, dict))
+                 else value for key, value in vars(self).items()}
+        try:
+            yield
+        except BaseException:
+            vars(self).clear()
+            vars(self).update(saved)
+            raise
+
+    def _checked(self, values: Array, bound: float, argument: str, width: int) -> Array:
+        values = check_finite(values, argument, (self.model.n_bodies, width))
+        return limits.check_bounded(values, bound, argument, list(self.model.body_names))
+
     # ------------------------------------------------------------------ inputs
     def set_theta(self, theta: Array, now: float) -> None:
-        """A new Θ (N, 10), already read and checked by the caller; Θ̇ filter updated."""
-        rate = self._theta_filter.update(now, theta)
-        self._theta_rate_filtered = (rate, rate_spatial_inertia_norm(rate))
-        self._theta_time = now
-        self._theta_base = theta
-        self.theta_from_topic = True
-        self._theta = theta + self._payload_delta
+        """A new Θ (N, 10); the Θ̇ filter is updated.
+
+        Raises:
+            InvalidInputError: wrong shape, NaN/Inf or beyond :data:`limits.THETA`; a
+                Θ̇ estimate that is not finite (nothing changes).
+        """
+        theta = self._checked(theta, limits.THETA, "theta", 10)
+        with self.transaction():
+            rate = self._theta_filter.update(now, theta, checked=True)
+            norm = rate_spatial_inertia_norm(rate)
+            if not math.isfinite(norm):
+                raise InvalidInputError("theta", "its filtered rate Θ̇ is not finite")
+            self._theta_rate_filtered = (rate, norm)
+            self._theta_time = now
+            self._theta_base = theta
+            self.theta_from_topic = True
+            self._theta = theta + self._payload_delta
 
     def set_theta_rates(self, theta_dot: Array, now: float) -> None:
-        """A published Θ̇ (N, 10)."""
+        """A published Θ̇ (N, 10).
+
+        Raises:
+            InvalidInputError: wrong shape, NaN/Inf or beyond :data:`limits.THETA_RATE`.
+        """
+        theta_dot = self._checked(theta_dot, limits.THETA_RATE, "theta_dot", 10)
         self._theta_rate_topic = (theta_dot, rate_spatial_inertia_norm(theta_dot))
         self._theta_rate_time = now
 
     def set_psi(self, psi: Array, now: float) -> None:
-        """A published Ψ (N, 12)."""
-        self._gamma = psi_momentum(psi)
+        """A published Ψ (N, 12).
+
+        Raises:
+            InvalidInputError: wrong shape, NaN/Inf or beyond :data:`limits.PSI`.
+        """
+        self._gamma = psi_momentum(self._checked(psi, limits.PSI, "psi", 12))
         self._gamma_time = now
 
     def set_psi_rates(self, psi_dot: Array, now: float) -> None:
-        """A published Ψ̇ (N, 12)."""
-        self._gamma_dot = psi_momentum(psi_dot)
+        """A published Ψ̇ (N, 12).
+
+        Raises:
+            InvalidInputError: wrong shape, NaN/Inf or beyond :data:`limits.PSI`.
+        """
+        self._gamma_dot = psi_momentum(self._checked(psi_dot, limits.PSI, "psi_dot", 12))
         self._gamma_dot_time = now
 
     def set_payload(self, link: str, phi: Array) -> None:
@@ -197,14 +250,18 @@ class ModelInputs:
 
         Raises:
             UnknownNameError: the link is not in the URDF.
-            InvalidInputError: the link is fixed to the world, or ``phi`` is not finite.
+            InvalidInputError: the link is fixed to the world, or ``phi`` is not finite
+                or beyond :data:`limits.THETA`.
         """
+        phi = limits.check_bounded(check_finite(phi, "phi", (10,)), limits.THETA, "phi")
         zero = np.zeros((self.model.n_bodies, 10))
         delta = self.model.theta_with_link_inertia(zero, link, phi)
         deltas = dict(self._payload_deltas)
         deltas[link] = delta
         total = np.sum(list(deltas.values()), axis=0)
-        self._payloads[link] = np.array(phi, dtype=np.float64)
+        payloads = dict(self._payloads)
+        payloads[link] = np.array(phi, dtype=np.float64)
+        self._payloads = payloads
         self._payload_deltas = deltas
         self._payload_delta = total
         self._theta = self._theta_base + self._payload_delta
@@ -218,8 +275,10 @@ class ModelInputs:
         """Refuse a zero stamp and one that does not increase (nothing changes).
 
         Raises:
-            InvalidInputError: the stamp is zero, repeats or goes backwards.
+            InvalidInputError: the stamp is zero, not finite, repeats or goes backwards.
         """
+        if not math.isfinite(t):
+            raise InvalidInputError(argument, f"is not finite ({t})")
         if t == 0.0:
             raise InvalidInputError(
                 argument, "is zero (unstamped): q̈ by differentiation and the reference need "
@@ -234,8 +293,9 @@ class ModelInputs:
 
         Args:
             t: the sample's stamp [s].
-            q: joint positions (nv,), finite (checked by the reader).
-            qd: joint velocities (nv,), finite.
+            q: joint positions (nv,), finite and within :data:`limits.POSITION`
+                (checked by the reader).
+            qd: joint velocities (nv,), finite and within :data:`limits.VELOCITY`.
             now: receive time on a monotonic clock [s] (staleness of Θ̇, Ψ, Ψ̇).
         """
         self.last_stamp = t

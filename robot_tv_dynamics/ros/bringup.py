@@ -8,9 +8,21 @@ This module starts the same nodes with the same parameters: every node gets
     python -m robot_tv_dynamics.ros.bringup --urdf arm.urdf [--use-sim] [--config FILE]
         [--namespace NS]
 
-It runs until Ctrl-C (then stops the nodes with SIGINT) or until a node exits (then
-stops the others and returns that node's exit code). The nodes run as
-``<python> -m robot_tv_dynamics.ros.<executable>``, so no colcon install is needed.
+It runs until Ctrl-C, SIGTERM or SIGHUP (then stops the nodes with one SIGINT each and
+returns 0 if they all exit 0) or until a node exits (then stops the others and returns
+that node's exit code; a node killed by a signal counts as 128 + the signal). The nodes
+run as ``<python> -m robot_tv_dynamics.ros.<executable>``, so no colcon install is needed.
+
+**Process groups.** Every node starts in its own session (process group), so a
+terminal's Ctrl-C (sent to the foreground group) reaches only the bring-up, which then
+signals each node exactly once: no node sees two SIGINTs. A node gets the bring-up's
+pid in ``ROBOT_TV_DYNAMICS_PARENT_PID`` and exits by itself when the bring-up is gone,
+even after a SIGKILL (:mod:`robot_tv_dynamics.ros.node_base`); :meth:`BringUp.stop`
+kills the group of a node that does not exit within the timeout.
+
+The launch file and this module derive the parameters of every node the same way
+(:func:`node_parameter_sources`): the config file, then ``urdf_path`` only when a URDF
+is given, so a ``urdf_path`` set in the config file is kept otherwise.
 
 The demo (:mod:`robot_tv_dynamics.ros.demo`) starts its own set of nodes with the same
 pieces: :func:`node_command` (with a node ``name``, ``parameters`` and ``remaps``) and
@@ -33,6 +45,9 @@ from pathlib import Path
 from robot_tv_dynamics.exceptions import BringUpError
 from robot_tv_dynamics.paths import package_config_dir
 
+#: Environment variable naming the process a node must not outlive (node_base reads it).
+PARENT_ENV = "ROBOT_TV_DYNAMICS_PARENT_PID"
+
 PACKAGE = "robot_tv_dynamics"
 #: Executables started always, and the one ``use_sim`` adds (as in the launch file).
 NODES = ("dynamics_node", "monitor_node", "markers_node")
@@ -46,6 +61,24 @@ def default_config() -> Path:
     install needs no ``AMENT_PREFIX_PATH``.
     """
     return package_config_dir() / "tv_dynamics.yaml"
+
+
+def node_parameter_sources(config: str | Path, urdf: str | None) -> list[object]:
+    """What every node's parameters come from, in order (later entries override).
+
+    The same rule as the launch file's ``parameters``: the config file, then
+    ``{"urdf_path": urdf}`` only when a URDF is given (None or ""), so that a
+    ``urdf_path`` in the config file is not overridden by an empty default.
+    """
+    sources: list[object] = [str(config)]
+    if urdf:
+        sources.append({"urdf_path": os.path.abspath(urdf)})
+    return sources
+
+
+def exit_status(code: int) -> int:
+    """A child's exit code as a shell reports it: 128 + N for "killed by signal N"."""
+    return 128 - code if code < 0 else code
 
 
 def _yaml_string(text: str) -> str:
@@ -92,11 +125,15 @@ def node_command(
     """
     config = default_config() if config is None else Path(config)
     command = [python, "-m", f"{PACKAGE}.ros.{executable}", "--ros-args",
-               "-r", f"__node:={name or executable}", "--params-file", str(config)]
+               "-r", f"__node:={name or executable}"]
     if namespace.strip("/"):
         command += ["-r", f"__ns:=/{namespace.strip('/')}"]
-    if urdf:
-        command += ["-p", f"urdf_path:={_yaml_string(os.path.abspath(urdf))}"]
+    for source in node_parameter_sources(config, urdf):
+        if isinstance(source, dict):
+            for key, value in source.items():
+                command += ["-p", f"{key}:={_yaml_value(value)}"]
+        else:
+            command += ["--params-file", str(source)]
     for key, value in (parameters or {}).items():
         command += ["-p", f"{key}:={_yaml_value(value)}"]
     for old, new in (remaps or {}).items():
@@ -116,6 +153,7 @@ class BringUp:
 
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
     logs: Path | None = None
+    _signalled: set[int] = field(default_factory=set, repr=False)
 
     def start(self, name: str, command: Sequence[str],
               env: Mapping[str, str] | None = None, **popen: object) -> subprocess.Popen:
@@ -128,10 +166,16 @@ class BringUp:
             **popen: more :class:`subprocess.Popen` arguments (with :attr:`logs`, not
                 ``stdout``/``stderr``).
 
+        The process starts in its own session (``start_new_session``, unless ``popen``
+        says otherwise) with :data:`~robot_tv_dynamics.ros.node_base.PARENT_ENV` set to
+        this process's pid.
+
         Returns:
             The started process.
         """
-        environment = dict(env) if env is not None else None
+        environment = dict(env) if env is not None else dict(os.environ)
+        environment[PARENT_ENV] = str(os.getpid())
+        popen.setdefault("start_new_session", True)
         if self.logs is not None:
             with self.log(name).open("wb") as log:  # the child keeps its own descriptor
                 process = subprocess.Popen(  # type: ignore[call-overload]
@@ -177,19 +221,41 @@ class BringUp:
         return None
 
     def stop(self, timeout: float = 10.0) -> dict[str, int]:
-        """SIGINT every node, wait up to ``timeout`` s, then kill; return the exit codes."""
+        """SIGINT every node once, wait up to ``timeout`` s, then kill; the exit codes.
+
+        A node still running after ``timeout`` is killed with its whole process group
+        (SIGKILL). Idempotent: a node already signalled is not signalled again.
+        """
         for process in self.processes.values():
-            if process.poll() is None:
-                process.send_signal(signal.SIGINT)
+            if process.poll() is None and process.pid not in self._signalled:
+                self._signalled.add(process.pid)
+                try:
+                    process.send_signal(signal.SIGINT)
+                except ProcessLookupError:  # exited meanwhile
+                    pass
         deadline = time.monotonic() + timeout
         codes = {}
         for name, process in self.processes.items():
             try:
                 codes[name] = process.wait(max(deadline - time.monotonic(), 0.1))
             except subprocess.TimeoutExpired:
-                process.kill()
+                _kill_group(process)
                 codes[name] = process.wait()
         return codes
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL ``process`` and, if it leads its own process group, the group."""
+    try:
+        if os.getpgid(process.pid) == process.pid:
+            os.killpg(process.pid, signal.SIGKILL)
+            return
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        process.kill()
+    except ProcessLookupError:
+        pass
 
 
 def bring_up(
@@ -252,12 +318,18 @@ def bring_up(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: start the nodes and wait for Ctrl-C or a node exit."""
+    """Command line: start the nodes and wait for a stop signal or a node exit.
+
+    SIGINT, SIGTERM and SIGHUP are recorded (never raised), at start-up too; then every
+    node gets one SIGINT. Exit code 0 for a requested stop whose nodes all exit 0, else
+    the first failing node's code (128 + N for a node killed by signal N).
+    """
     parser = argparse.ArgumentParser(
         prog="python -m robot_tv_dynamics.ros.bringup",
         description="Start dynamics_node, monitor_node and markers_node (and sim_node) like "
                     "launch/tv_dynamics.launch.py, without launch_ros.")
-    parser.add_argument("--urdf", help="URDF file (default: the robot_description topic)")
+    parser.add_argument("--urdf", help="URDF file (default: the config file's urdf_path, "
+                                       "else the robot_description topic)")
     parser.add_argument("--use-sim", action="store_true", help="also start sim_node")
     parser.add_argument("--config", help="parameter file (default: config/tv_dynamics.yaml)")
     parser.add_argument("--namespace", default="", help="namespace of every node")
@@ -268,6 +340,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="with --use-sim: URDF link the load is on (default: the "
                              "scenario's link when the URDF has it, else the tool flange)")
     args = parser.parse_args(argv)
+    requested: list[str] = []
+
+    def record(signum: int, frame: object) -> None:
+        requested.append(signal.Signals(signum).name)
+
+    previous = {signum: signal.signal(signum, record)
+                for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        return _run(args, requested)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _run(args: argparse.Namespace, requested: list[str]) -> int:
     try:
         running = bring_up(args.urdf, use_sim=args.use_sim, config=args.config,
                            namespace=args.namespace, scenario=args.scenario, link=args.link)
@@ -277,15 +364,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("bringup: started " + ", ".join(
         f"{name} (pid {p.pid})" for name, p in running.processes.items()), file=sys.stderr)
     try:
-        while (exited := running.poll()) is None:
-            time.sleep(0.2)
-        name, code = exited
-        print(f"bringup: {name} exited with code {code}; stopping the others", file=sys.stderr)
-        running.stop()
-        return code
-    except KeyboardInterrupt:
+        while not requested and (exited := running.poll()) is None:
+            time.sleep(0.05)
+    finally:  # whatever ends the wait, no node is left behind
         codes = running.stop()
-        return max(codes.values(), default=0)
+    if requested:
+        print(f"bringup: {requested[0]}: stopped the nodes, exit codes {codes}",
+              file=sys.stderr)
+        failed = [exit_status(code) for code in codes.values() if code != 0]
+        return failed[0] if failed else 0
+    name, code = exited
+    print(f"bringup: {name} exited with code {code}; stopped the others", file=sys.stderr)
+    return exit_status(code)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
 
+from robot_tv_dynamics import limits
 from robot_tv_dynamics.dynamics import TERM_NAMES
 from robot_tv_dynamics.exceptions import InvalidInputError, UnknownNameError
 from robot_tv_dynamics.inertia import phi_from_mass_com_inertia, require_realizable
@@ -48,6 +49,20 @@ TERM_LABELS = (*TERM_NAMES, "tau")
 def stamp_to_seconds(stamp: Time) -> float:
     """builtin_interfaces/Time → seconds [s]."""
     return stamp.sec + 1e-9 * stamp.nanosec
+
+
+def read_stamp(stamp: Time, argument: str, now: float = 0.0) -> float:
+    """A message stamp in seconds [s], checked by :func:`.limits.check_stamp`.
+
+    Args:
+        stamp: the header stamp.
+        argument: the field, for the error message.
+        now: the receiving node's clock [s] (0: not checked against it).
+
+    Raises:
+        InvalidInputError: nanosec ≥ 10⁹, sec at the int32 maximum, or far in the future.
+    """
+    return limits.check_stamp(stamp.sec, stamp.nanosec, argument, now)
 
 
 def seconds_to_stamp(seconds: float) -> Time:
@@ -159,6 +174,8 @@ class JointStateReader:
         if not np.isfinite(qd).all():
             bad = self.joint_names[int(np.flatnonzero(~np.isfinite(qd))[0])]
             raise InvalidInputError("joint_states.velocity", f'non-finite value for "{bad}"')
+        limits.check_bounded(q, limits.POSITION, "joint_states.position", self.joint_names)
+        limits.check_bounded(qd, limits.VELOCITY, "joint_states.velocity", self.joint_names)
         return q, qd
 
 
@@ -180,6 +197,7 @@ class JointStateReader:
         if not np.isfinite(effort).all():
             bad = self.joint_names[int(np.flatnonzero(~np.isfinite(effort))[0])]
             raise InvalidInputError("joint_states.effort", f'non-finite value for "{bad}"')
+        limits.check_bounded(effort, limits.EFFORT, "joint_states.effort", self.joint_names)
         return effort
 
 
@@ -198,7 +216,8 @@ def fill_joint_state(
 class BodyArrayReader:
     """Reads an (N, width) body array (Θ, Θ̇, Ψ, Ψ̇) from std_msgs/Float64MultiArray."""
 
-    def __init__(self, topic: str, body_names: Sequence[str], axis: str, width: int) -> None:
+    def __init__(self, topic: str, body_names: Sequence[str], axis: str, width: int,
+                 bound: float | None = None) -> None:
         """Build the reader.
 
         Args:
@@ -206,8 +225,13 @@ class BodyArrayReader:
             body_names: model body names, in Θ row order.
             axis: label of the second axis (``"phi"`` or ``"psi"``).
             width: its size (10 or 12).
+            bound: largest |entry| accepted (a constant of
+                :mod:`robot_tv_dynamics.limits`); None: :data:`~.limits.THETA`
+                for ``phi``, :data:`~.limits.PSI` for ``psi``.
         """
         self.topic = topic
+        self.bound = bound if bound is not None else (
+            limits.THETA if axis == "phi" else limits.PSI)
         self.body_names = list(body_names)
         self.axis = axis
         self.width = width
@@ -282,7 +306,9 @@ class BodyArrayReader:
             body = self.body_names[int(rows[l]) if rows is not None else int(l)]
             raise InvalidInputError(f"{topic}.data", f'non-finite value at body "{body}", '
                                     f"entry {int(k)}")
-        return values[rows] if rows is not None else values.copy()
+        out = values[rows] if rows is not None else values.copy()
+        limits.check_bounded(out, self.bound, f"{topic}.data", self.body_names)
+        return out
 
 
 def labelled_array(
@@ -330,8 +356,9 @@ def inertia_stamped_to_phi(msg: InertiaStamped) -> tuple[str, np.ndarray]:
     is about the link-frame origin, eq. (7) order.
 
     Raises:
-        InvalidInputError: empty frame_id, NaN/Inf, a negative mass or an inertia no
-            body has (Theorem 1).
+        InvalidInputError: empty frame_id, NaN/Inf, a negative mass, values beyond
+            :mod:`robot_tv_dynamics.limits` (mass, centre of mass, inertia) or an
+            inertia no body has (Theorem 1).
     """
     link = msg.header.frame_id.strip()
     if not link:
@@ -339,6 +366,11 @@ def inertia_stamped_to_phi(msg: InertiaStamped) -> tuple[str, np.ndarray]:
     i = msg.inertia
     inertia = np.array([[i.ixx, i.ixy, i.ixz], [i.ixy, i.iyy, i.iyz], [i.ixz, i.iyz, i.izz]])
     com = np.array([i.com.x, i.com.y, i.com.z])
+    if np.isfinite(i.m) and np.isfinite(com).all() and np.isfinite(inertia).all():
+        # NaN/Inf keep the core's own messages; finite-but-absurd values stop here
+        limits.check_bounded(i.m, limits.PAYLOAD_MASS, "payload.inertia.m")
+        limits.check_bounded(com, limits.PAYLOAD_COM, "payload.inertia.com")
+        limits.check_bounded(inertia, limits.PAYLOAD_INERTIA, "payload.inertia")
     try:
         what = f'payload link "{link}"'
         phi = require_realizable(phi_from_mass_com_inertia(i.m, com, inertia, what=what), what)
@@ -374,6 +406,10 @@ def joint_trajectory_to_reference(
     """
     if len(msg.points) == 0:
         return None
+    if len(msg.points) > limits.TRAJECTORY_POINTS:
+        raise InvalidInputError(
+            "reference.points", f"has {len(msg.points)} points (at most "
+            f"{limits.TRAJECTORY_POINTS})")
     k = len(msg.joint_names)
     offsets = np.empty(len(msg.points))
     acc = np.empty((len(msg.points), k))
@@ -385,7 +421,10 @@ def joint_trajectory_to_reference(
                 "(accelerations are required)")
         offsets[p] = duration_to_seconds(point.time_from_start)
         acc[p] = point.accelerations
-    stamp = stamp_to_seconds(msg.header.stamp)
+    if np.isfinite(acc).all():
+        limits.check_bounded(acc, limits.ACCELERATION, "reference.points.accelerations")
+    limits.check_bounded(offsets, limits.TIME_FROM_START, "reference.points.time_from_start")
+    stamp = read_stamp(msg.header.stamp, "reference.header.stamp")
     start = now if stamp == 0.0 else stamp
     try:
         return ReferenceAccelerations(

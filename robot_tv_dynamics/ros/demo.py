@@ -29,6 +29,7 @@ from typing import Any
 import rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
@@ -48,6 +49,7 @@ from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.paths import example_robot_urdf
 from robot_tv_dynamics.ros.bringup import BringUp, node_command
 from robot_tv_dynamics.ros.conversions import stamp_to_seconds
+from robot_tv_dynamics.ros.node_base import StopRequest, StopRequested
 
 #: Seconds the nodes get to exit after SIGINT before they are killed.
 STOP_TIMEOUT = 5.0
@@ -172,14 +174,19 @@ def _progress(fraction: float, sim_time: float, duration: float, rtf: float) -> 
     sys.stderr.flush()
 
 
-def record(running: BringUp, bag_dir: Path, args: argparse.Namespace
-           ) -> tuple[dict[str, int], float]:
+def record(running: BringUp, bag_dir: Path, args: argparse.Namespace,
+           stop: StopRequest | None = None) -> tuple[dict[str, int], float]:
     """Spin the recorder until the simulator exits; returns (counts, wall seconds).
+
+    A signal recorded in ``stop`` (SIGINT, SIGTERM) ends the recording between two
+    ``spin_once`` calls; the caller then stops the nodes.
 
     Raises:
         DemoError: a node failed, or the simulator did not finish in time.
     """
-    rclpy.init()
+    stop = stop if stop is not None else StopRequest()
+    stop.starting = False
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node("demo_recorder")
     recorder = Recorder(node, bag_dir)
     sim = running.processes["sim_node"]
@@ -189,7 +196,7 @@ def record(running: BringUp, bag_dir: Path, args: argparse.Namespace
     next_line = 0.0
     try:
         deadline = time.monotonic() + 120.0 + 10.0 * args.duration
-        while sim.poll() is None:
+        while sim.poll() is None and not stop.requested:
             rclpy.spin_once(node, timeout_sec=0.02)
             now = time.monotonic()
             if recorder.epoch is not None and start is None:
@@ -223,6 +230,8 @@ def record(running: BringUp, bag_dir: Path, args: argparse.Namespace
         recorder.close()
         node.destroy_node()
         rclpy.try_shutdown()
+    if stop.requested:
+        return dict(recorder.counts), 0.0
     if sim.returncode != 0:
         raise DemoError(
             f"sim_node failed (exit {sim.returncode}); see {running.log('sim_node')}")
@@ -259,21 +268,28 @@ def run(args: argparse.Namespace) -> int:
           f"{args.duration:g} s; ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}; "
           f"node logs in {logs}", file=sys.stderr)
     print(f"[demo] {setup.describe()}", file=sys.stderr)
+    stop = StopRequest()  # SIGINT/SIGTERM/SIGHUP: raised during start-up, then recorded
+    stop.install()
     try:
         running = bring_up(urdf, scenario, args, logs)
     except BringUpError as error:
         print(f"[demo] error: {error}", file=sys.stderr)
         return 1
+    except StopRequested:
+        print(f"\n[demo] interrupted ({stop.reason}) during start-up", file=sys.stderr)
+        return 0
     try:
-        counts, wall = record(running, bag_tmp, args)
+        counts, wall = record(running, bag_tmp, args, stop)
     except RobotTvDynamicsError as error:  # DemoError: a node failed, a time-out
         print(f"\n[demo] error: {error}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("\n[demo] interrupted", file=sys.stderr)
-        return 130
     finally:
+        stop.starting = False
         running.stop(STOP_TIMEOUT)
+    if stop.requested:
+        print(f"\n[demo] interrupted ({stop.reason}): the nodes are stopped, no report",
+              file=sys.stderr)
+        return 0
     mcap = next(bag_tmp.glob("*.mcap"), None)
     if mcap is None:
         print(f"[demo] error: no MCAP file in {bag_tmp}", file=sys.stderr)

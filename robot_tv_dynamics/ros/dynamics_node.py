@@ -31,10 +31,11 @@ Every topic and parameter: README.md, "ROS 2 interface".
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,13 +44,14 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from robot_tv_dynamics import bounds, dynamics
+from robot_tv_dynamics import bounds, dynamics, limits
 from robot_tv_dynamics.consistency import ConsistencyTracker
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.friction import load_friction_file
 from robot_tv_dynamics.inputs import InputRules, ModelInputs, ModelState
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot_description
+from robot_tv_dynamics.ros.background import LatestJob
 from robot_tv_dynamics.ros.contact_outputs import OBSERVER_MODELS, ContactOutputs
 from robot_tv_dynamics.ros.conversions import (
     TERM_LABELS,
@@ -58,7 +60,7 @@ from robot_tv_dynamics.ros.conversions import (
     inertia_stamped_to_phi,
     joint_trajectory_to_reference,
     labelled_array,
-    stamp_to_seconds,
+    read_stamp,
     to_float_array,
 )
 from robot_tv_dynamics.ros.parameters import ParameterSpec
@@ -79,8 +81,9 @@ BOUND_LABELS = (
     "upper_bound_q",     # 2 max_l ν_l(t) · σ_max(J(q))² ≥ λ_max(M)     (Theorem 3 at q)
     "alpha1",            # min_l inf_t μ_l · γ                           (eq. 45)
     "alpha2",            # 2 max_l sup_t ν_l · δ                         (eq. 46)
-    "gamma",             # inf_q λ_min(JᵀJ) (sampled estimate or certified lower end)
-    "delta",             # sup_q σ_max(J)² (sampled estimate or certified upper end)
+    "gamma",             # the γ α₁ uses: the lower end of γ's bracket (safe end; sampled:
+                         # the structural lower bound, certified: branch and bound)
+    "delta",             # the δ α₂ uses: the upper end of δ's bracket (safe end)
     "min_margin",        # min_l μ_l(t)
     "max_size",          # max_l ν_l(t)
     "inf_margin",        # min_l inf_t μ_l since start-up (or the last URDF swap)
@@ -230,6 +233,7 @@ class DynamicsNode(node_base.ModelNode):
 
     def _start(self, model: RobotModel) -> None:
         cfg = self.config
+        self._planner: LatestJob | None = None  # started by the first planned trajectory
         self._inputs = ModelInputs(model, InputRules(
             acceleration_cutoff=cfg.acceleration_cutoff, theta_rate_cutoff=cfg.theta_rate_cutoff,
             max_gap=cfg.max_gap, rate_timeout=cfg.rate_timeout))
@@ -246,7 +250,7 @@ class DynamicsNode(node_base.ModelNode):
         self._bounds_pub = self.create_publisher(
             Float64MultiArray, "mass_matrix_bounds", qos.RELIABLE_QOS)
         stream = qos.stream_qos(10)
-        self.create_subscription(
+        self._joint_states_sub = self.create_subscription(
             JointState, "joint_states", self._on_joint_states,
             qos.stream_qos(cfg.joint_states_depth, cfg.joint_states_reliable))
         self.create_subscription(
@@ -268,7 +272,11 @@ class DynamicsNode(node_base.ModelNode):
         # payload-aware retiming (TOPP-RA, up to a second): off the hot path, one at a time
         self._retimed_pub = self.create_publisher(
             JointTrajectory, "retimed_trajectory", qos.RELIABLE_QOS)
-        self._retimer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="retime")
+        self._retimer = LatestJob(
+            "retime", lambda error: self._guard.reject(
+                "retime_request", f"internal error ({type(error).__name__}: {error})"),
+            lambda label: self._guard.reject(
+                "retime_request", f"{label} dropped: a newer one arrived first"))
         self.create_subscription(
             JointTrajectory, "retime_request", self._on_retime_request, qos.RELIABLE_QOS)
         self._friction = (load_friction_file(os.path.expanduser(cfg.friction_file),
@@ -284,7 +292,20 @@ class DynamicsNode(node_base.ModelNode):
             f"delay {1e3 * self._inputs.qdd_filter_delay:.1f} ms")
         self.get_logger().info(
             f"ready: {self._model.nv} joints, {self._model.n_bodies} bodies from "
-            f"{self._description.source}; {filter_note}")
+            f"{self._description.source}; {filter_note}. Answering joint_states from now "
+            "on; samples sent before a publisher has matched (DDS discovery, up to ~2 s) "
+            "are lost, so publishers should wait for matching")
+        self._joint_states_publishers = 0
+        self.create_timer(0.5, self._log_matching)
+
+    def _log_matching(self) -> None:
+        """Log when joint_states publishers match or all go (discovery made visible)."""
+        count = self._joint_states_sub.get_publisher_count()
+        if (count > 0) != (self._joint_states_publishers > 0):
+            self.get_logger().info(
+                f"joint_states: {count} publisher(s) matched, answering" if count else
+                "joint_states: no publisher matched any more")
+        self._joint_states_publishers = count
 
     def _set_model(self, model: RobotModel) -> None:
         """(Re)build the readers, messages and statistics that depend on the model."""
@@ -295,7 +316,7 @@ class DynamicsNode(node_base.ModelNode):
             model.joint_names, cfg.ignore_unknown_joints, ignored=model.locked_joints)
         self._theta_reader = BodyArrayReader("inertial_parameters", model.body_names, "phi", 10)
         self._theta_rate_reader = BodyArrayReader(
-            "inertial_parameter_rates", model.body_names, "phi", 10)
+            "inertial_parameter_rates", model.body_names, "phi", 10, limits.THETA_RATE)
         self._psi_reader = BodyArrayReader("psi", model.body_names, "psi", 12)
         self._psi_rate_reader = BodyArrayReader("psi_rates", model.body_names, "psi", 12)
         self._tracker = ConsistencyTracker(n)
@@ -340,9 +361,8 @@ class DynamicsNode(node_base.ModelNode):
                 except RobotTvDynamicsError as error:
                     self.get_logger().warning(f"not cached: {error}")
         self.get_logger().info(
-            f"Jacobian extremes ({extremes.method}, {origin} in "
-            f"{time.monotonic() - start:.2f} s): gamma = {extremes.inf_lambda_min_JtJ:.6g}, "
-            f"delta = {extremes.sup_sigma_max_J_sq:.6g}")
+            f"Jacobian extremes ({origin} in {time.monotonic() - start:.2f} s): "
+            + extremes_summary(extremes))
         return extremes
 
     def _on_urdf_swap(self, model: RobotModel) -> None:
@@ -359,11 +379,33 @@ class DynamicsNode(node_base.ModelNode):
         self._update_theta_statistics()
 
     # ------------------------------------------------------------------ state inputs
+    def _change_theta(self, change: Callable[[], None]) -> None:
+        """Apply ``change`` to the inputs and update the statistics, or neither.
+
+        Validate before mutate: if the change or the statistics of the new Θ raise, the
+        inputs (filters, payloads), the running μ/ν statistics and α₁/α₂ stay as they
+        were.
+        """
+        saved = (copy.copy(self._tracker), self._min_margin, self._max_size, self._uniform)
+        with self._inputs.transaction():
+            try:
+                change()
+                self._update_theta_statistics()
+            except BaseException:
+                self._tracker, self._min_margin, self._max_size, self._uniform = saved
+                raise
+
     def _update_theta_statistics(self) -> None:
-        """Running μ/ν statistics and α₁/α₂ after Θ changed."""
+        """Running μ/ν statistics and α₁/α₂ after Θ changed.
+
+        Raises:
+            InvalidInputError: the margins or sizes of Θ are not finite.
+        """
         snapshot = self._tracker.update(self._inputs.theta)
         self._min_margin = float(np.min(snapshot.margin))
         self._max_size = float(np.max(snapshot.size))
+        if not (math.isfinite(self._min_margin) and math.isfinite(self._max_size)):
+            raise InvalidInputError("inertial_parameters", "margins or sizes are not finite")
         if self._extremes is not None:
             self._uniform = bounds.uniform_mass_matrix_bounds(
                 self._extremes, snapshot.inf_margin, snapshot.sup_size)
@@ -377,11 +419,10 @@ class DynamicsNode(node_base.ModelNode):
     def _on_theta(self, msg: Float64MultiArray) -> None:
         try:
             theta = self._theta_reader.read(msg)
+            self._change_theta(lambda: self._inputs.set_theta(theta, time.monotonic()))
         except RobotTvDynamicsError as error:
             self._guard.reject("inertial_parameters", error)
             return
-        self._inputs.set_theta(theta, time.monotonic())
-        self._update_theta_statistics()
         self._guard.accept("inertial_parameters")
 
     @input_guard.guarded("inertial_parameter_rates")
@@ -418,11 +459,10 @@ class DynamicsNode(node_base.ModelNode):
     def _on_payload(self, msg: InertiaStamped) -> None:
         try:
             link, phi = inertia_stamped_to_phi(msg)
-            self._inputs.set_payload(link, phi)
+            self._change_theta(lambda: self._inputs.set_payload(link, phi))
         except RobotTvDynamicsError as error:
             self._guard.reject("payload", error)
             return
-        self._update_theta_statistics()
         self._guard.accept("payload")
         self.get_logger().info(
             f'payload on link "{link}": mass {phi[0]:.6g} kg (replaces the URDF inertia of '
@@ -442,25 +482,57 @@ class DynamicsNode(node_base.ModelNode):
 
     @input_guard.guarded("planned_trajectory")
     def _on_planned_trajectory(self, msg: JointTrajectory) -> None:
-        """Efforts of eq. (39) along a planned trajectory under the current Θ (payload)."""
-        try:
-            report = evaluate_planned_trajectory(
-                self._model, msg, np.array(self._inputs.theta), self._guard.hardware_id,
-                self._inputs.last_q,
-                warn_ratio=self.config.effort_warn_ratio)
-        except RobotTvDynamicsError as error:
-            self._guard.reject("planned_trajectory", error)
+        """Efforts of eq. (39) along a planned trajectory under the current Θ (payload).
+
+        Off the hot path: the current model, Θ and q are taken now, the evaluation runs
+        in a background thread (:class:`~robot_tv_dynamics.ros.background.LatestJob`), so
+        joint_states keep being answered; a trajectory still waiting when a newer one
+        arrives is dropped (said on ``/diagnostics``).
+        """
+        if len(msg.points) > limits.TRAJECTORY_POINTS:  # refused before any work
+            self._guard.reject("planned_trajectory", InvalidInputError(
+                "planned_trajectory.points",
+                f"has {len(msg.points)} points (at most {limits.TRAJECTORY_POINTS})"))
             return
-        self._planned_pub.publish(report.efforts_msg)
-        self._guard.accept("planned_trajectory")
-        self._guard.publish(extra=[report.status])
+        model, theta, last_q = self._model, np.array(self._inputs.theta), self._inputs.last_q
+        hardware_id, warn_ratio = self._guard.hardware_id, self.config.effort_warn_ratio
+
+        def evaluate() -> None:
+            try:
+                report = evaluate_planned_trajectory(
+                    model, msg, theta, hardware_id, last_q, warn_ratio=warn_ratio)
+            except RobotTvDynamicsError as error:
+                self._guard.reject("planned_trajectory", error)
+                return
+            self._planned_pub.publish(report.efforts_msg)
+            self._guard.accept("planned_trajectory")
+            self._guard.publish(extra=[report.status])
+
+        if self._planner is None:
+            self._planner = LatestJob(
+                "planned_trajectory", self._planner_error,
+                lambda label: self._guard.reject(
+                    "planned_trajectory", f"{label} dropped: a newer one arrived first"))
+        self._planner.submit(f"a trajectory of {len(msg.points)} points", evaluate)
+
+    def _planner_error(self, error: BaseException) -> None:
+        if self.context.ok():
+            self._guard.reject(
+                "planned_trajectory", f"internal error ({type(error).__name__}: {error})")
+
 
     @input_guard.guarded("retime_request")
     def _on_retime_request(self, msg: JointTrajectory) -> None:
         """Queue a retiming of the path under the current Θ (published when done)."""
+        if len(msg.points) > limits.TRAJECTORY_POINTS:  # refused before any work
+            self._guard.reject("retime_request", InvalidInputError(
+                "retime_request.points",
+                f"has {len(msg.points)} points (at most {limits.TRAJECTORY_POINTS})"))
+            return
         theta = np.array(self._inputs.theta)
         last_q = None if self._inputs.last_q is None else np.array(self._inputs.last_q)
-        self._retimer.submit(self._retime, msg, theta, last_q)
+        self._retimer.submit(f"a path of {len(msg.points)} points",
+                             lambda: self._retime(msg, theta, last_q))
         self._guard.accept("retime_request")
 
     def _retime(self, msg: JointTrajectory, theta: np.ndarray, last_q: np.ndarray | None) -> None:
@@ -472,54 +544,58 @@ class DynamicsNode(node_base.ModelNode):
         except RobotTvDynamicsError as error:
             self._guard.reject("retime_request", error)
             return
-        except Exception as error:  # noqa: BLE001 - a worker must never die silently
-            self._guard.reject("retime_request", f"internal error ({type(error).__name__}: "
-                               f"{error})")
-            return
         if out is not None:
             self._retimed_pub.publish(out)
         self._guard.publish(extra=[status])
 
-    def destroy_node(self) -> bool:
-        """Stop the retiming worker (a queued request is dropped), then destroy."""
-        retimer = getattr(self, "_retimer", None)
-        if retimer is not None:
-            retimer.shutdown(wait=False, cancel_futures=True)
-        return bool(super().destroy_node())
+    def destroy_node(self) -> None:
+        """Stop the planned-trajectory and retiming threads (waiting jobs dropped), destroy."""
+        for worker in (getattr(self, "_planner", None), getattr(self, "_retimer", None)):
+            if worker is not None:
+                worker.stop()
+        super().destroy_node()
 
     # ------------------------------------------------------------------ per sample
     @input_guard.guarded("joint_states")
     def _on_joint_states(self, msg: JointState) -> None:
+        # validate before mutate: the stamp and the sample are checked, and τ computed,
+        # inside one transaction; a rejected sample leaves the filters and stamps as
+        # they were
+        cfg = self.config
+        answered = self._answered + 1
+        # terms and bounds are computed only for a sample they are published for (someone
+        # subscribes); τ alone comes from the recursive backend with the loads held
+        publish_terms = cfg.publish_terms and self._terms_pub.get_subscription_count() > 0
+        publish_bounds = (cfg.publish_bounds and answered % cfg.bounds_decimation == 0
+                          and self._bounds_pub.get_subscription_count() > 0)
+        terms = kin = None
         try:
-            t = stamp_to_seconds(msg.header.stamp)
+            t = read_stamp(msg.header.stamp, "joint_states.header.stamp",
+                           self.get_clock().now().nanoseconds * 1e-9)
             self._inputs.check_stamp(t)
             q, qd = self._joints.read(msg)
+            with self._inputs.transaction():
+                state = self._inputs.sample(t, q, qd, time.monotonic())
+                if publish_terms or publish_bounds:
+                    kin = self._model.kinematics(q)
+                    terms = dynamics.generalized_terms(
+                        kin, qd, state.qdd, state.theta, state.theta_dot, state.gamma,
+                        state.gamma_dot)
+                    tau = terms.tau
+                else:
+                    tau = self._torque(state)
+                if self._friction is not None:
+                    tau = tau + self._friction.torque(qd)
+                if not np.isfinite(tau).all():
+                    raise InvalidInputError(
+                        "joint_states", "τ of eq. (39) is not finite for this sample")
         except RobotTvDynamicsError as error:
             self._guard.reject("joint_states", error)
             return
         try:
             effort = self._joints.read_effort(msg)
-        except RobotTvDynamicsError as error:
+        except RobotTvDynamicsError as error:  # τ is answered; the observers skip it
             effort, self._contacts.reason = None, str(error)
-        state = self._inputs.sample(t, q, qd, time.monotonic())
-        qdd = state.qdd
-        answered = self._answered + 1
-        # terms and bounds are computed only for a sample they are published for (someone
-        # subscribes); τ alone comes from the recursive backend with the loads held
-        cfg = self.config
-        publish_terms = cfg.publish_terms and self._terms_pub.get_subscription_count() > 0
-        publish_bounds = (cfg.publish_bounds and answered % cfg.bounds_decimation == 0
-                          and self._bounds_pub.get_subscription_count() > 0)
-        terms = kin = None
-        if publish_terms or publish_bounds:
-            kin = self._model.kinematics(q)
-            terms = dynamics.generalized_terms(
-                kin, qd, qdd, state.theta, state.theta_dot, state.gamma, state.gamma_dot)
-            tau = terms.tau
-        else:
-            tau = self._torque(state)
-        if self._friction is not None:
-            tau = tau + self._friction.torque(qd)
         out = self._torques_msg
         out.header.stamp = msg.header.stamp
         out.header.frame_id = msg.header.frame_id
@@ -587,6 +663,22 @@ class DynamicsNode(node_base.ModelNode):
         else:
             labelled_array(values[:, None], (), self._bounds_msg)
         self._bounds_pub.publish(self._bounds_msg)
+
+
+def extremes_summary(extremes: bounds.JacobianExtremes) -> str:
+    """γ, δ for the start-up log: the sampled estimate and the safe end α₁/α₂ use.
+
+    ``mass_matrix_bounds`` publishes the safe ends (``gamma`` = lower end of γ's bracket,
+    ``delta`` = upper end of δ's); a sampled estimate is not a bound (it lies on the
+    unsafe side), which is why the two numbers differ.
+    """
+    g_low, g_high = extremes.inf_lambda_min_JtJ_bracket
+    d_low, d_high = extremes.sup_sigma_max_J_sq_bracket
+    kind = "estimate" if extremes.method == bounds.SAMPLED else "value"
+    return (f"gamma {kind} {extremes.inf_lambda_min_JtJ:.6g} in [{g_low:.6g}, {g_high:.6g}], "
+            f"delta {kind} {extremes.sup_sigma_max_J_sq:.6g} in [{d_low:.6g}, {d_high:.6g}] "
+            f"({extremes.method}); alpha1/alpha2 and mass_matrix_bounds use the safe ends "
+            f"gamma = {g_low:.6g}, delta = {d_high:.6g}")
 
 
 def main(args: list[str] | None = None) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -28,7 +29,8 @@ class InputGuard:
     during the last ``period`` seconds (message: the latest topic and reason; values:
     accepted/rejected counts and the last reason per topic) and OK otherwise. It is
     published by :meth:`publish` (the node's timer) and right away at a rejection
-    (at most every 0.1 s unless the reason is new).
+    (at most every 0.1 s unless the reason is new). Thread-safe (the dynamics node
+    reports planned trajectories from a background thread).
     """
 
     def __init__(
@@ -57,14 +59,19 @@ class InputGuard:
         self._last_time = -math.inf
         self._last_publish = -math.inf
         self._last_published_reason = ""
+        self._lock = threading.RLock()
 
     def accept(self, topic: str) -> None:
         """Count an accepted message."""
-        self.accepted[topic] = self.accepted.get(topic, 0) + 1
+        with self._lock:
+            self.accepted[topic] = self.accepted.get(topic, 0) + 1
 
     def reject(self, topic: str, error: BaseException | str) -> None:
         """Reject a message: count it, log (throttled per topic), publish diagnostics."""
-        reason = str(error)
+        with self._lock:
+            self._reject(topic, str(error))
+
+    def _reject(self, topic: str, reason: str) -> None:
         self.rejected[topic] = self.rejected.get(topic, 0) + 1
         self.reasons[topic] = reason
         self._last_topic = topic
@@ -85,6 +92,10 @@ class InputGuard:
 
     def status(self) -> Any:
         """The DiagnosticStatus of the inputs now."""
+        with self._lock:
+            return self._status()
+
+    def _status(self) -> Any:
         now = time.monotonic()
         values: list[tuple[str, object]] = []
         for topic in sorted(set(self.accepted) | set(self.rejected)):
@@ -104,7 +115,11 @@ class InputGuard:
 
     def publish(self, extra: Sequence[Any] = ()) -> None:
         """Publish a DiagnosticArray with the input status (and ``extra`` statuses)."""
-        status = self.status()
+        with self._lock:
+            self._publish(extra)
+
+    def _publish(self, extra: Sequence[Any]) -> None:
+        status = self._status()
         array = DiagnosticArray()
         array.header.stamp = self._node.get_clock().now().to_msg()
         array.status = [*extra, status]

@@ -30,6 +30,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from visualization_msgs.msg import MarkerArray
 
+from robot_tv_dynamics import limits
 from robot_tv_dynamics.consistency.monitor import TABLE_FIELDS, Level
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError, UnknownNameError
 from robot_tv_dynamics.model import RobotModel
@@ -205,6 +206,8 @@ class MarkersNode(node_base.ModelNode):
             q = np.asarray(msg.position, dtype=np.float64)[take]
             if not np.isfinite(q).all():
                 raise InvalidInputError("joint_states.position", "contains NaN or Inf")
+            limits.check_bounded(q, limits.POSITION, "joint_states.position",
+                                 list(self._joints.joint_names))
         except RobotTvDynamicsError as error:
             self._guard.reject("joint_states", error)
             return

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from std_msgs.msg import Float64MultiArray
 
+from robot_tv_dynamics import limits
 from robot_tv_dynamics.consistency.monitor import (
     TABLE_FIELDS,
     ConsistencyMonitor,
@@ -181,7 +182,7 @@ class MonitorNode(node_base.ModelNode):
             status_name(self.config.status_prefix, name) for name in model.body_names]
         self._theta_reader = BodyArrayReader("inertial_parameters", model.body_names, "phi", 10)
         self._rates_reader = BodyArrayReader(
-            "inertial_parameter_rates", model.body_names, "phi", 10)
+            "inertial_parameter_rates", model.body_names, "phi", 10, limits.THETA_RATE)
         self._axes = [("body", model.body_names), ("field", TABLE_FIELDS)]
         self._consistency_msg = Float64MultiArray()
 

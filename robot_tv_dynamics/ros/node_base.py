@@ -1,22 +1,48 @@
 """The node start-up and run loop every executable shares.
 
 :class:`ModelNode`: parameters → config, URDF, ``/diagnostics``, input guard, URDF swaps;
-:func:`run_node`: the ``main(args=None)`` pattern of ros2/demos (KeyboardInterrupt,
-ExternalShutdownException, ``finally: destroy_node(); try_shutdown()``).
+:func:`run_node`: the ``main(args=None)`` pattern of ros2/demos (init, spin,
+``finally: destroy_node(); try_shutdown()``), with a shutdown that is clean by
+construction (:class:`StopRequest`).
+
+**Why the node owns its signals.** rclpy's own SIGINT/SIGTERM handling shuts the
+context down from its signal-handler thread while the main loop may be inside
+``spin_once`` or a callback; the result is a race (``RuntimeError: Unable to convert
+call argument '0' to Python object``, ``publisher's context is invalid``, a
+KeyboardInterrupt landing in a callback and logged as FATAL, or an abort in pybind11).
+:func:`run_node` therefore calls ``rclpy.init`` with ``SignalHandlerOptions.NO`` and
+installs Python handlers for SIGINT, SIGTERM and SIGHUP that only *record* the request;
+the loop checks it between ``spin_once`` calls (≤ 0.1 s), then destroys the node and
+shuts the context down itself. No exception is ever raised into a callback. During
+start-up (URDF, Jacobian extremes) the first signal raises :class:`StopRequested` out
+of the constructor instead, so Ctrl-C during a long start-up also ends at once, with
+exit code 0.
+
+**Parents.** A node started by :mod:`robot_tv_dynamics.ros.bringup` gets
+``ROBOT_TV_DYNAMICS_PARENT_PID`` in its environment: it then asks Linux to send it
+SIGTERM when the parent dies (``prctl(PR_SET_PDEATHSIG)``) and, everywhere, watches
+``os.getppid()`` in the loop, so it never outlives its bring-up.
 """
 
 from __future__ import annotations
 
+import ctypes
+import os
+import signal
+import sys
 from collections.abc import Callable, Sequence
+from types import FrameType
 from typing import Any
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
 
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.ros.bringup import PARENT_ENV
 from robot_tv_dynamics.ros.input_guard import InputGuard
 from robot_tv_dynamics.ros.parameters import (
     EXECUTORS,
@@ -108,60 +134,142 @@ def make_executor(config: Any) -> Any:
     return SingleThreadedExecutor()
 
 
-def spin(node: Node, executor: Any) -> None:
-    """Run ``executor`` on ``node`` until the context shuts down (Ctrl-C, SIGTERM).
+#: The signals that request a stop.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_PR_SET_PDEATHSIG = 1
 
-    A node with a ``finished`` event (sim_node with a ``duration``) also ends the loop
-    when it is set. The EventsExecutor is driven by ``spin_once`` with a timeout: its
-    ``spin()`` in rclpy 7.1 (Jazzy wheels) neither runs timers nor returns on SIGINT,
-    while ``spin_once`` does both.
+
+class StopRequested(BaseException):  # noqa: N818 - a request, not an error
+    """Raised out of start-up by the first stop signal (not an error: exit code 0)."""
+
+
+class StopRequest:
+    """The stop requests of one process: signals (recorded, never raised in the loop).
+
+    Attributes:
+        reason: why the process stops ("SIGINT", "parent exited", ...); None while it runs.
+        starting: while True, the first signal raises :class:`StopRequested` (start-up
+            cannot check a flag); the run loop sets it False before spinning.
     """
+
+    def __init__(self) -> None:
+        """Nothing requested yet; start-up phase."""
+        self.reason: str | None = None
+        self.starting = True
+        self._parent: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    @property
+    def requested(self) -> bool:
+        """Whether a stop was requested."""
+        return self.reason is not None
+
+    def request(self, reason: str) -> None:
+        """Record a stop request (the first reason is kept)."""
+        if self.reason is None:
+            self.reason = reason
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        first = self.reason is None
+        self.request(signal.Signals(signum).name)
+        if first and self.starting:
+            raise StopRequested(self.reason)
+
+    def install(self) -> None:
+        """Install the handlers of :data:`STOP_SIGNALS` (main thread only) and the parent watch."""
+        for signum in STOP_SIGNALS:
+            if signum == signal.SIGHUP and signal.getsignal(signum) == signal.SIG_IGN:
+                continue  # started under nohup: a hang-up is meant to be ignored
+            self._previous[signum] = signal.signal(signum, self._handle)
+        parent = os.environ.get(PARENT_ENV, "").strip()
+        if parent.isdigit():
+            self._parent = int(parent)
+            if sys.platform.startswith("linux"):
+                try:  # SIGTERM when the parent dies, even if it is SIGKILLed
+                    libc = ctypes.CDLL(None, use_errno=True)
+                    libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+                except (OSError, AttributeError):  # no prctl: the polling below remains
+                    pass
+            self.check_parent()
+
+    def uninstall(self) -> None:
+        """Restore the previous handlers."""
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous.clear()
+
+    def check_parent(self) -> None:
+        """Request a stop if the parent named by :data:`PARENT_ENV` is gone (re-parented)."""
+        if self._parent is not None and os.getppid() != self._parent:
+            self.request("parent exited")
+            if self.starting:
+                raise StopRequested(self.reason)
+
+
+def spin(node: Node, executor: Any, stop: StopRequest | None = None) -> None:
+    """Run ``executor`` on ``node`` until a stop is requested or the context shuts down.
+
+    ``spin_once`` with a timeout of at most 0.1 s, so a recorded signal ends the loop
+    within that time, between callbacks, never inside one. A node with a ``finished``
+    event (sim_node with a ``duration``) also ends the loop when it is set. (The
+    EventsExecutor's ``spin()`` in rclpy 7.1 neither runs timers nor returns on SIGINT;
+    ``spin_once`` does both.)
+    """
+    stop = stop if stop is not None else StopRequest()
+    stop.starting = False
     executor.add_node(node)
     finished = getattr(node, "finished", None)
-    if finished is None and isinstance(executor, SingleThreadedExecutor):
-        executor.spin()
-        return
-    timeout = 0.5 if finished is None else 0.05
-    while rclpy.ok() and not (finished is not None and finished.is_set()):
+    timeout = 0.1 if finished is None else 0.05
+    context = node.context
+    while not stop.requested and context.ok() and not (
+            finished is not None and finished.is_set()):
         executor.spin_once(timeout_sec=timeout)
+        stop.check_parent()
 
 
 def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None = None) -> int:
     """``main(args=None)`` of ros2/demos: init, spin, clean shutdown; the exit code.
 
-    The one run loop of every executable. A start-up error of the package (a missing or
-    broken URDF) or a parameter of the wrong type/range is logged as one line and gives
-    exit code 1, no traceback; so does a node whose ``error`` is set when it ends. Ctrl-C
-    and SIGTERM (``ExternalShutdownException``) end with 0, as does an rclpy error raised
-    by a callback in flight while the context shuts down.
+    The one run loop of every executable. SIGINT, SIGTERM and SIGHUP, at any time
+    (start-up, idle, under traffic), and the parent's exit (bring-up) end it with exit
+    code 0 and no traceback (see the module docstring). A start-up error of the package
+    (a missing or broken URDF) or a parameter of the wrong type/range is logged as one
+    line and gives exit code 1, no traceback; so does a node whose ``error`` is set when
+    it ends. Any other exception is a bug: traceback, exit code 1.
 
     Args:
         factory: builds the node (its constructor).
-        name: logger name for start-up errors (the default node name).
+        name: logger name for start-up errors and the stop line (the default node name).
         args: command-line arguments for ``rclpy.init``.
 
     Returns:
         The process exit code.
     """
-    rclpy.init(args=None if args is None else list(args))
+    stop = StopRequest()
     node = None
     code = 0
     try:
+        stop.install()
+        rclpy.init(args=None if args is None else list(args),
+                   signal_handler_options=SignalHandlerOptions.NO)
         node = factory()
-        spin(node, make_executor(getattr(node, "config", None)))
+        spin(node, make_executor(getattr(node, "config", None)), stop)
         if getattr(node, "error", None) is not None:  # a node that failed while running
             code = 1
-    except (KeyboardInterrupt, ExternalShutdownException):
+    except (StopRequested, KeyboardInterrupt, ExternalShutdownException):
         pass
     except (RobotTvDynamicsError, rclpy.exceptions.ParameterException) as error:
         rclpy.logging.get_logger(name).fatal(f"cannot start: {error}")
         code = 1
     except Exception:
-        if rclpy.ok():
+        if rclpy.ok() and not stop.requested:
             raise
-        # a callback raced with shutdown (see scripts/ROS_WHEELS.md): not an error
+        # a callback raced with a shutdown from outside (see scripts/ROS_WHEELS.md)
     finally:
+        stop.starting = False  # from here on a signal is only recorded
+        if stop.requested:
+            rclpy.logging.get_logger(name).info(f"stopping ({stop.reason})")
         if node is not None:
             node.destroy_node()
-        rclpy.try_shutdown()
+        rclpy.try_shutdown()  # the handlers stay: a late signal is only recorded
     return code

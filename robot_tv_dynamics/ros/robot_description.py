@@ -19,6 +19,7 @@ import rclpy
 from rclpy.node import Node
 from std_msgs.msg import String
 
+from robot_tv_dynamics import limits
 from robot_tv_dynamics.exceptions import RobotTvDynamicsError, URDFError
 from robot_tv_dynamics.model import RobotModel, parse_locked_joints
 from robot_tv_dynamics.ros.input_guard import InputGuard
@@ -133,10 +134,14 @@ class RobotDescription:
         return self.model
 
     def _on_message(self, msg: String) -> None:
-        if self.model is None:
-            self._pending = msg.data
-            return
         xml = msg.data
+        if len(xml) > limits.ROBOT_DESCRIPTION:
+            self._reject(f"URDF swap rejected, the current model is kept: {len(xml)} "
+                         f"characters (at most {limits.ROBOT_DESCRIPTION})")
+            return
+        if self.model is None:
+            self._pending = xml
+            return
         if hashlib.sha256(xml.encode("utf-8")).hexdigest() == self.model.xml_sha256:
             return
         topic = self._subscription.topic_name

@@ -43,19 +43,21 @@ from pathlib import Path
 
 import numpy as np
 from builtin_interfaces.msg import Duration
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from robot_tv_dynamics import limits
 from robot_tv_dynamics.demo.scenario import scenario_file
-from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.loading import KINDS, LoadingProcess, load_loading_process
 from robot_tv_dynamics.model import RobotModel, parse_locked_joints
 from robot_tv_dynamics.observer.wrench import ExternalWrench
 from robot_tv_dynamics.paths import package_config_dir
-from robot_tv_dynamics.ros import node_base, parameters, qos
+from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot_description
 from robot_tv_dynamics.ros.conversions import (
     body_array,
     fill_joint_state,
@@ -216,6 +218,12 @@ class SimNode(Node):
                 cfg.collision_start, cfg.collision_start + cfg.collision_duration),)
             model.link_attachment(cfg.collision_link.strip())  # unknown link: start-up error
         self._command = np.zeros(model.nv)
+        effort = np.asarray(model.joint_limits.effort, dtype=np.float64)
+        #: |command| accepted per joint: the URDF effort limit, else limits.EFFORT
+        self._effort_bound = np.where(effort > 0.0, effort, limits.EFFORT)
+        self._guard = input_guard.InputGuard(
+            self, self.create_publisher(DiagnosticArray, "/diagnostics", qos.RELIABLE_QOS),
+            robot_description.robot_name(model), cfg.log_throttle, 1.0)
         self._lock = threading.Lock()
         reliable = qos.RELIABLE_QOS
         self._pubs = {
@@ -239,6 +247,10 @@ class SimNode(Node):
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sim_node stepping", daemon=True)
         self._thread.start()
+        self.get_logger().info(
+            f"ready: simulating {model.nv} joints at {1.0 / self.plant.dt:g} Hz, controller "
+            f"{cfg.controller}, loading {cfg.loading or 'none'}; effort_commands accepted "
+            "from now on")
 
     # ------------------------------------------------------------------ input
     def _place_loading(self, cfg: SimNodeConfig, xml: str) -> LoadingProcess | None:
@@ -254,14 +266,31 @@ class SimNode(Node):
         self.get_logger().info(setup.describe())
         return load_loading_process(setup.path)
 
+    @input_guard.guarded("effort_commands")
     def _on_effort(self, msg: Float64MultiArray) -> None:
-        values = np.asarray(msg.data, dtype=np.float64)
-        if values.shape != (self.model.nv,) or not np.all(np.isfinite(values)):
-            self.get_logger().warning(
-                f"effort_commands rejected: need {self.model.nv} finite values in joint order "
-                f"{self.model.joint_names}, got {values.size}",
-                throttle_duration_sec=self.config.log_throttle)
+        """One torque per joint (model order), added to the controller's (clipped) torque.
+
+        Rejected (the last good command is kept, reason on ``/diagnostics``): the wrong
+        size, NaN/Inf, or an entry beyond the joint's URDF effort limit (where the URDF
+        gives none, beyond :data:`robot_tv_dynamics.limits.EFFORT`); a command the drive
+        could not apply would only make the simulation diverge.
+        """
+        try:
+            values = np.array(msg.data, dtype=np.float64)
+            if values.shape != (self.model.nv,) or not np.all(np.isfinite(values)):
+                raise InvalidInputError(
+                    "effort_commands.data", f"need {self.model.nv} finite values in joint "
+                    f"order {self.model.joint_names}, got {values.size}")
+            beyond = np.flatnonzero(np.abs(values) > self._effort_bound)
+            if beyond.size:
+                j = int(beyond[0])
+                raise InvalidInputError(
+                    "effort_commands.data", f'{values[j]:.6g} for "{self.model.joint_names[j]}" '
+                    f"is beyond its effort limit {self._effort_bound[j]:g}")
+        except RobotTvDynamicsError as error:
+            self._guard.reject("effort_commands", error)
             return
+        self._guard.accept("effort_commands")
         with self._lock:
             self._command = values
 

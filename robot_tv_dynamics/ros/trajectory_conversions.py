@@ -19,6 +19,7 @@ from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticStatus
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from robot_tv_dynamics import limits
 from robot_tv_dynamics.evaluation import (
     Trajectory,
     TrajectoryEvaluation,
@@ -41,14 +42,27 @@ def trajectory_from_msg(msg: JointTrajectory, topic: str = "planned_trajectory")
     then derived by :func:`~robot_tv_dynamics.evaluation.efforts`, which says how).
 
     Raises:
-        InvalidInputError: no points, wrong vector sizes, NaN/Inf, times that do not
-            increase; the message names ``topic`` and the point.
+        InvalidInputError: no points or more than :data:`limits.TRAJECTORY_POINTS`, wrong
+            vector sizes, NaN/Inf, values beyond :mod:`robot_tv_dynamics.limits`,
+            times that do not increase; the message names ``topic`` and the point.
     """
+    if len(msg.points) > limits.TRAJECTORY_POINTS:
+        raise InvalidInputError(
+            f"{topic}.points",
+            f"has {len(msg.points)} points (at most {limits.TRAJECTORY_POINTS})")
     try:
-        return trajectory_from_message(msg)
+        trajectory = trajectory_from_message(msg)
     except InvalidInputError as error:
         argument = error.argument.replace("trajectory", topic, 1)
         raise InvalidInputError(argument, error.problem) from None
+    for field, values, bound in (
+            ("positions", trajectory.positions, limits.POSITION),
+            ("velocities", trajectory.velocities, limits.VELOCITY),
+            ("accelerations", trajectory.accelerations, limits.ACCELERATION),
+            ("time_from_start", trajectory.time_from_start, limits.TIME_FROM_START)):
+        if values is not None:
+            limits.check_bounded(values, bound, f"{topic}.points.{field}")
+    return trajectory
 
 
 def seconds_to_duration(seconds: float) -> Duration:

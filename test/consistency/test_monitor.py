@@ -199,3 +199,22 @@ def test_a_massless_body_is_reported_not_alarmed_unless_a_uniform_margin_is_set(
     transitions, _ = stream(strict, lambda t: nominal, 0.2)
     assert [tr.index for tr in transitions] == [3]
     assert transitions[0].level == Level.ERROR and "inconsistent" in transitions[0].message
+
+
+def test_a_finite_but_absurd_sample_changes_no_state_and_the_next_good_one_is_taken(
+        monitor, panda):
+    theta = np.array(panda.theta_nominal)
+    monitor.update(0.0, theta)
+    monitor.update(0.01, theta)
+    before = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+              for k, v in vars(monitor).items() if k not in ("_rate_filter", "_tracker")}
+    huge = theta.copy()
+    huge[1, 0] = 1e308
+    with pytest.raises(InvalidInputError, match="beyond the bound"):
+        monitor.update(0.02, huge)
+    with pytest.raises(InvalidInputError, match="beyond the bound"):
+        monitor.update(0.02, theta, np.full_like(theta, 1e300))
+    for key, value in before.items():
+        np.testing.assert_array_equal(vars(monitor)[key], value, err_msg=key)
+    monitor.update(0.02, theta)
+    assert monitor.samples == 3 and np.isfinite(monitor.rate).all()

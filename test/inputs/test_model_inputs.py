@@ -103,3 +103,43 @@ def test_a_urdf_swap_keeps_theta_from_the_topic_and_reapplies_payloads(ur5: Robo
     inputs.set_payload("tool0", phi)
     assert inputs.swap_model(ur5) == []
     np.testing.assert_allclose(inputs.theta, ur5.theta_with_link_inertia(theta, "tool0", phi))
+
+
+def test_finite_but_absurd_inputs_are_rejected_and_change_nothing(ur5: RobotModel) -> None:
+    inputs = ModelInputs(ur5)
+    theta = np.array(ur5.theta_nominal)
+    inputs.set_theta(theta, now=0.0)
+    inputs.set_theta(1.01 * theta, now=0.01)
+    before = {key: value for key, value in vars(inputs).items()}
+    filter_state = vars(inputs._theta_filter).copy()
+    huge = theta.copy()
+    huge[2, 0] = 1e308
+    for setter, value in ((inputs.set_theta, huge),
+                          (inputs.set_theta_rates, np.full((6, 10), 1e300)),
+                          (inputs.set_psi, np.full((6, 12), -1e308)),
+                          (inputs.set_psi_rates, np.full((6, 12), np.inf))):
+        with pytest.raises(InvalidInputError):
+            setter(value, 0.02)
+    with pytest.raises(InvalidInputError, match="beyond the bound"):
+        inputs.set_payload(ur5.body_names[-1], np.array([1e308] + [0.0] * 9))
+    assert vars(inputs).keys() == before.keys()
+    for key, value in before.items():
+        assert vars(inputs)[key] is value, key  # nothing replaced
+    assert all(vars(inputs._theta_filter)[k] is v for k, v in filter_state.items())
+    # and the next good Θ is taken (its rate from the good history only)
+    inputs.set_theta(1.02 * theta, now=0.02)
+    assert np.isfinite(inputs.sample(1.0, np.zeros(6), np.zeros(6), now=0.02).theta_dot).all()
+
+
+def test_a_transaction_rolls_back_the_filters_and_payloads(ur5: RobotModel) -> None:
+    inputs = ModelInputs(ur5)
+    inputs.sample(1.0, np.zeros(6), np.zeros(6), now=0.0)
+    last_stamp = inputs.last_stamp
+    with pytest.raises(RuntimeError), inputs.transaction():
+        inputs.sample(2.0, np.zeros(6), np.ones(6), now=0.0)
+        inputs.set_payload(ur5.body_names[-1], np.array([1.0] + [0.0] * 3 + [1e-3] * 3
+                                                         + [0.0] * 3))
+        raise RuntimeError("a later step failed")
+    assert inputs.last_stamp == last_stamp and not inputs.payloads
+    state = inputs.sample(1.5, np.zeros(6), np.zeros(6), now=0.0)  # 1.5 > 1.0: accepted
+    assert not state.qdd.any()
