@@ -39,6 +39,7 @@ setup(
             "monitor_node = robot_tv_dynamics.ros.monitor_node:main",
             "sim_node = robot_tv_dynamics.ros.sim_node:main",
             "markers_node = robot_tv_dynamics.ros.markers_node:main",
+            "estimator_node = robot_tv_dynamics.ros.estimator_node:main",
         ],
     },
 )

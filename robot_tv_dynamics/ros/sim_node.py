@@ -97,6 +97,11 @@ PARAMETERS = parameters.URDF_PARAMETERS + (
         "subscriber (dynamics_node) has the tick's loads when the joint state arrives "
         "(Float64MultiArray has no stamp to match them by)", "s", 0.0, 0.1),
     ParameterSpec(
+        "effort_output", "applied",
+        "joint_states effort: applied (the torque applied to the plant) or measured (with "
+        "the adaptive controller: the applied torque plus the simulated torque-sensor noise, "
+        "what the estimators see; feed estimator_node with it)"),
+    ParameterSpec(
         "wait_for_subscribers", 0,
         "before stepping, wait until joint_states has this many subscribers", "", 0, 1000),
     ParameterSpec(
@@ -116,6 +121,7 @@ class SimNodeConfig(parameters.UrdfConfig):
     controller: str = "adaptive"
     seed: int = 0
     joint_states_delay: float = 0.002
+    effort_output: str = "applied"
     wait_for_subscribers: int = 0
     wait_timeout: float = 20.0
 
@@ -153,6 +159,9 @@ class SimNode(Node):
         cfg = self.config
         if cfg.controller not in ("adaptive", "none"):
             raise InvalidInputError("controller", f'"{cfg.controller}" is not adaptive or none')
+        if cfg.effort_output not in ("applied", "measured"):
+            raise InvalidInputError(
+                "effort_output", f'"{cfg.effort_output}" is not applied or measured')
         latched = qos.ROBOT_DESCRIPTION_QOS  # reliable, transient local, depth 1
         description_pub = self.create_publisher(String, "robot_description", latched)
         locked = parse_locked_joints(cfg.locked_joints)
@@ -285,6 +294,8 @@ class SimNode(Node):
                 self.loop.set_extra_torque(command)
                 sample = self.loop.step()
                 q, qd, qdd, tau, loads = sample.q, sample.qd, sample.qdd, sample.tau, sample.loads
+                if cfg.effort_output == "measured":
+                    tau = sample.tau_measured
             else:
                 q, qd = self.plant.q.copy(), self.plant.qd.copy()
                 loads = self.plant.loads(t)
