@@ -63,6 +63,8 @@ class GeometricConfig:
         rate_walk: q_θ̇, random-walk density of θ̇ [1/s³]; 0 = no rate model.
         rate_prior_std: prior standard deviation of θ̇ [1/s].
         period: Δt between updates when ``update`` is not told [s].
+        max_step: largest change of θ per update (Euclidean norm; a longer correction is
+            scaled down, a trust region for the linearization) [1].
     """
 
     epsilon: float = 1e-4
@@ -72,6 +74,7 @@ class GeometricConfig:
     rate_walk: float = 0.5
     rate_prior_std: float = 0.1
     period: float = 0.005
+    max_step: float = 0.5
 
     def __post_init__(self) -> None:
         """Check the ranges.
@@ -84,7 +87,7 @@ class GeometricConfig:
         if len(self.prior_std) != 3 or not all(
                 math.isfinite(s) and s > 0 for s in self.prior_std):
             raise InvalidInputError("prior_std", f"need three values > 0, got {self.prior_std}")
-        for name in ("noise_std", "period"):
+        for name in ("noise_std", "period", "max_step"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise InvalidInputError(name, f"must be > 0, got {value}")
@@ -156,6 +159,8 @@ class GeometricEKF:
         self.covariance = 0.5 * (p + p.T)
         self.phi_rate: Array | None = jac @ self.theta_rate
         self.updates = 0
+        #: Updates refused because the state overflowed (the state is kept).
+        self.rejected = 0
 
     @property
     def method(self) -> str:
@@ -220,12 +225,20 @@ class GeometricEKF:
         s = h @ ph[:10] + noise
         gain = np.linalg.solve(s, ph.T).T             # (20, k)
         innovation = y - r @ (self._phi_eps + lc)
-        x = np.concatenate([theta, self.theta_rate]) + gain @ innovation
+        correction = gain @ innovation
+        length = float(np.linalg.norm(correction[:10]))
+        if length > cfg.max_step:
+            correction *= cfg.max_step / length
+        x = np.concatenate([theta, self.theta_rate]) + correction
         p = p - gain @ ph.T
+        lc, jac = phi_and_jacobian(x[:10])
+        phi = self._phi_eps + lc
+        if not (np.all(np.isfinite(phi)) and np.all(np.isfinite(p))):
+            self.rejected += 1  # an overflow: keep the last state (never NaN)
+            return self.phi.copy()
         self.covariance = 0.5 * (p + p.T)
         self.theta, self.theta_rate = x[:10], x[10:]
-        lc, jac = phi_and_jacobian(self.theta)
-        self.phi = self._phi_eps + lc
+        self.phi = phi
         self._jacobian = jac
         self.phi_rate = jac @ self.theta_rate
         self.updates += 1
