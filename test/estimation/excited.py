@@ -33,7 +33,6 @@ def exciting_trajectory(nv: int, amplitude: float = 0.25, seed: int = 5) -> Four
     a = rng.uniform(-1, 1, (nv, 3)) * amplitude / np.arange(1, 4)
     b = rng.uniform(-1, 1, (nv, 3)) * amplitude / np.arange(1, 4)
     a[7:], b[7:] = 0.0, 0.0
-    b -= 0.0
     return FourierTrajectory(0.2, np.array(PANDA_READY) - b.sum(axis=1), a, b)
 
 
@@ -58,3 +57,30 @@ def simulate(model: RobotModel, trajectory: FourierTrajectory, duration: float,
         if k % every == 0:
             out.append((t, q, qd, tau + rng.normal(0.0, NOISE, model.nv)))
     return out
+
+
+EPOCH = 1_700_000_000  # [s]: the bag's first stamp
+
+
+def write_joint_states_bag(path, joint_names, samples) -> None:
+    """A rosbag2 MCAP directory with /joint_states (stamp EPOCH + t, effort = τ_measured)."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    store = get_typestore(Stores.ROS2_JAZZY)
+    types = store.types
+    joint_state, header, stamp = (types["sensor_msgs/msg/JointState"],
+                                  types["std_msgs/msg/Header"],
+                                  types["builtin_interfaces/msg/Time"])
+    with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        connection = writer.add_connection("/joint_states", "sensor_msgs/msg/JointState",
+                                           typestore=store)
+        for t, q, qd, tau in samples:
+            total = int(round(t * 1e9))
+            sec, nanosec = EPOCH + total // 1_000_000_000, total % 1_000_000_000
+            msg = joint_state(header=header(stamp=stamp(sec=sec, nanosec=nanosec), frame_id=""),
+                              name=list(joint_names), position=np.asarray(q, np.float64),
+                              velocity=np.asarray(qd, np.float64),
+                              effort=np.asarray(tau, np.float64))
+            writer.write(connection, sec * 1_000_000_000 + nanosec,
+                         store.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
