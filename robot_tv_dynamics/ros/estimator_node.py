@@ -49,8 +49,6 @@ from robot_tv_dynamics.ros.conversions import (
     JointStateReader,
     body_array,
     make_status,
-    seconds_to_stamp,
-    stamp_to_seconds,
 )
 from robot_tv_dynamics.ros.parameters import ParameterSpec
 
@@ -284,7 +282,7 @@ class EstimatorNode(node_base.ModelNode):
         self._joints = JointStateReader(
             model.joint_names, cfg.ignore_unknown_joints, ignored=model.locked_joints)
         self._last_publish = -math.inf
-        self._last_stamp = 0.0
+        self._origin_ns: int | None = None
 
     def _on_urdf_swap(self, model: RobotModel) -> None:
         try:
@@ -310,26 +308,38 @@ class EstimatorNode(node_base.ModelNode):
             raise InvalidInputError("joint_states.effort", f'non-finite value for "{bad}"')
         return tau
 
+    def _sample_time(self, msg: JointState) -> float:
+        """The stamp as 1 s + the exact time since the first sample (integer ns).
+
+        Relative times keep the filters' step exact (an epoch stamp as a float rounds to
+        0.24 µs) and equal to what ``robot-tv-dynamics estimate`` computes from a bag.
+        """
+        ns = int(msg.header.stamp.sec) * 1_000_000_000 + int(msg.header.stamp.nanosec)
+        if ns == 0:
+            self._estimator.check_stamp(0.0)  # raises: unstamped
+        if self._origin_ns is None:
+            self._origin_ns = ns
+        return 1.0 + (ns - self._origin_ns) * 1e-9
+
     @input_guard.guarded("joint_states")
     def _on_joint_states(self, msg: JointState) -> None:
         est = self._estimator
         try:
-            t = stamp_to_seconds(msg.header.stamp)
             q, qd = self._joints.read(msg)
             tau = self._read_efforts(msg)
+            t = self._sample_time(msg)
             est.check_stamp(t)
         except RobotTvDynamicsError as error:
             self._guard.reject("joint_states", error)
             return
         self._guard.accept("joint_states")
         changed = est.add_sample(t, q, qd, tau)
-        self._last_stamp = t
         if changed and t - self._last_publish >= self.config.publish_period:
             self._last_publish = t
-            self._publish(t)
+            self._publish(msg.header.stamp)
 
     # ------------------------------------------------------------------ output
-    def _publish(self, t: float) -> None:
+    def _publish(self, stamp: object) -> None:
         est = self._estimator
         names = self._model.body_names
         self._theta_pub.publish(body_array(est.theta_hat, names, "phi"))
@@ -338,7 +348,7 @@ class EstimatorNode(node_base.ModelNode):
             self._rate_pub.publish(body_array(rate, names, "phi"))
         load = est.load
         msg = InertiaStamped()
-        msg.header.stamp = seconds_to_stamp(t)
+        msg.header.stamp = stamp
         msg.header.frame_id = est.measurement.link
         inertia = msg.inertia
         inertia.m = float(load.mass)

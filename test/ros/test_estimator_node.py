@@ -243,3 +243,58 @@ def test_an_arm_at_rest_is_poorly_excited_and_the_estimate_is_held(tmp_path, urd
     finally:
         client.close()
         node.stop()
+
+
+# ---------------------------------------------------------------------------- offline = live
+def test_the_cli_over_a_bag_gives_the_nodes_estimate_on_the_same_data(
+        tmp_path, urdf_paths, panda, capsys):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "estimation"))
+    from excited import EPOCH, exciting_trajectory, simulate, write_joint_states_bag
+
+    from robot_tv_dynamics.cli import main
+
+    samples = simulate(panda, exciting_trajectory(panda.nv), 4.0)
+    bag = tmp_path / "bag"
+    write_joint_states_bag(bag, panda.joint_names, samples)
+    assert main(["estimate", "--urdf", urdf_paths["panda"], "--data", str(bag), "--link", LINK,
+                 "--method", "geometric", "--noise-std", "0.02", "--json"]) == 0
+    offline = json.loads(capsys.readouterr().out)["final"]
+
+    node = _start(tmp_path, urdf_paths["panda"], link=LINK, method="geometric",
+                  noise_std="0.02", publish_period=0.0, joint_states_reliable=True,
+                  joint_states_depth=2000)
+    client = RosClient()
+    try:
+        ns = node.namespace
+        estimates = client.collect(InertiaStamped, f"{ns}/payload_estimate")
+        pub = client.publisher(JointState, f"{ns}/joint_states")
+        client.wait_matched([pub], 60.0, node)
+        last = None
+        for t, q, qd, tau in samples:
+            total = int(round(t * 1e9))
+            msg = JointState(name=list(panda.joint_names), position=[float(x) for x in q],
+                             velocity=[float(x) for x in qd], effort=[float(x) for x in tau])
+            msg.header.stamp.sec = EPOCH + total // 1_000_000_000
+            msg.header.stamp.nanosec = total % 1_000_000_000
+            last = (msg.header.stamp.sec, msg.header.stamp.nanosec)
+            pub.publish(msg)
+            client.spin_for(0.001)
+        last_t = last[0] + 1e-9 * last[1]
+        client.spin_until(lambda: estimates and abs(
+            cv.stamp_to_seconds(estimates[-1].header.stamp) - last_t) < 1e-6,
+            30.0, f"the estimate of the last sample ({len(estimates)} received, last "
+            f"{estimates[-1].header.stamp if estimates else None}, sent {last})", node)
+    finally:
+        client.close()
+        node.stop()
+    live = estimates[-1].inertia
+    # stated tolerance: 1e-6 kg, 1e-6 m, 1e-8 kg·m² (only the stamps' float rounding differs)
+    assert abs(live.m - offline["mass"]) < 1e-6, (live.m, offline["mass"])
+    np.testing.assert_allclose([live.com.x, live.com.y, live.com.z], offline["com"], atol=1e-6)
+    np.testing.assert_allclose(
+        [live.ixx, live.ixy, live.ixz, live.iyy, live.iyz, live.izz],
+        [offline["inertia"][k] for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")], atol=1e-8)
+    assert abs(live.m - 0.6) < 0.05  # and it is the simulated payload
