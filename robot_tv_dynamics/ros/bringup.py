@@ -5,8 +5,8 @@ This module starts the same nodes with the same parameters: every node gets
 ``--params-file <config>`` (default: config/tv_dynamics.yaml), then
 ``-p urdf_path:=<urdf>`` when a URDF is given, and ``-r __ns:=<namespace>``::
 
-    python -m robot_tv_dynamics.ros.bringup --urdf arm.urdf [--use-sim] [--config FILE]
-        [--namespace NS]
+    python -m robot_tv_dynamics.ros.bringup --urdf arm.urdf [--use-sim] [--estimate]
+        [--config FILE] [--namespace NS]
 
 It runs until Ctrl-C (then stops the nodes with SIGINT) or until a node exits (then
 stops the others and returns that node's exit code). The nodes run as
@@ -36,6 +36,9 @@ PACKAGE = "robot_tv_dynamics"
 #: Executables started always, and the one ``use_sim`` adds (as in the launch file).
 NODES = ("dynamics_node", "monitor_node", "markers_node")
 SIM_NODE = "sim_node"
+#: The one ``estimate`` adds; with ``use_sim`` its outputs go under ``estimated/``.
+ESTIMATOR_NODE = "estimator_node"
+ESTIMATOR_OUTPUTS = ("inertial_parameters", "inertial_parameter_rates", "payload_estimate")
 
 
 def default_config() -> Path:
@@ -204,6 +207,7 @@ def bring_up(
     python: str = sys.executable,
     env: Mapping[str, str] | None = None,
     ros_args: Sequence[str] = (),
+    estimate: bool = False,
     **popen: object,
 ) -> BringUp:
     """Start dynamics_node, monitor_node and markers_node (and sim_node if ``use_sim``).
@@ -211,6 +215,8 @@ def bring_up(
     Args:
         urdf: URDF file for every node (None: the robot_description topic).
         use_sim: also start ``sim_node``.
+        estimate: also start ``estimator_node`` (outputs under ``estimated/`` with
+            ``use_sim``, as the launch file does).
         config: parameter file (None: config/tv_dynamics.yaml).
         namespace: namespace of every node.
         python: interpreter of the nodes.
@@ -229,16 +235,19 @@ def bring_up(
         raise BringUpError(f"config file {config} does not exist")
     if urdf is not None and not os.path.isfile(urdf):
         raise BringUpError(f"URDF file {urdf} does not exist")
-    names = NODES + ((SIM_NODE,) if use_sim else ())
+    names = NODES + ((SIM_NODE,) if use_sim else ()) + ((ESTIMATOR_NODE,) if estimate else ())
     for name in names:
         if importlib.util.find_spec(f"{PACKAGE}.ros.{name}") is None:
             raise BringUpError(f"node module {PACKAGE}.ros.{name} is not available")
     started = BringUp()
     try:
         for name in names:
+            remaps = ({topic: f"estimated/{topic}" for topic in ESTIMATOR_OUTPUTS}
+                      if name == ESTIMATOR_NODE and use_sim else None)
             started.start(name, node_command(name, urdf=urdf, config=config,
                                              namespace=namespace, python=python,
-                                             ros_args=ros_args), env=env, **popen)
+                                             ros_args=ros_args, remaps=remaps),
+                          env=env, **popen)
     except BaseException:
         started.stop()
         raise
@@ -253,12 +262,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "launch/tv_dynamics.launch.py, without launch_ros.")
     parser.add_argument("--urdf", help="URDF file (default: the robot_description topic)")
     parser.add_argument("--use-sim", action="store_true", help="also start sim_node")
+    parser.add_argument("--estimate", action="store_true",
+                        help="also start estimator_node (outputs under estimated/ with "
+                             "--use-sim)")
     parser.add_argument("--config", help="parameter file (default: config/tv_dynamics.yaml)")
     parser.add_argument("--namespace", default="", help="namespace of every node")
     args = parser.parse_args(argv)
     try:
         running = bring_up(args.urdf, use_sim=args.use_sim, config=args.config,
-                           namespace=args.namespace)
+                           namespace=args.namespace, estimate=args.estimate)
     except BringUpError as error:
         print(f"bringup: {error}", file=sys.stderr)
         return 1
