@@ -200,6 +200,7 @@ class SimNode(Node):
                 ("joint_accelerations", JointTrajectory),
                 ("estimates/classical/inertial_parameters", Float64MultiArray),
                 ("estimates/projected/inertial_parameters", Float64MultiArray),
+                ("estimates/geometric/inertial_parameters", Float64MultiArray),
                 ("reference_joint_states", JointState))}
         self._info_pub = self.create_publisher(String, "simulation_info", latched)
         self.create_subscription(
@@ -333,6 +334,8 @@ class SimNode(Node):
                 body_array(loop.theta_hat(sample.phi_classical), names, "phi"))
             pubs["estimates/projected/inertial_parameters"].publish(
                 body_array(loop.theta_hat(sample.phi_projected), names, "phi"))
+            pubs["estimates/geometric/inertial_parameters"].publish(
+                body_array(loop.theta_hat(sample.phi_geometric), names, "phi"))
             q_r, qd_r, _ = sample.reference
             pubs["reference_joint_states"].publish(
                 fill_joint_state(self._reference_msg, stamp, q_r, qd_r, np.zeros(0)))
