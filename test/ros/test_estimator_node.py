@@ -298,3 +298,24 @@ def test_the_cli_over_a_bag_gives_the_nodes_estimate_on_the_same_data(
         [live.ixx, live.ixy, live.ixz, live.iyy, live.iyz, live.izz],
         [offline["inertia"][k] for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")], atol=1e-8)
     assert abs(live.m - 0.6) < 0.05  # and it is the simulated payload
+
+
+def test_the_geometric_estimate_settles_first_and_the_numbers_are_printed(
+        grasp_run, panda, capsys):
+    """Settling time to 0.05 kg after the ramp, final error, band violations per method."""
+    epsilon = MARGIN_FRACTION * _margin(panda.theta_nominal[BODY]) * (1 - 1e-6)
+    settling = {}
+    with capsys.disabled():
+        for method in METHODS:
+            t, mass = _mass_series(grasp_run, method)
+            error = np.abs(mass - TRUE_MASS)
+            after = t > GRASP_END
+            outside = np.flatnonzero(after & (error >= 0.05))
+            settle = t[outside[-1] + 1] - GRASP_END if outside.size and outside[-1] + 1 < t.size \
+                else 0.0
+            margins = _margins(grasp_run, method)
+            settling[method] = settle
+            print(f"\n[grasp] {method}: within 0.05 kg from {settle:.2f} s after the ramp; "
+                  f"final error {error[-1]:.4f} kg; band violations {int(np.sum(margins < epsilon))}"
+                  f"/{margins.size}; min margin {margins.min():.3g} (eps {epsilon:.3g})")
+    assert settling["geometric"] <= min(settling["classical"], settling["projected"])
