@@ -315,7 +315,8 @@ def test_the_geometric_estimate_settles_first_and_the_numbers_are_printed(
                 else 0.0
             margins = _margins(grasp_run, method)
             settling[method] = settle
+            violations = int(np.sum(margins < epsilon))
             print(f"\n[grasp] {method}: within 0.05 kg from {settle:.2f} s after the ramp; "
-                  f"final error {error[-1]:.4f} kg; band violations {int(np.sum(margins < epsilon))}"
+                  f"final error {error[-1]:.4f} kg; band violations {violations}"
                   f"/{margins.size}; min margin {margins.min():.3g} (eps {epsilon:.3g})")
     assert settling["geometric"] <= min(settling["classical"], settling["projected"])
