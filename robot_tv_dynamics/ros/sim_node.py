@@ -11,8 +11,9 @@ thread advances the plant at ``rate`` (1 kHz, RK4) paced to the wall clock by
   stamp with the exact q̈): remap a dynamics_node's ``reference`` to it and the node
   uses the simulator's q̈ instead of differentiating q̇;
 - with the built-in adaptive controller (``controller: adaptive``):
-  ``estimates/classical/inertial_parameters`` and ``estimates/projected/inertial_parameters``
-  (Θ̂ with the payload body's row from each estimator), ``reference_joint_states``
+  ``estimates/classical/inertial_parameters``, ``estimates/projected/inertial_parameters``
+  and ``estimates/geometric/inertial_parameters`` (Θ̂ with the payload body's row from
+  each estimator), ``reference_joint_states``
   (the tracked q_r, q̇_r);
 - ``robot_description`` (std_msgs/String, transient local) when the URDF came from a
   file or the built-in Panda, and ``simulation_info`` (std_msgs/String, transient
@@ -88,8 +89,8 @@ PARAMETERS = parameters.URDF_PARAMETERS + (
         0.0, 1e9),
     ParameterSpec(
         "controller", "adaptive",
-        "adaptive: computed torque on the projected payload estimate, with the classical "
-        "and projected estimators; none: the applied torque is effort_commands"),
+        "adaptive: computed torque on the projected payload estimate, with the classical, "
+        "projected and geometric estimators; none: the applied torque is effort_commands"),
     ParameterSpec("seed", 0, "seed of the simulated torque-sensor noise", "", 0, 2**31 - 1),
     ParameterSpec(
         "joint_states_delay", 0.002,

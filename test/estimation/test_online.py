@@ -71,3 +71,13 @@ def test_unknown_link_and_friction_for_other_joints_are_clear_errors(panda, ur5)
         OnlineLoadEstimator(panda, LINK, LoadEstimatorSettings(), other)
     with pytest.raises(InvalidInputError, match="method"):
         LoadEstimatorSettings(method="magic")
+
+
+def test_every_method_implements_the_one_interface(panda):
+    from robot_tv_dynamics.estimation import METHODS, PayloadEstimator
+
+    for method in METHODS:
+        est = OnlineLoadEstimator(panda, LINK, LoadEstimatorSettings(method=method)).estimator
+        assert isinstance(est, PayloadEstimator) and est.method == method
+        assert est.phi_covariance.shape == (10, 10) and est.consistent
+        assert (est.phi_rate is not None) == (method == "geometric")
