@@ -215,6 +215,19 @@ def test_cli_bring_up_passes_the_config_then_the_urdf_like_the_launch_file(tmp_p
         bringup.bring_up(str(urdf))
 
 
+def test_cli_bring_up_with_estimate_namespaces_the_estimator_only_beside_the_simulator():
+    from robot_tv_dynamics.ros import bringup
+
+    on_arm = bringup.node_commands(estimate=True, config=CONFIG, python="python3")
+    assert set(on_arm) == {"dynamics_node", "monitor_node", "markers_node", "estimator_node"}
+    assert not any(":=estimated/" in arg for arg in on_arm["estimator_node"])
+    beside = bringup.node_commands(use_sim=True, estimate=True, config=CONFIG, python="python3")
+    command = beside["estimator_node"]
+    for topic in ("inertial_parameters", "inertial_parameter_rates", "payload_estimate"):
+        assert f"{topic}:=estimated/{topic}" in command, command
+    assert not any(":=estimated/" in arg for arg in beside["monitor_node"])
+
+
 def test_node_command_names_the_node_and_puts_parameters_and_remaps_after_the_file():
     from robot_tv_dynamics.ros import bringup
 

@@ -198,6 +198,31 @@ class BringUp:
         return codes
 
 
+def node_commands(
+    urdf: str | None = None,
+    *,
+    use_sim: bool = False,
+    estimate: bool = False,
+    config: str | Path | None = None,
+    namespace: str = "",
+    python: str = sys.executable,
+    ros_args: Sequence[str] = (),
+) -> dict[str, list[str]]:
+    """Node name → command line, as the launch file starts them (see :func:`bring_up`).
+
+    With ``estimate`` and ``use_sim`` the estimator's outputs are remapped under
+    ``estimated/`` (the simulator publishes the true Θ on ``inertial_parameters``).
+    """
+    names = NODES + ((SIM_NODE,) if use_sim else ()) + ((ESTIMATOR_NODE,) if estimate else ())
+    commands = {}
+    for name in names:
+        remaps = ({topic: f"estimated/{topic}" for topic in ESTIMATOR_OUTPUTS}
+                  if name == ESTIMATOR_NODE and use_sim else None)
+        commands[name] = node_command(name, urdf=urdf, config=config, namespace=namespace,
+                                      python=python, ros_args=ros_args, remaps=remaps)
+    return commands
+
+
 def bring_up(
     urdf: str | None = None,
     *,
@@ -235,19 +260,15 @@ def bring_up(
         raise BringUpError(f"config file {config} does not exist")
     if urdf is not None and not os.path.isfile(urdf):
         raise BringUpError(f"URDF file {urdf} does not exist")
-    names = NODES + ((SIM_NODE,) if use_sim else ()) + ((ESTIMATOR_NODE,) if estimate else ())
-    for name in names:
+    commands = node_commands(urdf, use_sim=use_sim, estimate=estimate, config=config,
+                             namespace=namespace, python=python, ros_args=ros_args)
+    for name in commands:
         if importlib.util.find_spec(f"{PACKAGE}.ros.{name}") is None:
             raise BringUpError(f"node module {PACKAGE}.ros.{name} is not available")
     started = BringUp()
     try:
-        for name in names:
-            remaps = ({topic: f"estimated/{topic}" for topic in ESTIMATOR_OUTPUTS}
-                      if name == ESTIMATOR_NODE and use_sim else None)
-            started.start(name, node_command(name, urdf=urdf, config=config,
-                                             namespace=namespace, python=python,
-                                             ros_args=ros_args, remaps=remaps),
-                          env=env, **popen)
+        for name, command in commands.items():
+            started.start(name, command, env=env, **popen)
     except BaseException:
         started.stop()
         raise
