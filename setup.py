@@ -90,6 +90,7 @@ setup(
             "monitor_node = robot_tv_dynamics.ros.entry_points:monitor_node",
             "sim_node = robot_tv_dynamics.ros.entry_points:sim_node",
             "markers_node = robot_tv_dynamics.ros.entry_points:markers_node",
+            "estimator_node = robot_tv_dynamics.ros.entry_points:estimator_node",
         ],
     },
 )

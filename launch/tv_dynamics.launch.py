@@ -3,6 +3,12 @@
     ros2 launch robot_tv_dynamics tv_dynamics.launch.py urdf:=/path/arm.urdf
     ros2 launch robot_tv_dynamics tv_dynamics.launch.py use_sim:=true namespace:=arm1
     ros2 launch robot_tv_dynamics tv_dynamics.launch.py config:=my.yaml
+    ros2 launch robot_tv_dynamics tv_dynamics.launch.py urdf:=/path/arm.urdf estimate:=true
+
+``estimate:=true`` adds estimator_node: on a real arm its Θ̂ on ``inertial_parameters``
+feeds the monitor and dynamics nodes; with ``use_sim:=true`` its outputs are remapped
+under ``estimated/`` (``estimated/inertial_parameters``, ...) so that they do not collide
+with the simulator's true Θ.
 
 Only wiring: every node gets ``config`` (default: the package's
 config/tv_dynamics.yaml), then ``urdf_path`` from ``urdf`` *only when ``urdf`` is
@@ -24,6 +30,10 @@ PACKAGE = "robot_tv_dynamics"
 #: Executables started always; ``sim_node`` (issue: simulated arm) only with use_sim:=true.
 NODES = ("dynamics_node", "monitor_node", "markers_node")
 SIM_NODE = "sim_node"
+#: Added by estimate:=true (issue 13: live payload estimation).
+ESTIMATOR_NODE = "estimator_node"
+#: Its outputs, remapped under ``estimated/`` when use_sim:=true.
+ESTIMATOR_OUTPUTS = ("inertial_parameters", "inertial_parameter_rates", "payload_estimate")
 #: The ``urdf`` argument's default: "not given" (the config file's urdf_path stays).
 NOT_GIVEN = ""
 
@@ -51,11 +61,18 @@ def launch_nodes(context):
         Node(package=PACKAGE, executable=SIM_NODE, name=SIM_NODE, namespace=namespace,
              parameters=parameters, output="screen",
              condition=IfCondition(LaunchConfiguration("use_sim"))))
+    use_sim = LaunchConfiguration("use_sim").perform(context) == "true"
+    if LaunchConfiguration("estimate").perform(context) == "true":
+        nodes.append(
+            Node(package=PACKAGE, executable=ESTIMATOR_NODE, name=ESTIMATOR_NODE,
+                 namespace=namespace, parameters=parameters, output="screen",
+                 remappings=([(topic, f"estimated/{topic}") for topic in ESTIMATOR_OUTPUTS]
+                             if use_sim else [])))
     return nodes
 
 
 def generate_launch_description() -> LaunchDescription:
-    """The launch description: four arguments, three or four nodes."""
+    """The launch description: five arguments, three to five nodes."""
     arguments = [
         DeclareLaunchArgument(
             "urdf", default_value=NOT_GIVEN,
@@ -71,5 +88,9 @@ def generate_launch_description() -> LaunchDescription:
             description="parameter file of the nodes"),
         DeclareLaunchArgument(
             "namespace", default_value="", description="namespace of every node and topic"),
+        DeclareLaunchArgument(
+            "estimate", default_value="false", choices=["true", "false"],
+            description="also start estimator_node (Θ̂ of a link's load from measured "
+                        "efforts; beside use_sim:=true its outputs go under estimated/)"),
     ]
     return LaunchDescription(arguments + [OpaqueFunction(function=launch_nodes)])

@@ -19,10 +19,11 @@ REPO = Path(__file__).resolve().parents[1]
 LAUNCH = REPO / "launch" / "tv_dynamics.launch.py"
 CONFIG = REPO / "config" / "tv_dynamics.yaml"
 DOCS = REPO / "docs" / "ros_interface.md"  # the ROS 2 interface tables
-ARGUMENTS = {"urdf", "use_sim", "config", "namespace"}
+ARGUMENTS = {"urdf", "use_sim", "estimate", "config", "namespace"}
 NODES = {"dynamics_node": "robot_tv_dynamics.ros.dynamics_node",
          "monitor_node": "robot_tv_dynamics.ros.monitor_node",
-         "markers_node": "robot_tv_dynamics.ros.markers_node"}
+         "markers_node": "robot_tv_dynamics.ros.markers_node",
+         "estimator_node": "robot_tv_dynamics.ros.estimator_node"}
 
 
 def console_scripts() -> dict[str, str]:
@@ -57,7 +58,7 @@ def calls(tree: ast.AST, name: str) -> list[ast.Call]:
         getattr(n.func, "id", None) == name or getattr(n.func, "attr", None) == name)]
 
 
-def test_launch_file_compiles_and_declares_the_four_arguments(tmp_path):
+def test_launch_file_compiles_and_declares_the_five_arguments(tmp_path):
     py_compile.compile(str(LAUNCH), cfile=str(tmp_path / "launch.pyc"), doraise=True)
     tree = launch_tree()
     declared = {ast.literal_eval(c.args[0]) for c in calls(tree, "DeclareLaunchArgument")}
@@ -78,14 +79,35 @@ def test_launch_file_only_wires_nodes_and_parameters():
     for node in nodes:
         keywords = {k.arg for k in node.keywords}
         assert {"package", "executable", "name", "namespace", "parameters"} <= keywords
-    sim = [n for n in nodes if any(k.arg == "condition" for k in n.keywords)]
-    assert len(sim) == 1 and "IfCondition" in ast.unparse(sim[0])
+    conditional = [n for n in nodes if any(k.arg == "condition" for k in n.keywords)]
+    assert len(conditional) == 3 and all("IfCondition" in ast.unparse(n) for n in conditional)
+
+
+def test_estimate_adds_the_estimator_namespaced_beside_the_simulator():
+    tree = launch_tree()
+    estimators = [n for n in calls(tree, "Node") if "ESTIMATOR_NODE" in ast.unparse(n)]
+    assert len(estimators) == 2
+    remapped = [n for n in estimators if any(k.arg == "remappings" for k in n.keywords)]
+    assert len(remapped) == 1                      # only the use_sim:=true one
+    text = ast.unparse(tree)
+    assert "' == 'true' and '" in text and "' != 'true'" in text
+    constants = module_constants(tree)
+    assert set(constants["ESTIMATOR_OUTPUTS"]) == {
+        "inertial_parameters", "inertial_parameter_rates", "payload_estimate"}
+
+
+def test_readme_documents_every_launch_argument():
+    text = DOCS.read_text()
+    for argument in ARGUMENTS:
+        assert f"{argument}:=" in text, argument
 
 
 def test_launch_file_starts_only_executables_of_setup_py():
     constants = module_constants(launch_tree())
-    executables = set(constants["NODES"]) | {constants["SIM_NODE"]}
-    assert executables == {"dynamics_node", "monitor_node", "markers_node", "sim_node"}
+    executables = (set(constants["NODES"]) | {constants["SIM_NODE"]}
+                   | {constants["ESTIMATOR_NODE"]})
+    assert executables == {"dynamics_node", "monitor_node", "markers_node", "sim_node",
+                           "estimator_node"}
     scripts = console_scripts()
     for name, target in NODES.items():
         # directly, or through ros/entry_points.py (one line naming the [ros] extra)
@@ -113,10 +135,17 @@ def test_launch_description_builds_when_launch_ros_is_installed():
 
 @pytest.fixture(scope="module")
 def node_parameters():
-    from robot_tv_dynamics.ros import dynamics_node, markers_node, monitor_node, sim_node
+    from robot_tv_dynamics.ros import (
+        dynamics_node,
+        estimator_node,
+        markers_node,
+        monitor_node,
+        sim_node,
+    )
 
     return {"dynamics_node": dynamics_node.PARAMETERS, "monitor_node": monitor_node.PARAMETERS,
-            "sim_node": sim_node.PARAMETERS, "markers_node": markers_node.PARAMETERS}
+            "sim_node": sim_node.PARAMETERS, "markers_node": markers_node.PARAMETERS,
+            "estimator_node": estimator_node.PARAMETERS}
 
 
 def test_config_file_has_every_parameter_of_both_nodes_with_its_default(node_parameters):
@@ -134,6 +163,7 @@ def test_config_dataclasses_match_the_declared_parameters(node_parameters):
     from dataclasses import fields
 
     from robot_tv_dynamics.ros.dynamics_node import DynamicsNodeConfig
+    from robot_tv_dynamics.ros.estimator_node import EstimatorNodeConfig
     from robot_tv_dynamics.ros.markers_node import MarkersNodeConfig
     from robot_tv_dynamics.ros.monitor_node import MonitorNodeConfig
     from robot_tv_dynamics.ros.sim_node import SimNodeConfig
@@ -141,7 +171,8 @@ def test_config_dataclasses_match_the_declared_parameters(node_parameters):
     for cls, specs in ((DynamicsNodeConfig, node_parameters["dynamics_node"]),
                        (MonitorNodeConfig, node_parameters["monitor_node"]),
                        (SimNodeConfig, node_parameters["sim_node"]),
-                       (MarkersNodeConfig, node_parameters["markers_node"])):
+                       (MarkersNodeConfig, node_parameters["markers_node"]),
+                       (EstimatorNodeConfig, node_parameters["estimator_node"])):
         # string arrays: a list in the spec (the parameter's type), a tuple in the config
         assert {f.name: list(f.default) if isinstance(f.default, tuple) else f.default
                 for f in fields(cls)} == {s.name: s.default for s in specs}
@@ -167,7 +198,7 @@ def test_docs_list_every_topic_and_parameter(node_parameters):
                   "inertial_parameter_rates", "psi", "psi_rates", "payload",
                   "generalized_torques", "generalized_terms", "mass_matrix_bounds",
                   "/diagnostics", "consistency", "planned_trajectory",
-                  "planned_trajectory_efforts", "inertia_markers"):
+                  "planned_trajectory_efforts", "inertia_markers", "payload_estimate"):
         assert f"`{topic}`" in text, topic
 
 
@@ -186,6 +217,19 @@ def test_cli_bring_up_passes_the_config_then_the_urdf_like_the_launch_file(tmp_p
     assert bringup.default_config().is_file()
     with pytest.raises(bringup.BringUpError, match="does not exist"):
         bringup.bring_up(str(urdf))
+
+
+def test_cli_bring_up_with_estimate_namespaces_the_estimator_only_beside_the_simulator():
+    from robot_tv_dynamics.ros import bringup
+
+    on_arm = bringup.node_commands(estimate=True, config=CONFIG, python="python3")
+    assert set(on_arm) == {"dynamics_node", "monitor_node", "markers_node", "estimator_node"}
+    assert not any(":=estimated/" in arg for arg in on_arm["estimator_node"])
+    beside = bringup.node_commands(use_sim=True, estimate=True, config=CONFIG, python="python3")
+    command = beside["estimator_node"]
+    for topic in ("inertial_parameters", "inertial_parameter_rates", "payload_estimate"):
+        assert f"{topic}:=estimated/{topic}" in command, command
+    assert not any(":=estimated/" in arg for arg in beside["monitor_node"])
 
 
 def test_node_command_names_the_node_and_puts_parameters_and_remaps_after_the_file():

@@ -10,7 +10,8 @@ One module per subcommand, each with ``NAME``, ``HELP``, ``DESCRIPTION`` (option
 * ``retime``: the fastest timing of that path within the effort limits (:mod:`.retime`);
 * ``excite``: an exciting trajectory for identification within the limits (:mod:`.excite`);
 * ``identify``: physically consistent link inertias and friction from a bag (:mod:`.identify`);
-* ``observe``: the generalized-momentum observer over a recorded bag (:mod:`.observe`).
+* ``observe``: the generalized-momentum observer over a recorded bag (:mod:`.observe`);
+* ``estimate``: the live payload estimator replayed over a recorded bag (:mod:`.estimate`).
 
 What they share (loading a URDF, ``--lock``, a progress bar) is :mod:`.common`. No
 library module imports this package.
@@ -27,11 +28,21 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from robot_tv_dynamics.cli import bounds, demo, evaluate, excite, identify, observe, retime
+from robot_tv_dynamics.cli import (
+    bounds,
+    demo,
+    estimate,
+    evaluate,
+    excite,
+    identify,
+    observe,
+    retime,
+)
 from robot_tv_dynamics.exceptions import RobotTvDynamicsError
 
 #: The subcommands, in ``--help`` order.
-COMMANDS: tuple[ModuleType, ...] = (demo, bounds, evaluate, retime, excite, identify, observe)
+COMMANDS: tuple[ModuleType, ...] = (
+    demo, bounds, evaluate, retime, excite, identify, estimate, observe)
 #: Run when the command line names no subcommand (the README's main job).
 DEFAULT_COMMAND = "demo"
 

@@ -30,7 +30,8 @@ TERM_LABELS = {
     "gravity": r"$G(q,\Theta)$",
     "psi_dot": r"$J^{\top} Q_0\,\dot{\Psi}$",
 }
-COLORS = {"classical": "tab:red", "projected": "tab:blue", "truth": "black"}
+COLORS = {"classical": "tab:red", "projected": "tab:blue", "geometric": "tab:green",
+          "truth": "black"}
 ESTIMATE = r"$\hat{\Theta}(t)$"
 TRUE = r"$\Theta(t)$"
 TITLE = {"fontsize": 10, "pad": 9}
@@ -85,7 +86,9 @@ def report_figure(rec: Recording, result: dict[str, Any], model: RobotModel,
     fig.suptitle(
         _plain(description) + f"\npayload body {body_name}; RLS with forgetting on its 10 "
         "parameters: classical (unconstrained) vs projected onto "
-        r"$\{\varepsilon I \preceq f(\Phi) \preceq \beta I\}$", fontsize=11)
+        r"$\{\varepsilon I \preceq f(\Phi) \preceq \beta I\}$"
+        "\ngeometric: EKF on log-Cholesky parameters of "
+        r"$f(\Phi) - \varepsilon I$ (consistent by construction)", fontsize=11)
     t_end = float(rec.t[-1]) if rec.t.size else 1.0
     # loading phase shading
     t_theta, theta = rec.theta

@@ -19,7 +19,7 @@ from robot_tv_dynamics.simulation import DEMO_MARGIN_FRACTION, default_reference
 #: Scenarios with a file in config/loading/.
 SCENARIOS = ("fill", "drain", "grasp", "timeline")
 #: The estimators, as named in topics and the summary.
-ESTIMATORS = ("classical", "projected")
+ESTIMATORS = ("classical", "projected", "geometric")
 #: Topics recorded into run.mcap (relative names resolve to the root namespace).
 RECORDED = {
     "/joint_states": "sensor_msgs/msg/JointState",
@@ -31,6 +31,7 @@ RECORDED = {
     "/psi_rates": "std_msgs/msg/Float64MultiArray",
     "/estimates/classical/inertial_parameters": "std_msgs/msg/Float64MultiArray",
     "/estimates/projected/inertial_parameters": "std_msgs/msg/Float64MultiArray",
+    "/estimates/geometric/inertial_parameters": "std_msgs/msg/Float64MultiArray",
     "/generalized_torques": "sensor_msgs/msg/JointState",
     "/external_torques": "sensor_msgs/msg/JointState",
     "/generalized_terms": "std_msgs/msg/Float64MultiArray",
@@ -38,6 +39,7 @@ RECORDED = {
     "/consistency": "std_msgs/msg/Float64MultiArray",
     "/estimates/classical/consistency": "std_msgs/msg/Float64MultiArray",
     "/estimates/projected/consistency": "std_msgs/msg/Float64MultiArray",
+    "/estimates/geometric/consistency": "std_msgs/msg/Float64MultiArray",
     "/diagnostics": "diagnostic_msgs/msg/DiagnosticArray",  # every node, every monitor
     "/simulation_info": "std_msgs/msg/String",
     "/robot_description": "std_msgs/msg/String",

@@ -5,8 +5,8 @@ This module starts the same nodes with the same parameters: every node gets
 ``--params-file <config>`` (default: config/tv_dynamics.yaml), then
 ``-p urdf_path:=<urdf>`` when a URDF is given, and ``-r __ns:=<namespace>``::
 
-    python -m robot_tv_dynamics.ros.bringup --urdf arm.urdf [--use-sim] [--config FILE]
-        [--namespace NS]
+    python -m robot_tv_dynamics.ros.bringup --urdf arm.urdf [--use-sim] [--estimate]
+        [--config FILE] [--namespace NS]
 
 It runs until Ctrl-C, SIGTERM or SIGHUP (then stops the nodes with one SIGINT each and
 returns 0 if they all exit 0) or until a node exits (then stops the others and returns
@@ -52,6 +52,9 @@ PACKAGE = "robot_tv_dynamics"
 #: Executables started always, and the one ``use_sim`` adds (as in the launch file).
 NODES = ("dynamics_node", "monitor_node", "markers_node")
 SIM_NODE = "sim_node"
+#: The one ``estimate`` adds; with ``use_sim`` its outputs go under ``estimated/``.
+ESTIMATOR_NODE = "estimator_node"
+ESTIMATOR_OUTPUTS = ("inertial_parameters", "inertial_parameter_rates", "payload_estimate")
 
 
 def default_config() -> Path:
@@ -258,6 +261,36 @@ def _kill_group(process: subprocess.Popen) -> None:
         pass
 
 
+def node_commands(
+    urdf: str | None = None,
+    *,
+    use_sim: bool = False,
+    estimate: bool = False,
+    config: str | Path | None = None,
+    namespace: str = "",
+    python: str = sys.executable,
+    ros_args: Sequence[str] = (),
+    scenario: str = "",
+    link: str = "",
+) -> dict[str, list[str]]:
+    """Node name → command line, as the launch file starts them (see :func:`bring_up`).
+
+    With ``estimate`` and ``use_sim`` the estimator's outputs are remapped under
+    ``estimated/`` (the simulator publishes the true Θ on ``inertial_parameters``);
+    ``scenario`` and ``link`` set sim_node's ``loading`` and ``load_link`` when given.
+    """
+    sim = {k: v for k, v in (("loading", scenario), ("load_link", link)) if v}
+    names = NODES + ((SIM_NODE,) if use_sim else ()) + ((ESTIMATOR_NODE,) if estimate else ())
+    commands = {}
+    for name in names:
+        remaps = ({topic: f"estimated/{topic}" for topic in ESTIMATOR_OUTPUTS}
+                  if name == ESTIMATOR_NODE and use_sim else None)
+        commands[name] = node_command(name, urdf=urdf, config=config, namespace=namespace,
+                                      python=python, ros_args=ros_args, remaps=remaps,
+                                      parameters=sim if name == SIM_NODE else None)
+    return commands
+
+
 def bring_up(
     urdf: str | None = None,
     *,
@@ -269,6 +302,7 @@ def bring_up(
     ros_args: Sequence[str] = (),
     scenario: str = "",
     link: str = "",
+    estimate: bool = False,
     **popen: object,
 ) -> BringUp:
     """Start dynamics_node, monitor_node and markers_node (and sim_node if ``use_sim``).
@@ -276,6 +310,8 @@ def bring_up(
     Args:
         urdf: URDF file for every node (None: the robot_description topic).
         use_sim: also start ``sim_node``.
+        estimate: also start ``estimator_node`` (outputs under ``estimated/`` with
+            ``use_sim``, as the launch file does).
         config: parameter file (None: config/tv_dynamics.yaml).
         namespace: namespace of every node.
         python: interpreter of the nodes.
@@ -298,19 +334,16 @@ def bring_up(
         raise BringUpError(f"config file {config} does not exist")
     if urdf is not None and not os.path.isfile(urdf):
         raise BringUpError(f"URDF file {urdf} does not exist")
-    names = NODES + ((SIM_NODE,) if use_sim else ())
-    for name in names:
+    commands = node_commands(urdf, use_sim=use_sim, estimate=estimate, config=config,
+                             namespace=namespace, python=python, ros_args=ros_args,
+                             scenario=scenario, link=link)
+    for name in commands:
         if importlib.util.find_spec(f"{PACKAGE}.ros.{name}") is None:
             raise BringUpError(f"node module {PACKAGE}.ros.{name} is not available")
     started = BringUp()
     try:
-        for name in names:
-            sim = {k: v for k, v in (("loading", scenario), ("load_link", link)) if v}
-            started.start(name, node_command(name, urdf=urdf, config=config,
-                                             namespace=namespace, python=python,
-                                             ros_args=ros_args,
-                                             parameters=sim if name == SIM_NODE else None),
-                          env=env, **popen)
+        for name, command in commands.items():
+            started.start(name, command, env=env, **popen)
     except BaseException:
         started.stop()
         raise
@@ -331,6 +364,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--urdf", help="URDF file (default: the config file's urdf_path, "
                                        "else the robot_description topic)")
     parser.add_argument("--use-sim", action="store_true", help="also start sim_node")
+    parser.add_argument("--estimate", action="store_true",
+                        help="also start estimator_node (outputs under estimated/ with "
+                             "--use-sim)")
     parser.add_argument("--config", help="parameter file (default: config/tv_dynamics.yaml)")
     parser.add_argument("--namespace", default="", help="namespace of every node")
     parser.add_argument("--scenario", default="",
@@ -357,7 +393,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace, requested: list[str]) -> int:
     try:
         running = bring_up(args.urdf, use_sim=args.use_sim, config=args.config,
-                           namespace=args.namespace, scenario=args.scenario, link=args.link)
+                           namespace=args.namespace, scenario=args.scenario, link=args.link,
+                           estimate=args.estimate)
     except BringUpError as error:
         print(f"bringup: {error}", file=sys.stderr)
         return 1

@@ -11,8 +11,9 @@ thread advances the plant at ``rate`` (1 kHz, RK4) paced to the wall clock by
   stamp with the exact q̈): remap a dynamics_node's ``reference`` to it and the node
   uses the simulator's q̈ instead of differentiating q̇;
 - with the built-in adaptive controller (``controller: adaptive``):
-  ``estimates/classical/inertial_parameters`` and ``estimates/projected/inertial_parameters``
-  (Θ̂ with the payload body's row from each estimator), ``reference_joint_states``
+  ``estimates/classical/inertial_parameters``, ``estimates/projected/inertial_parameters``
+  and ``estimates/geometric/inertial_parameters`` (Θ̂ with the payload body's row from
+  each estimator), ``reference_joint_states``
   (the tracked q_r, q̇_r);
 - ``robot_description`` (std_msgs/String, transient local) when the URDF came from a
   file or the built-in Panda, and ``simulation_info`` (std_msgs/String, transient
@@ -99,14 +100,19 @@ PARAMETERS = parameters.URDF_PARAMETERS + (
         0.0, 1e9),
     ParameterSpec(
         "controller", "adaptive",
-        "adaptive: computed torque on the projected payload estimate, with the classical "
-        "and projected estimators; none: the applied torque is effort_commands"),
+        "adaptive: computed torque on the projected payload estimate, with the classical, "
+        "projected and geometric estimators; none: the applied torque is effort_commands"),
     ParameterSpec("seed", 0, "seed of the simulated torque-sensor noise", "", 0, 2**31 - 1),
     ParameterSpec(
         "joint_states_delay", 0.002,
         "pause between publishing a tick's Θ, Θ̇, Ψ, Ψ̇, q̈ and its joint_states, so that a "
         "subscriber (dynamics_node) has the tick's loads when the joint state arrives "
         "(Float64MultiArray has no stamp to match them by)", "s", 0.0, 0.1),
+    ParameterSpec(
+        "effort_output", "applied",
+        "joint_states effort: applied (the torque applied to the plant) or measured (with "
+        "the adaptive controller: the applied torque plus the simulated torque-sensor noise, "
+        "what the estimators see; feed estimator_node with it)"),
     ParameterSpec(
         "wait_for_subscribers", 0,
         "before stepping, wait until joint_states has this many subscribers", "", 0, 1000),
@@ -142,6 +148,7 @@ class SimNodeConfig(parameters.UrdfConfig):
     controller: str = "adaptive"
     seed: int = 0
     joint_states_delay: float = 0.002
+    effort_output: str = "applied"
     wait_for_subscribers: int = 0
     wait_timeout: float = 20.0
     collision_link: str = ""
@@ -185,6 +192,9 @@ class SimNode(Node):
         cfg = self.config
         if cfg.controller not in ("adaptive", "none"):
             raise InvalidInputError("controller", f'"{cfg.controller}" is not adaptive or none')
+        if cfg.effort_output not in ("applied", "measured"):
+            raise InvalidInputError(
+                "effort_output", f'"{cfg.effort_output}" is not applied or measured')
         latched = qos.ROBOT_DESCRIPTION_QOS  # reliable, transient local, depth 1
         description_pub = self.create_publisher(String, "robot_description", latched)
         locked = parse_locked_joints(cfg.locked_joints)
@@ -235,6 +245,7 @@ class SimNode(Node):
                 ("joint_accelerations", JointTrajectory),
                 ("estimates/classical/inertial_parameters", Float64MultiArray),
                 ("estimates/projected/inertial_parameters", Float64MultiArray),
+                ("estimates/geometric/inertial_parameters", Float64MultiArray),
                 ("reference_joint_states", JointState))}
         self._info_pub = self.create_publisher(String, "simulation_info", latched)
         self.create_subscription(
@@ -363,6 +374,8 @@ class SimNode(Node):
                 self.loop.set_extra_torque(command)
                 sample = self.loop.step()
                 q, qd, qdd, tau, loads = sample.q, sample.qd, sample.qdd, sample.tau, sample.loads
+                if cfg.effort_output == "measured":
+                    tau = sample.tau_measured
             else:
                 q, qd = self.plant.q.copy(), self.plant.qd.copy()
                 loads = self.plant.loads(t)
@@ -400,6 +413,8 @@ class SimNode(Node):
                 body_array(loop.theta_hat(sample.phi_classical), names, "phi"))
             pubs["estimates/projected/inertial_parameters"].publish(
                 body_array(loop.theta_hat(sample.phi_projected), names, "phi"))
+            pubs["estimates/geometric/inertial_parameters"].publish(
+                body_array(loop.theta_hat(sample.phi_geometric), names, "phi"))
             q_r, qd_r, _ = sample.reference
             pubs["reference_joint_states"].publish(
                 fill_joint_state(self._reference_msg, stamp, q_r, qd_r, np.zeros(0)))

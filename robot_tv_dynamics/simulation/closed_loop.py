@@ -1,9 +1,10 @@
-r"""The embedded default: the plant under a computed-torque loop, and two payload estimators.
+r"""The embedded default: the plant under a computed-torque loop, and three payload estimators.
 
 :class:`ClosedLoop`: the plant (:class:`~robot_tv_dynamics.simulation.plant.ArmSimulator`),
-a computed-torque controller on the projected estimate, and the classical and projected
-estimators of :mod:`robot_tv_dynamics.estimation` fed with the same noisy joint-torque
-measurements. It holds no ROS code; ``ros/sim_node.py`` publishes its samples.
+a computed-torque controller on the projected estimate, and the classical, projected and
+geometric estimators of :mod:`robot_tv_dynamics.estimation` fed with the same noisy
+joint-torque measurements (the geometric one, an EKF on log-Cholesky parameters, runs
+open loop like the classical one). It holds no ROS code; ``ros/sim_node.py`` publishes its samples.
 :func:`demo_config` and :func:`demo_loop` are the demo's settings.
 """
 
@@ -17,6 +18,8 @@ import numpy.typing as npt
 
 from robot_tv_dynamics.estimation import (
     EstimatorConfig,
+    GeometricConfig,
+    GeometricEKF,
     RecursiveLeastSquares,
     payload_measurement,
 )
@@ -88,6 +91,7 @@ class LoopSample:
         phi_classical: Φ̂ of the payload body from the classical estimator (10,).
         phi_projected: Φ̂ from the projected estimator (10,).
         saturated: whether the controller's torque was clipped.
+        phi_geometric: Φ̂ from the geometric estimator (10,).
     """
 
     t: float
@@ -101,6 +105,7 @@ class LoopSample:
     phi_classical: Array
     phi_projected: Array
     saturated: bool
+    phi_geometric: Array
 
 
 class ClosedLoop:
@@ -143,6 +148,10 @@ class ClosedLoop:
         phi0 = self.theta_known[self.body]
         self.classical = RecursiveLeastSquares(phi0, cfg.estimator, projected=False)
         self.projected = RecursiveLeastSquares(phi0, cfg.estimator, projected=True)
+        est = cfg.estimator
+        self.geometric = GeometricEKF(phi0, GeometricConfig(
+            epsilon=est.epsilon, prior_std=est.prior_std, noise_std=est.noise_std,
+            period=cfg.estimator_decimation / cfg.rate))
         self._rng = np.random.default_rng(cfg.seed)
         self.extra_torque: Array = np.zeros(model.nv)
         # the controller's model Θ̂ (the projected payload row): M(q,Θ̂) v + C q̇ + G is τ of
@@ -177,11 +186,13 @@ class ClosedLoop:
             sample = payload_measurement(kin, qd, qdd, tau_measured, self.theta_known, self.body)
             self.classical.update(sample.regressor, sample.y)
             self.projected.update(sample.regressor, sample.y)
+            self.geometric.update(sample.regressor, sample.y)
             self._hat.set_theta(self.theta_hat(self.projected.phi))
         return LoopSample(
             t=t, q=q, qd=qd, qdd=qdd, tau=tau, tau_measured=tau_measured, reference=reference,
             loads=loads, phi_classical=self.classical.phi.copy(),
-            phi_projected=self.projected.phi.copy(), saturated=saturated)
+            phi_projected=self.projected.phi.copy(), saturated=saturated,
+            phi_geometric=self.geometric.phi.copy())
 
 
 # ------------------------------------------------------------------------ the demo

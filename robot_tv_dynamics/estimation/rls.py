@@ -1,4 +1,4 @@
-r"""Online estimation of one body's inertial parameters Φ from joint torques.
+r"""Recursive least squares on one body's Φ, classical and projected (Definition 3).
 
 Today's adaptive schemes assume constant Θ: they fit the CLASSICAL robotics equation
 
@@ -32,10 +32,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from robot_tv_dynamics import dynamics
-from robot_tv_dynamics.dynamics.kinematics import Kinematics
+from robot_tv_dynamics.estimation.interface import noise_covariance
 from robot_tv_dynamics.exceptions import InvalidInputError
-from robot_tv_dynamics.inertia import Array, check_finite, project_uniformly_consistent
+from robot_tv_dynamics.inertia import (
+    Array,
+    check_finite,
+    consistency_margin,
+    project_uniformly_consistent,
+)
 
 
 @dataclass(frozen=True)
@@ -93,8 +97,12 @@ class RecursiveLeastSquares:
         \hatΦ \leftarrow \hatΦ + K (y - R \hatΦ),\quad
         P \leftarrow (P - K R P)/λ
 
-    and, when ``projected``, :math:`\hatΦ \leftarrow Π_{[ε, β]}(\hatΦ)`.
+    and, when ``projected``, :math:`\hatΦ \leftarrow Π_{[ε, β]}(\hatΦ)`. With per-row
+    ``weights`` w (1/σ²), S = diag(1/w) replaces σ² I. It gives no Φ̇̂
+    (``phi_rate`` is None).
     """
+
+    phi_rate: Array | None = None
 
     def __init__(self, phi0: npt.ArrayLike, config: EstimatorConfig, *,
                  projected: bool) -> None:
@@ -107,12 +115,39 @@ class RecursiveLeastSquares:
         self.covariance = config.initial_covariance()
         self.updates = 0
 
-    def update(self, regressor: npt.ArrayLike, y: npt.ArrayLike) -> Array:
+    @property
+    def method(self) -> str:
+        """``"projected"`` or ``"classical"``."""
+        return "projected" if self.projected else "classical"
+
+    @property
+    def epsilon(self) -> float:
+        """ε of the uniform band {ε I ⪯ f(Φ)} [kg·m² or kg]."""
+        return self.config.epsilon
+
+    @property
+    def margin(self) -> float:
+        """λ_min(f(Φ̂)) [kg·m² or kg]."""
+        return float(consistency_margin(self.phi))
+
+    @property
+    def phi_covariance(self) -> Array:
+        """Covariance of Φ̂ (10, 10): P itself."""
+        return self.covariance
+
+    @property
+    def consistent(self) -> bool:
+        """Whether Φ̂ is in the uniform band, λ_min(f(Φ̂)) ≥ ε (up to rounding)."""
+        return self.margin >= self.config.epsilon * (1.0 - 1e-9)
+
+    def update(self, regressor: npt.ArrayLike, y: npt.ArrayLike,
+               weights: npt.ArrayLike | None = None) -> Array:
         """One RLS step; returns the new Φ̂ (a copy).
 
         Args:
             regressor: R_b, (k, 10), rows of the body's classical regressor.
             y: the torque share attributed to the body, (k,) [N·m or N].
+            weights: 1/σ² of each row (k,); None = 1/noise_std² for every row.
 
         Raises:
             InvalidInputError: wrong shapes or non-finite values.
@@ -121,7 +156,7 @@ class RecursiveLeastSquares:
         y = check_finite(y, "y", (r.shape[0],))
         lam, p = self.config.forgetting, self.covariance
         pr = p @ r.T
-        s = r @ pr + lam * self.config.noise_std**2 * np.eye(r.shape[0])
+        s = r @ pr + lam * noise_covariance(weights, self.config.noise_std, r.shape[0])
         gain = np.linalg.solve(s, pr.T).T  # (10, k)
         self.phi = self.phi + gain @ (y - r @ self.phi)
         p = (p - gain @ pr.T) / lam
@@ -131,39 +166,3 @@ class RecursiveLeastSquares:
                 self.phi, self.config.epsilon, self.config.beta)
         self.updates += 1
         return self.phi.copy()
-
-
-@dataclass(frozen=True)
-class PayloadMeasurement:
-    """One sample of the classical model restricted to the payload body.
-
-    Attributes:
-        regressor: R_b(q, q̇, q̇, q̈), (nv, 10).
-        y: τ − Σ_{l≠b} R_l Φ_l, (nv,) [N·m or N].
-    """
-
-    regressor: Array
-    y: Array
-
-
-def payload_measurement(
-    kin: Kinematics, qd: Array, qdd: Array, tau: Array, theta_known: Array, body: int
-) -> PayloadMeasurement:
-    """The classical-model measurement of body ``body`` (see the module docstring).
-
-    Args:
-        kin: kinematics at the measured q.
-        qd: measured q̇ (nv,).
-        qdd: measured q̈ (nv,).
-        tau: measured joint torques (nv,) [N·m or N].
-        theta_known: Θ with the other bodies' Φ known (N, 10); row ``body`` is ignored.
-        body: index of the estimated body.
-
-    Returns:
-        The measurement (R_b, y).
-    """
-    full = dynamics.regressor(kin, qd, qd, qdd)
-    columns = slice(10 * body, 10 * body + 10)
-    others = np.array(theta_known, dtype=np.float64)
-    others[body] = 0.0
-    return PayloadMeasurement(full[:, columns].copy(), tau - full @ others.ravel())

@@ -1,0 +1,233 @@
+"""Cost per update of the payload estimators against ``pin.rnea`` in the same process.
+
+Run (after ``source scripts/ros_env.sh``):
+``.venv/bin/python benchmarks/bench_estimator.py [--samples N]``.
+
+For the Panda (load on panda_hand) and the UR5 (load on wrist_3_link), a 1 kHz stream of
+well-excited samples (a simulated Fourier motion under a constant payload) goes through
+:class:`~robot_tv_dynamics.estimation.OnlineLoadEstimator`, one method at a time; printed:
+µs per sample of the whole pipeline (q̈ filter, delay line, regressor rows, base-model τ,
+excitation check, update), of its parts, and the ratio to one ``pin.rnea`` call. A 1 kHz
+joint_states stream leaves 1000 µs per sample; the node adds message conversion and
+publishing (``publish_period``) on top. No timing is asserted anywhere.
+
+``--node [--rate 1000] [--duration 5] [--method geometric]``: estimator_node as its own
+process on a private ROS_DOMAIN_ID (``publish_period`` from ``--publish-period``,
+default the node's 0.01 s), a publisher process sending joint_states with efforts at
+``--rate`` (paced like benchmarks/bench_nodes.py) and this process reading the node's
+``samples`` count on /diagnostics (the fraction of joint_states the node took) and the
+latency from stamp to ``payload_estimate`` receipt, and the node's CPU (% of one core).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import timeit
+
+import numpy as np
+import pinocchio as pin
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from particle_lagrangian import find_example_robot_urdf  # noqa: E402
+
+from robot_tv_dynamics import RobotModel  # noqa: E402
+from robot_tv_dynamics.estimation import (  # noqa: E402
+    METHODS,
+    LoadEstimatorSettings,
+    OnlineLoadEstimator,
+)
+from robot_tv_dynamics.identification.excitation import FourierTrajectory  # noqa: E402
+
+ROBOTS = {"panda": "panda_hand", "ur5": "wrist_3_link"}
+
+
+def samples(model: RobotModel, count: int, rate: float = 1000.0):
+    """(t, q, q̇, τ) at ``rate``: a 3-harmonic motion, τ by RNEA with 0.5 kg on the load."""
+    rng = np.random.default_rng(0)
+    nv = model.nv
+    a = rng.uniform(-0.3, 0.3, (nv, 3))
+    b = rng.uniform(-0.3, 0.3, (nv, 3))
+    limits = model.joint_limits
+    centre = np.where(np.isfinite(limits.lower + limits.upper),
+                      0.5 * (limits.lower + limits.upper), 0.0)
+    trajectory = FourierTrajectory(0.2, centre, a, b)
+    t = np.arange(count) / rate
+    q, qd, qdd = trajectory.evaluate(t)
+    rd = model.dynamics()
+    rd.set_loads(model.theta_nominal)
+    tau = np.array([rd.inverse_dynamics(q[k], qd[k], qdd[k]) for k in range(count)])
+    return t + 1.0, q, qd, tau
+
+
+def per_call(function, number: int) -> float:
+    """Best of 5 repeats, µs per call."""
+    return min(timeit.repeat(function, number=number, repeat=5)) / number * 1e6
+
+
+def run_publisher(args: argparse.Namespace) -> None:
+    """Publish joint_states with efforts at args.rate for args.duration (+1 s warm-up)."""
+    import json
+
+    from bench_nodes import BUSY_WAIT, make_node, wait_matched
+    from sensor_msgs.msg import JointState
+
+    from robot_tv_dynamics.ros.conversions import to_float_array
+
+    model = RobotModel.from_urdf(find_example_robot_urdf("panda"))
+    total = int(args.rate * (args.duration + 1.0))
+    t, q, qd, tau = samples(model, total, args.rate)
+    rclpy, node = make_node("bench_estimator_publisher")
+    pub = node.create_publisher(JointState, f"{args.namespace}/joint_states", 10)
+    wait_matched(rclpy, node, [pub], 60.0)
+    msg = JointState()
+    msg.name = list(model.joint_names)
+    period = 1.0 / args.rate
+    start = time.monotonic() + 0.05
+    late = 0
+    for k in range(total):
+        due = start + k * period
+        remaining = due - time.monotonic()
+        if remaining > BUSY_WAIT:
+            time.sleep(remaining - BUSY_WAIT)
+        while time.monotonic() < due:
+            pass
+        late += time.monotonic() - due > period
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(time.time_ns(), 1_000_000_000)
+        msg.position, msg.velocity = to_float_array(q[k]), to_float_array(qd[k])
+        msg.effort = to_float_array(tau[k])
+        pub.publish(msg)
+    print(json.dumps({"sent": total, "late_by_a_period": late}), flush=True)
+    node.destroy_node()
+    rclpy.try_shutdown()
+
+
+def run_node_benchmark(args: argparse.Namespace) -> None:
+    """estimator_node at args.rate: answered fraction, latency, CPU."""
+    import json
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from bench_nodes import cpu_seconds, make_executor, make_node
+    from geometry_msgs.msg import InertiaStamped
+
+    repo = Path(__file__).resolve().parents[1]
+    env = dict(os.environ)
+    env.setdefault("ROS_DOMAIN_ID", str(os.getpid() % 100 + 1))
+    os.environ["ROS_DOMAIN_ID"] = env["ROS_DOMAIN_ID"]
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(repo), env.get("PYTHONPATH", "")) if p)
+    namespace = f"/bench_est{os.getpid()}"
+    log = open(Path(tempfile.mkdtemp(prefix="bench_estimator_")) / "node.log", "w")
+    node_process = subprocess.Popen(
+        [sys.executable, "-m", "robot_tv_dynamics.ros.estimator_node", "--ros-args",
+         "-r", f"__ns:={namespace}", "-p", f"urdf_path:={find_example_robot_urdf('panda')}",
+         "-p", f"method:={args.method}", "-p", "link:=panda_hand",
+         "-p", f"publish_period:={args.publish_period!r}", "-p", "diagnostics_period:=0.5",
+         "-p", "joint_states_depth:=1000"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    rclpy, node = make_node("bench_estimator_receiver")
+    arrivals: list[tuple[int, int]] = []
+    node.create_subscription(InertiaStamped, f"{namespace}/payload_estimate", lambda m: (
+        arrivals.append((m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec,
+                         time.time_ns()))), 1000)
+    from diagnostic_msgs.msg import DiagnosticArray
+
+    taken: list[int] = []
+
+    def on_diagnostics(msg: DiagnosticArray) -> None:
+        for status in msg.status:
+            if status.name == "estimator_node: panda_hand":
+                taken.append(int({kv.key: kv.value for kv in status.values}["samples"]))
+
+    node.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 100)
+    executor = make_executor(rclpy)
+    executor.add_node(node)
+    try:
+        publisher = subprocess.Popen(
+            [sys.executable, __file__, "--role", "publisher", "--namespace", namespace,
+             "--rate", str(args.rate), "--duration", str(args.duration)],
+            env=env, stdout=subprocess.PIPE, text=True)
+        cpu0, wall0 = None, None
+        while publisher.poll() is None:
+            executor.spin_once(timeout_sec=0.01)
+            if cpu0 is None and arrivals:
+                cpu0, wall0 = cpu_seconds(node_process.pid), time.monotonic()
+        cpu = cpu_seconds(node_process.pid) - (cpu0 or 0.0)
+        wall = time.monotonic() - (wall0 or time.monotonic())
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.01)
+        sent = json.loads(publisher.stdout.read().strip().splitlines()[-1])
+    finally:
+        node_process.send_signal(2)
+        node_process.wait(10)
+        node.destroy_node()
+        rclpy.try_shutdown()
+    import numpy as np
+
+    latency = np.array([(r - s) * 1e-6 for s, r in arrivals])
+    took = max(taken, default=0)
+    print(f"estimator_node ({args.method}) at {args.rate:g} Hz for {args.duration:g} s + 1 s: "
+          f"took {took} of {sent['sent']} samples ({100 * took / sent['sent']:.2f} %), "
+          f"{len(arrivals)} estimates published; latency p50 {np.percentile(latency, 50):.2f} "
+          f"ms, p99 "
+          f"{np.percentile(latency, 99):.2f} ms, max {latency.max():.2f} ms; node CPU "
+          f"{100 * cpu / max(wall, 1e-9):.0f} % of a core; publisher late "
+          f"{sent['late_by_a_period']}")
+
+
+def main() -> None:
+    """Print the table (or run the node benchmark / its publisher)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=3000, help="samples per method")
+    parser.add_argument("--node", action="store_true", help="benchmark estimator_node")
+    parser.add_argument("--role", default="bench", help=argparse.SUPPRESS)
+    parser.add_argument("--namespace", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--rate", type=float, default=1000.0, help="joint_states rate [Hz]")
+    parser.add_argument("--duration", type=float, default=5.0, help="measured time [s]")
+    parser.add_argument("--method", choices=METHODS, default="geometric")
+    parser.add_argument("--publish-period", type=float, default=0.01,
+                        help="the node's publish_period [s]")
+    args = parser.parse_args()
+    if args.role == "publisher":
+        run_publisher(args)
+        return
+    if args.node:
+        run_node_benchmark(args)
+        return
+    for robot, link in ROBOTS.items():
+        model = RobotModel.from_urdf(find_example_robot_urdf(robot))
+        t, q, qd, tau = samples(model, args.samples)
+        pm = model.pinocchio_model
+        data = pm.createData()
+        q_pin = model.pinocchio_configuration(q[0])
+        v = qd[0]
+        rnea = per_call(lambda pm=pm, data=data, q_pin=q_pin, v=v: pin.rnea(
+            pm, data, q_pin, v, v), 2000)
+        print(f"{robot} ({model.nv} dof, load on {link}): pin.rnea {rnea:.2f} µs")
+        for method in METHODS:
+            est = OnlineLoadEstimator(model, link, LoadEstimatorSettings(method=method))
+            start = time.perf_counter()
+            for k in range(t.size):
+                est.add_sample(t[k], q[k], qd[k], tau[k])
+            total = (time.perf_counter() - start) / t.size * 1e6
+            meas, check, w = est.measurement, est.excitation, est.weights
+            x = (q[5], qd[5], qd[5], tau[5])
+            rows = meas.measure(*x)
+            parts = {
+                "regressor + base τ": per_call(lambda meas=meas, x=x: meas.measure(*x), 500),
+                "excitation check": per_call(
+                    lambda check=check, r=rows.regressor, w=w: check.add(r, w), 500),
+            }
+            print(f"  {method:9s}: {total:7.1f} µs per sample ({total / rnea:5.1f}× rnea; "
+                  f"{est.estimator.updates} updates, {est.held} held); " + ", ".join(
+                      f"{name} {value:.1f} µs" for name, value in parts.items()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""``robot-tv-dynamics estimate``: the live payload estimator replayed over a recorded bag.
+
+Reads joint_states (with effort) from a rosbag2 (:func:`~robot_tv_dynamics.observer.replay.
+read_observer_bag`), feeds every sample to the estimator_node's pipeline
+(:class:`~robot_tv_dynamics.estimation.OnlineLoadEstimator`, same defaults as the node's
+parameters) and prints a summary, or with ``--json`` one object ``{"method", "link", "t",
+"mass", "com", "margin", "final": {"mass", "com", "inertia": {ixx, ixy, ixz, iyy, iyz,
+izz}}}`` for the **load** (the estimate minus the base model's share of the link's body):
+``t`` in seconds from the bag's first sample, COM and inertia in the link frame, inertia
+about the COM; ``margin`` is λ_min(f) of the estimated body (base share + load).
+Exit codes: 0, 2 bad input (unreadable URDF or bag, unknown link, friction for other
+joints).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from robot_tv_dynamics.cli.common import add_lock_argument, load_model, lock_option
+from robot_tv_dynamics.estimation import (
+    METHODS,
+    ExcitationConfig,
+    LoadEstimatorSettings,
+    OnlineLoadEstimator,
+)
+from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.friction import load_friction_file
+from robot_tv_dynamics.observer.replay import read_observer_bag
+
+NAME = "estimate"
+HELP = ("payload estimate of one link's load from the measured efforts of a recorded bag "
+        "(classical, projected or geometric; the estimator_node offline)")
+
+
+def _numbers(text: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(item) for item in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not comma-separated numbers") from None
+    if not values or not all(math.isfinite(v) and v > 0 for v in values):
+        raise argparse.ArgumentTypeError(f"{text!r}: every value must be > 0")
+    return values
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``estimate`` to ``parser``."""
+    defaults = LoadEstimatorSettings()
+    parser.add_argument("--urdf", required=True, help="the arm's URDF (or identified URDF)")
+    add_lock_argument(parser)
+    parser.add_argument("--friction", metavar="FILE",
+                        help="friction YAML of the model's joints; τ_f is subtracted")
+    parser.add_argument("--data", required=True, metavar="BAG",
+                        help="rosbag2: a directory with metadata.yaml or one .mcap/.db3 file")
+    parser.add_argument("--link", required=True, help="URDF link carrying the load")
+    parser.add_argument("--method", choices=METHODS, default="geometric",
+                        help="estimator (default: %(default)s)")
+    parser.add_argument("--joint-topic", default="/joint_states",
+                        help="the JointState topic (default: %(default)s)")
+    parser.add_argument("--noise-std", type=_numbers, default=(0.05,), metavar="N·m",
+                        help="each joint's residual noise level, one value or one per joint "
+                             "(default: 0.05)")
+    parser.add_argument("--summary", metavar="summary.json",
+                        help="identify's summary.json: per-joint fit RMS as noise levels")
+    parser.add_argument("--forgetting", type=float, default=0.995,
+                        help="RLS forgetting per update (default: %(default)s)")
+    parser.add_argument("--margin-fraction", type=float, default=defaults.margin_fraction,
+                        help="ε = this × λ_min(f) of the body's base share "
+                             "(default: %(default)s)")
+    parser.add_argument("--acceleration-cutoff", type=float,
+                        default=defaults.acceleration_cutoff,
+                        help="q̈ filter corner [Hz] (default: %(default)s)")
+    parser.add_argument("--excitation-threshold", type=float,
+                        default=defaults.excitation.threshold,
+                        help="hold below this excitation (default: %(default)s)")
+    parser.add_argument("--decimation", type=int, default=1,
+                        help="update on every k-th sample (default: %(default)s)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--plot", metavar="OUT.png", help="plot mass, COM and margin")
+
+
+def _noise(args: argparse.Namespace, joint_names: list[str]) -> tuple[float, ...]:
+    if not args.summary:
+        return tuple(args.noise_std)
+    try:
+        data = json.loads(Path(args.summary).read_text(encoding="utf-8"))
+        rms = data["rms"]["identified"]["fit"]
+        return tuple(float(rms[name]) for name in joint_names)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise InvalidInputError("--summary", f'"{args.summary}": no per-joint '
+                                f"rms.identified.fit ({type(error).__name__}: {error})") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Replay the bag through the estimator; print the summary or the JSON object."""
+    model = load_model(args.urdf, lock_option(args.lock))
+    friction = (load_friction_file(args.friction, model.joint_names)
+                if args.friction else None)
+    settings = LoadEstimatorSettings(
+        method=args.method, noise_std=_noise(args, model.joint_names),
+        forgetting=args.forgetting, margin_fraction=args.margin_fraction,
+        acceleration_cutoff=args.acceleration_cutoff, decimation=args.decimation,
+        excitation=ExcitationConfig(threshold=args.excitation_threshold))
+    estimator = OnlineLoadEstimator(model, args.link, settings, friction)
+    recording = read_observer_bag(args.data, model, args.joint_topic)
+    t_out: list[float] = []
+    mass: list[float] = []
+    com: list[list[float]] = []
+    margin: list[float] = []
+    origin = 1.0  # stamps must be non-zero: the bag's first sample is t = 0
+    for k in range(recording.t.size):
+        t = float(recording.t[k])
+        estimator.add_sample(origin + t, recording.q[k], recording.qd[k], recording.effort[k])
+        load = estimator.load
+        t_out.append(t)
+        mass.append(load.mass)
+        com.append([float(v) for v in load.com])
+        margin.append(estimator.margin)
+    final = estimator.load
+    i = final.inertia
+    data: dict[str, Any] = {
+        "method": args.method, "link": args.link, "body": model.body_names[
+            estimator.measurement.body],
+        "t": t_out, "mass": mass, "com": com, "margin": margin,
+        "epsilon": estimator.epsilon, "updates": estimator.estimator.updates,
+        "held": estimator.held, "samples": int(recording.t.size),
+        "final": {"mass": final.mass, "com": [float(v) for v in final.com],
+                  "inertia": {"ixx": float(i[0, 0]), "ixy": float(i[0, 1]),
+                              "ixz": float(i[0, 2]), "iyy": float(i[1, 1]),
+                              "iyz": float(i[1, 2]), "izz": float(i[2, 2])}},
+        "dropped": recording.dropped, "notes": recording.notes,
+    }
+    if args.plot:
+        plot(Path(args.plot), data)
+    if args.json:
+        json.dump(data, sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    f = data["final"]
+    print(f"{args.method} estimate of the load on {args.link} over {data['samples']} samples "
+          f"({data['updates']} updates, {data['held']} held as poorly excited)")
+    print(f"mass {f['mass']:.4g} kg, COM {np.round(f['com'], 4).tolist()} m (link frame)")
+    print("inertia about the COM [kg·m²]: " + ", ".join(
+        f"{key} {value:.3g}" for key, value in f["inertia"].items()))
+    lowest = min(margin) if margin else math.nan
+    print(f"margin λ_min(f) of {data['body']}: final {estimator.margin:.4g}, lowest "
+          f"{lowest:.4g}, ε = {estimator.epsilon:.4g}")
+    return 0
+
+
+def plot(path: Path, data: dict[str, Any]) -> None:
+    """Mass, COM and the body's margin against ε over time."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(9, 7), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(3, 1, sharex=True)
+    t = np.asarray(data["t"])
+    axes[0].plot(t, data["mass"], color="tab:blue")
+    axes[0].set_ylabel(r"$\hat m$ [kg]")
+    axes[0].set_title(f"{data['method']} estimate of the load on {data['link']}")
+    com = np.asarray(data["com"]).reshape(-1, 3)
+    for k, name in enumerate("xyz"):
+        axes[1].plot(t, com[:, k], label=rf"$\hat c_{name}$")
+    axes[1].set_ylabel("COM [m]")
+    axes[1].legend(loc="upper right")
+    axes[2].plot(t, data["margin"], color="tab:green", label=r"$\lambda_{\min}(f(\hat\Phi))$")
+    axes[2].axhline(data["epsilon"], color="tab:red", ls="--", label=r"$\varepsilon$")
+    axes[2].set_yscale("symlog", linthresh=max(float(data["epsilon"]), 1e-9))
+    axes[2].set_ylabel(r"margin [kg$\cdot$m$^2$]")
+    axes[2].set_xlabel("t [s]")
+    axes[2].legend(loc="upper right")
+    figure.savefig(str(path), format="png")

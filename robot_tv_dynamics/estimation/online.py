@@ -1,0 +1,271 @@
+r"""The live pipeline one estimator node, the ``estimate`` CLI and tests share.
+
+Raw samples (stamp, q, q̇, measured effort) in; per sample:
+
+1. q̈ by the shared input rules (:class:`~robot_tv_dynamics.inputs.ModelInputs`: causal,
+   critically damped 2nd-order differentiation of q̇ with low-frequency delay
+   d = 1/(π f_c));
+2. q, q̇ and τ are delayed by the same d (the sample whose stamp is nearest t − d), so
+   the regressor row and the effort are evaluated at the instant q̈ refers to;
+3. every ``decimation``-th sample: (R_b, y) of the load body
+   (:class:`~robot_tv_dynamics.estimation.measurement.LoadMeasurement`), the excitation
+   check, and the estimator's update, or a hold when poorly excited.
+
+:func:`make_estimator` is the one seam that builds an estimator by method name.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from robot_tv_dynamics.estimation.excitation import ExcitationCheck, ExcitationConfig
+from robot_tv_dynamics.estimation.geometric import GeometricConfig, GeometricEKF
+from robot_tv_dynamics.estimation.interface import PayloadEstimator
+from robot_tv_dynamics.estimation.measurement import LoadMeasurement
+from robot_tv_dynamics.estimation.rls import EstimatorConfig, RecursiveLeastSquares
+from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.friction import FrictionParameters
+from robot_tv_dynamics.inertia import (
+    Array,
+    consistency_margin,
+    consistency_size,
+    mass_com_inertia_from_phi,
+)
+from robot_tv_dynamics.inputs import InputRules, ModelInputs
+from robot_tv_dynamics.model import RobotModel
+
+#: The estimators :func:`make_estimator` builds.
+METHODS = ("classical", "projected", "geometric")
+
+
+@dataclass(frozen=True)
+class LoadEstimatorSettings:
+    """Everything that tunes the live estimate (the estimator node's parameters).
+
+    Attributes:
+        method: one of :data:`METHODS`.
+        noise_std: σ of each joint's effort residual (nv,) [N·m or N]; the rows are
+            weighted by 1/σ².
+        prior_std: prior standard deviations of the load's (m, h, I) [kg, kg·m, kg·m²].
+        forgetting: λ of the RLS methods [1].
+        margin_fraction: ε = margin_fraction · λ_min(f(Φ_b⁰)) of the load body's base
+            share [1].
+        upper_factor: β = upper_factor · λ_max(f(Φ_b⁰)) (projected only) [1].
+        theta_walk: q_θ of the geometric filter [1/s].
+        rate_walk: q_θ̇ of the geometric filter [1/s³].
+        acceleration_cutoff: f_c of the q̈ filter [Hz].
+        max_gap: a longer gap between samples restarts the q̈ filter [s].
+        decimation: update on every k-th sample [1].
+        excitation: settings of the excitation check.
+    """
+
+    method: str = "geometric"
+    noise_std: tuple[float, ...] = ()
+    prior_std: tuple[float, float, float] = (1.0, 0.1, 0.01)
+    forgetting: float = 0.999
+    margin_fraction: float = 0.25
+    upper_factor: float = 5.0
+    theta_walk: float = 0.05
+    rate_walk: float = 0.5
+    acceleration_cutoff: float = 20.0
+    max_gap: float = 0.5
+    decimation: int = 1
+    excitation: ExcitationConfig = field(default_factory=ExcitationConfig)
+
+    def __post_init__(self) -> None:
+        """Check the ranges.
+
+        Raises:
+            InvalidInputError: a value out of range.
+        """
+        if self.method not in METHODS:
+            raise InvalidInputError("method", f'"{self.method}" is not one of {list(METHODS)}')
+        if not all(math.isfinite(s) and s > 0 for s in self.noise_std):
+            raise InvalidInputError("noise_std", f"need values > 0, got {self.noise_std}")
+        if not (0.0 < self.margin_fraction < 1.0):
+            raise InvalidInputError(
+                "margin_fraction", f"must be in (0, 1), got {self.margin_fraction}")
+        if self.decimation < 1:
+            raise InvalidInputError("decimation", f"must be >= 1, got {self.decimation}")
+
+
+def make_estimator(method: str, phi0: npt.ArrayLike, *, epsilon: float, beta: float,
+                   prior_std: tuple[float, float, float], noise_std: float,
+                   forgetting: float = 0.999, theta_walk: float = 0.05,
+                   rate_walk: float = 0.5, period: float = 0.005) -> PayloadEstimator:
+    """The estimator ``method`` of :data:`METHODS` starting from ``phi0`` (10,).
+
+    Raises:
+        InvalidInputError: an unknown method or a setting out of range.
+    """
+    if method in ("classical", "projected"):
+        config = EstimatorConfig(forgetting=forgetting, prior_std=prior_std,
+                                 noise_std=noise_std, epsilon=epsilon, beta=beta)
+        return RecursiveLeastSquares(phi0, config, projected=method == "projected")
+    if method == "geometric":
+        return GeometricEKF(phi0, GeometricConfig(
+            epsilon=epsilon, prior_std=prior_std, noise_std=noise_std, theta_walk=theta_walk,
+            rate_walk=rate_walk, period=period))
+    raise InvalidInputError("method", f'"{method}" is not one of {list(METHODS)}')
+
+
+@dataclass(frozen=True)
+class LoadEstimate:
+    """The load alone, in its link's frame (the franka ``set_load`` / UR ``set_payload`` shape).
+
+    Attributes:
+        phi: Φ_L about the link frame (10,), eq. (7) order.
+        mass: m [kg].
+        com: centre of mass in the link frame (3,) [m] (zeros when m ≤ 0).
+        inertia: inertia about the COM in link axes (3, 3) [kg·m²].
+    """
+
+    phi: Array
+    mass: float
+    com: Array
+    inertia: Array
+
+
+def load_estimate(phi_load: Array) -> LoadEstimate:
+    """Mass, COM, inertia about the COM of a load Φ_L (a massless load has COM 0)."""
+    mass = float(phi_load[0])
+    if mass > 1e-9:
+        m, com, inertia = mass_com_inertia_from_phi(phi_load)
+        return LoadEstimate(phi_load.copy(), float(m), np.asarray(com), np.asarray(inertia))
+    i = phi_load[4:10]
+    about_origin = np.array([[i[0], i[3], i[5]], [i[3], i[1], i[4]], [i[5], i[4], i[2]]])
+    return LoadEstimate(phi_load.copy(), mass, np.zeros(3), about_origin)
+
+
+class OnlineLoadEstimator:
+    """Samples in, Θ̂ of the arm with the estimated load out (module docstring)."""
+
+    def __init__(self, model: RobotModel, link: str, settings: LoadEstimatorSettings,
+                 friction: FrictionParameters | None = None,
+                 theta_base: npt.ArrayLike | None = None) -> None:
+        """Build the measurement, the excitation check and the estimator.
+
+        The estimate starts at the base model (no load) with the prior of ``settings``.
+
+        Raises:
+            UnknownNameError: ``link`` is not in the URDF.
+            InvalidInputError: the link is fixed to the world; friction for other joints;
+                ``noise_std`` of the wrong length; a setting out of range.
+        """
+        self.settings = s = settings
+        self.measurement = LoadMeasurement(model, link, friction, theta_base)
+        nv = model.nv
+        noise = np.asarray(s.noise_std if s.noise_std else (0.05,) * nv, dtype=np.float64)
+        if noise.size == 1:
+            noise = np.full(nv, float(noise[0]))
+        if noise.shape != (nv,):
+            raise InvalidInputError(
+                "noise_std", f"needs 1 or {nv} values (one per joint), got {noise.size}")
+        self.noise_std = noise
+        self.weights = 1.0 / noise**2
+        phi_base = self.measurement.phi_base
+        self.epsilon = s.margin_fraction * float(consistency_margin(phi_base))
+        self.beta = max(s.upper_factor * float(consistency_size(phi_base)), self.epsilon)
+        rms = float(np.sqrt(np.mean(noise**2)))
+        self.estimator = make_estimator(
+            s.method, phi_base, epsilon=self.epsilon, beta=self.beta, prior_std=s.prior_std,
+            noise_std=rms, forgetting=s.forgetting, theta_walk=s.theta_walk,
+            rate_walk=s.rate_walk)
+        self.excitation = ExcitationCheck(s.prior_std, s.excitation, rms)
+        self.inputs = ModelInputs(model, InputRules(
+            acceleration_cutoff=s.acceleration_cutoff, max_gap=s.max_gap))
+        self.delay = self.inputs.qdd_filter_delay
+        self._history: deque[tuple[float, Array, Array, Array]] = deque()
+        self.samples = 0
+        self.held = 0
+        self.last_update_time: float | None = None
+        self.excited = False
+
+    # ------------------------------------------------------------------ samples
+    def check_stamp(self, t: float) -> None:
+        """Raise InvalidInputError for a zero or non-increasing stamp (nothing changes)."""
+        self.inputs.check_stamp(t)
+
+    def add_sample(self, t: float, q: Array, qd: Array, tau: Array) -> bool:
+        """Take one sample (stamp checked by :meth:`check_stamp`); True when Φ̂ changed.
+
+        Args:
+            t: stamp [s].
+            q: joint positions (nv,), finite.
+            qd: joint velocities (nv,), finite.
+            tau: measured joint efforts (nv,), finite [N·m or N].
+        """
+        state = self.inputs.sample(t, q, qd, t)
+        history = self._history
+        history.append((t, q, qd, tau))
+        target = t - self.delay
+        while len(history) > 1 and abs(history[1][0] - target) <= abs(history[0][0] - target):
+            history.popleft()
+        self.samples += 1
+        if self.samples % self.settings.decimation:
+            return False
+        t_d, q_d, qd_d, tau_d = history[0]
+        if t - t_d > 2.0 * self.delay + self.settings.max_gap:
+            return False  # the delay line is not filled after a gap
+        sample = self.measurement.measure(q_d, qd_d, state.qdd, tau_d)
+        return self.update(t, sample.regressor, sample.y)
+
+    def update(self, t: float, regressor: Array, y: Array) -> bool:
+        """One block (R_b, y) at time t: the excitation check, then update or hold."""
+        self.excited = self.excitation.add(regressor, self.weights)
+        if not self.excited:
+            self.held += 1
+            return False
+        dt = None if self.last_update_time is None else t - self.last_update_time
+        self.last_update_time = t
+        if isinstance(self.estimator, GeometricEKF):
+            self.estimator.update(regressor, y, self.weights, dt=dt if dt and dt > 0 else None)
+        else:
+            self.estimator.update(regressor, y, self.weights)
+        return True
+
+    # ------------------------------------------------------------------ outputs
+    @property
+    def phi_body(self) -> Array:
+        """Φ̂_b of the load body (base share + load), eq. (7) order, body frame."""
+        return self.estimator.phi
+
+    @property
+    def theta_hat(self) -> Array:
+        """Θ̂ (N, 10): the base model with the load body's row estimated."""
+        return self.measurement.theta_hat(self.estimator.phi)
+
+    @property
+    def theta_rate_hat(self) -> Array | None:
+        """Θ̂̇ (N, 10), nonzero in the load body's row only; None when the method has none."""
+        rate = self.estimator.phi_rate
+        if rate is None:
+            return None
+        out = np.zeros_like(self.measurement.theta_base)
+        out[self.measurement.body] = rate
+        return out
+
+    @property
+    def load(self) -> LoadEstimate:
+        """The load alone in the link frame."""
+        return load_estimate(self.measurement.load_from_body(self.estimator.phi))
+
+    @property
+    def margin(self) -> float:
+        """λ_min(f(Φ̂_b)) of the load body [kg·m² or kg]."""
+        return self.estimator.margin
+
+    @property
+    def mass_std(self) -> float:
+        """Standard deviation of the estimated mass [kg] (from the estimator's covariance)."""
+        return float(math.sqrt(max(float(self.estimator.phi_covariance[0, 0]), 0.0)))
+
+    @property
+    def covariance_trace(self) -> float:
+        """Trace of the estimator's covariance (its own coordinates)."""
+        return float(np.trace(self.estimator.covariance))

@@ -1,0 +1,83 @@
+"""The live pipeline on a simulated arm: a constant, well-excited payload, and an arm at rest."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from excited import LINK, NOISE, exciting_trajectory, payload_phi, simulate
+
+from robot_tv_dynamics import UnknownNameError
+from robot_tv_dynamics.estimation import LoadEstimatorSettings, OnlineLoadEstimator
+from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.friction import FrictionParameters
+
+
+@pytest.fixture(scope="module")
+def excited_data(panda):
+    return simulate(panda, exciting_trajectory(panda.nv), 10.0)
+
+
+def _run(panda, data, method, **settings):
+    est = OnlineLoadEstimator(panda, LINK, LoadEstimatorSettings(
+        method=method, noise_std=(NOISE,), **settings))
+    for t, q, qd, tau in data:
+        est.add_sample(100.0 + t, q, qd, tau)
+    return est
+
+
+@pytest.mark.parametrize("method", ("classical", "geometric"))
+def test_a_constant_well_excited_payload_is_recovered(panda, excited_data, method):
+    est = _run(panda, excited_data, method)
+    truth = payload_phi()
+    load = est.load
+    # stated tolerances after 10 s: mass 0.03 kg, COM 1.5 cm, inertia about the link
+    # origin 0.02 kg·m² per entry (the load's inertia is the least excited part)
+    assert abs(load.mass - 0.6) < 0.03, load.mass
+    np.testing.assert_allclose(load.com, [0.01, 0.0, 0.08], atol=0.015)
+    np.testing.assert_allclose(load.phi[4:], truth[4:], atol=0.02)
+    assert est.held <= 20  # only the warm-up
+
+
+def test_projected_estimate_keeps_the_band_and_the_mass_on_a_well_excited_payload(
+        panda, excited_data):
+    # Today's eigenvalue-clipping projection fights the RLS recursion once active (the true
+    # body is within 4.4 ε of the band's edge here): its COM and inertia wander (found
+    # while building the node, docs/estimation.md); the mass and the band hold.
+    est = _run(panda, excited_data, "projected")
+    assert abs(est.load.mass - 0.6) < 0.1, est.load.mass
+    assert est.estimator.consistent
+
+
+def test_an_arm_at_rest_is_held_and_does_not_drift(panda):
+    q = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8, 0.02, 0.02])
+    zeros = np.zeros(panda.nv)
+    tau = panda.inverse_dynamics(q, zeros, zeros, panda.theta_nominal).tau
+    rng = np.random.default_rng(1)
+    for method in ("classical", "projected", "geometric"):
+        est = OnlineLoadEstimator(panda, LINK, LoadEstimatorSettings(
+            method=method, noise_std=(NOISE,)))
+        for k in range(2000):  # 10 s at 200 Hz
+            est.add_sample(1.0 + 0.005 * k, q, zeros, tau + rng.normal(0, NOISE, panda.nv))
+        assert not est.excited and est.held == 2000, (method, est.excitation.excitation)
+        np.testing.assert_allclose(est.load.phi, np.zeros(10), atol=1e-12)  # the start
+        assert est.estimator.updates == 0
+
+
+def test_unknown_link_and_friction_for_other_joints_are_clear_errors(panda, ur5):
+    with pytest.raises(UnknownNameError, match="no_such_link"):
+        OnlineLoadEstimator(panda, "no_such_link", LoadEstimatorSettings())
+    other = FrictionParameters.zeros(ur5.joint_names)
+    with pytest.raises(InvalidInputError, match="shoulder_pan_joint"):
+        OnlineLoadEstimator(panda, LINK, LoadEstimatorSettings(), other)
+    with pytest.raises(InvalidInputError, match="method"):
+        LoadEstimatorSettings(method="magic")
+
+
+def test_every_method_implements_the_one_interface(panda):
+    from robot_tv_dynamics.estimation import METHODS, PayloadEstimator
+
+    for method in METHODS:
+        est = OnlineLoadEstimator(panda, LINK, LoadEstimatorSettings(method=method)).estimator
+        assert isinstance(est, PayloadEstimator) and est.method == method
+        assert est.phi_covariance.shape == (10, 10) and est.consistent
+        assert (est.phi_rate is not None) == (method == "geometric")
