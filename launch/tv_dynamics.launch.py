@@ -22,7 +22,7 @@ robot_tv_dynamics.ros.bringup`` (``bringup.node_parameter_sources``).
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, PythonExpression
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
@@ -61,13 +61,18 @@ def launch_nodes(context):
         Node(package=PACKAGE, executable=SIM_NODE, name=SIM_NODE, namespace=namespace,
              parameters=parameters, output="screen",
              condition=IfCondition(LaunchConfiguration("use_sim"))))
-    use_sim = LaunchConfiguration("use_sim").perform(context) == "true"
-    if LaunchConfiguration("estimate").perform(context) == "true":
-        nodes.append(
-            Node(package=PACKAGE, executable=ESTIMATOR_NODE, name=ESTIMATOR_NODE,
-                 namespace=namespace, parameters=parameters, output="screen",
-                 remappings=([(topic, f"estimated/{topic}") for topic in ESTIMATOR_OUTPUTS]
-                             if use_sim else [])))
+    estimate, use_sim = LaunchConfiguration("estimate"), LaunchConfiguration("use_sim")
+    on_arm = PythonExpression(["'", estimate, "' == 'true' and '", use_sim, "' != 'true'"])
+    beside_sim = PythonExpression(["'", estimate, "' == 'true' and '", use_sim, "' == 'true'"])
+    nodes.append(
+        Node(package=PACKAGE, executable=ESTIMATOR_NODE, name=ESTIMATOR_NODE,
+             namespace=namespace, parameters=parameters, output="screen",
+             condition=IfCondition(on_arm)))
+    nodes.append(
+        Node(package=PACKAGE, executable=ESTIMATOR_NODE, name=ESTIMATOR_NODE,
+             namespace=namespace, parameters=parameters, output="screen",
+             remappings=[(topic, f"estimated/{topic}") for topic in ESTIMATOR_OUTPUTS],
+             condition=IfCondition(beside_sim)))
     return nodes
 
 

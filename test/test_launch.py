@@ -287,7 +287,8 @@ def _stub_launch_modules(monkeypatch):
         "launch.actions": {"DeclareLaunchArgument": _Recorded, "OpaqueFunction": _Recorded},
         "launch.conditions": {"IfCondition": _Recorded},
         "launch.substitutions": {"LaunchConfiguration": _LaunchConfiguration,
-                                 "PathJoinSubstitution": _Recorded},
+                                 "PathJoinSubstitution": _Recorded,
+                                 "PythonExpression": _Recorded},
         "launch_ros": {},
         "launch_ros.actions": {"Node": _Recorded},
         "launch_ros.substitutions": {"FindPackageShare": _Recorded},
@@ -351,11 +352,13 @@ def test_config_urdf_path_is_kept_unless_the_urdf_argument_is_given(monkeypatch,
                                        python="python3")
         assert _bring_up_parameters(command) == nodes[name]["parameters"]
         assert "__ns:=/arm1" in command
-    # use_sim: only sim_node carries the condition, on the use_sim argument
+    # use_sim: sim_node carries the condition, on the use_sim argument; the always-on
+    # nodes none (estimator_node's is on estimate and use_sim)
     nodes = _launched_nodes(monkeypatch, use_sim="true")
     condition = nodes["sim_node"]["condition"]
     assert condition.args[0].args[0] == "use_sim"
-    assert all("condition" not in nodes[name] for name in NODES)
+    assert all("condition" not in nodes[name] for name in NODES if name != "estimator_node")
+    assert "condition" in nodes["estimator_node"]
 
 
 def test_readme_documents_the_launch_arguments():

@@ -33,7 +33,9 @@ JOINT_TRAJECTORY_TYPE = "trajectory_msgs/msg/JointTrajectory"
 POINT_KEYS = frozenset({"positions", "velocities", "accelerations", "effort",
                         "time_from_start"})
 #: Top-level keys of a trajectory file (``header`` is ignored).
-TRAJECTORY_KEYS = frozenset({"joint_names", "points", "header"})
+#: ``excitation`` is the record ``robot-tv-dynamics excite`` writes beside the points.
+TRAJECTORY_KEYS = frozenset({"joint_names", "points", "header", "excitation"})
+
 
 @dataclass(frozen=True)
 class Trajectory:
@@ -191,7 +193,8 @@ def trajectory_from_dict(data: Mapping[str, Any]) -> Trajectory:
     Args:
         data: ``{joint_names: [...], points: [{positions, velocities, accelerations,
             time_from_start}, ...]}``; ``time_from_start`` is seconds or ``{sec, nanosec}``.
-            A top-level ``header`` is ignored.
+            A top-level ``header``, and the ``excitation`` record of ``excite``, are
+            ignored.
 
     Raises:
         InvalidInputError: missing or unknown keys, or malformed points.
