@@ -97,7 +97,6 @@ def test_the_simulation_example_in_the_docs_runs():
 
 
 def test_the_api_reference_builds_without_a_warning(tmp_path):
-    pytest.importorskip("sphinx")
     result = subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
          str(DOCS), str(tmp_path / "html")], capture_output=True, text=True, timeout=300)

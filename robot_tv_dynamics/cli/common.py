@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import TextIO
 
 from robot_tv_dynamics.bounds import SearchProgress
-from robot_tv_dynamics.exceptions import RobotTvDynamicsError, URDFError
+from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError, URDFError
 from robot_tv_dynamics.model import LockedJoints, RobotModel, parse_locked_joints
 
 
@@ -155,3 +155,37 @@ def error_message(error: BaseException) -> str:
     if isinstance(error, OSError) and error.filename is not None:
         return f"{error.filename}: {error.strerror or error}"
     return str(error)
+
+
+def add_trajectory_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--urdf``, ``--lock``, ``--trajectory`` and ``--topic`` (evaluate, retime)."""
+    parser.add_argument("--urdf", required=True, metavar="PATH", help="the robot's URDF file")
+    add_lock_argument(parser)
+    parser.add_argument(
+        "--trajectory", required=True, metavar="FILE",
+        help="trajectory YAML, or a rosbag2 (directory, .mcap or .db3) with a "
+             "trajectory_msgs/msg/JointTrajectory topic")
+    parser.add_argument(
+        "--topic", metavar="NAME",
+        help="bag topic to read (default: the first JointTrajectory topic)")
+
+
+def held_positions(items: Sequence[str]) -> dict[str, float] | None:
+    """``--hold JOINT=VALUE`` options as a mapping (None when none is given).
+
+    Raises:
+        InvalidInputError: an entry that is not JOINT=VALUE with a finite number.
+    """
+    if not items:
+        return None
+    out: dict[str, float] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not sep or not name.strip() or not math.isfinite(number):
+            raise InvalidInputError("--hold", f'expected JOINT=VALUE with a number, got "{item}"')
+        out[name.strip()] = number
+    return out

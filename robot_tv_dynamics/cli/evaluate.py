@@ -23,7 +23,13 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from robot_tv_dynamics.cli.common import add_lock_argument, error_message, load_model, lock_option
+from robot_tv_dynamics.cli.common import (
+    add_trajectory_arguments,
+    error_message,
+    held_positions,
+    load_model,
+    lock_option,
+)
 from robot_tv_dynamics.evaluation import (
     TERM_NAMES,
     Load,
@@ -33,7 +39,7 @@ from robot_tv_dynamics.evaluation import (
     load_payload,
     load_trajectory,
 )
-from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
+from robot_tv_dynamics.exceptions import RobotTvDynamicsError
 from robot_tv_dynamics.model import RobotModel
 
 NAME = "evaluate"
@@ -76,19 +82,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = parser.description or DESCRIPTION
     parser.epilog = parser.epilog or EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("--urdf", required=True, metavar="PATH", help="the robot's URDF file")
-    add_lock_argument(parser)
-    parser.add_argument(
-        "--trajectory", required=True, metavar="FILE",
-        help="trajectory YAML, or a rosbag2 (directory, .mcap or .db3) with a "
-             "trajectory_msgs/msg/JointTrajectory topic")
+    add_trajectory_arguments(parser)
     parser.add_argument(
         "--payload", metavar="FILE",
         help="payload YAML (link, mass, com, inertia) or loading-process YAML (process: ...); "
              "omitted: the arm alone")
-    parser.add_argument(
-        "--topic", metavar="NAME",
-        help="bag topic to read (default: the first JointTrajectory topic)")
     parser.add_argument(
         "--time-offset", type=float, default=0.0, metavar="SECONDS",
         help="loading process time at time_from_start = 0 [s] (default 0)")
@@ -120,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         trajectory = load_trajectory(args.trajectory, args.topic)
         payload = None if args.payload is None else load_payload(args.payload)
         result = evaluate(model, trajectory, payload, time_offset=args.time_offset,
-                          default_positions=_held_positions(args.hold))
+                          default_positions=held_positions(args.hold))
         if args.csv:
             write_csv(result, args.csv)
         if args.plot:
@@ -137,23 +135,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         write_table(result, model, payload, sys.stdout)
     return EXIT_VIOLATION if result.violations else 0
-
-
-def _held_positions(items: list[str]) -> dict[str, float] | None:
-    """``--hold JOINT=VALUE`` options as a mapping."""
-    if not items:
-        return None
-    out: dict[str, float] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        try:
-            number = float(value)
-        except ValueError:
-            number = math.nan
-        if not sep or not name.strip() or not math.isfinite(number):
-            raise InvalidInputError("--hold", f'expected JOINT=VALUE with a number, got "{item}"')
-        out[name.strip()] = number
-    return out
 
 
 def describe_load(load: Load | None) -> dict[str, Any] | None:

@@ -22,7 +22,12 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from robot_tv_dynamics.cli.common import add_lock_argument, load_model, lock_option
+from robot_tv_dynamics.cli.common import (
+    add_trajectory_arguments,
+    held_positions,
+    load_model,
+    lock_option,
+)
 from robot_tv_dynamics.evaluation import (
     Load,
     Payload,
@@ -73,14 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = parser.description or DESCRIPTION
     parser.epilog = parser.epilog or EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("--urdf", required=True, metavar="PATH", help="the robot's URDF file")
-    add_lock_argument(parser)
-    parser.add_argument(
-        "--trajectory", required=True, metavar="FILE",
-        help="trajectory YAML, or a rosbag2 (directory, .mcap or .db3) with a "
-             "trajectory_msgs/msg/JointTrajectory topic")
-    parser.add_argument("--topic", metavar="NAME",
-                        help="bag topic to read (default: the first JointTrajectory topic)")
+    add_trajectory_arguments(parser)
     loads = parser.add_mutually_exclusive_group()
     loads.add_argument(
         "--payload", metavar="FILE",
@@ -149,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
             velocity_scale=args.velocity_scale,
             acceleration_limits=_acceleration_option(args.acceleration_limit),
             gridpoints=args.gridpoints, sample_rate=args.rate,
-            default_positions=_held_positions(args.hold), time_offset=args.time_offset,
+            default_positions=held_positions(args.hold), time_offset=args.time_offset,
             compare_uniform=not args.no_uniform, smoothing=args.smoothing,
             loading_index=args.loading_index, split_at_stops=not args.no_split)
         if args.out:
@@ -222,18 +220,6 @@ def _acceleration_option(items: list[str]) -> float | dict[str, float] | None:
         raise InvalidInputError("--acceleration-limit", "give one number or JOINT=VALUE "
                                 "entries, not both")
     return common if common is not None else named
-
-
-def _held_positions(items: list[str]) -> dict[str, float] | None:
-    if not items:
-        return None
-    out: dict[str, float] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise InvalidInputError("--hold", f'expected JOINT=VALUE, got "{item}"')
-        out[name.strip()] = _number(value, "--hold", item)
-    return out
 
 
 def _number(text: str, option: str, item: str) -> float:

@@ -413,6 +413,25 @@ class RecursiveDynamics:
         for k, (value, name) in enumerate(zip(values, names, strict=True)):
             state[k * nv:(k + 1) * nv] = check_finite(value, name, (nv,))
 
+    def _load_state3(
+        self, q: npt.ArrayLike, qd: npt.ArrayLike, third: npt.ArrayLike, name: str
+    ) -> None:
+        """Copy (q, q̇, ``third``) into the contiguous state buffer with one finiteness check.
+
+        Raises:
+            InvalidInputError: a wrong shape or non-finite entry, naming the argument.
+        """
+        nv, state = self._nv, self._state3
+        try:
+            if len(q) != nv or len(qd) != nv or len(third) != nv:  # type: ignore[arg-type]
+                raise ValueError
+            np.concatenate((q, qd, third), out=state)
+            finite = math.isfinite(state @ state)
+        except (ValueError, TypeError):
+            finite = False
+        if not finite:
+            self._fill_state(state, (q, qd, third), ("q", "qd", name))
+
     def _pinocchio_q(self, q: Array) -> Array:
         """Pinocchio's q (nq,) from the joint angles: continuous joints as (cos, sin)."""
         if not self._continuous:
@@ -457,16 +476,7 @@ class RecursiveDynamics:
         Raises:
             InvalidInputError: a wrong shape or non-finite entry, naming the argument.
         """
-        nv, state = self._nv, self._state3
-        try:
-            if len(q) != nv or len(qd) != nv or len(qdd) != nv:  # type: ignore[arg-type]
-                raise ValueError
-            np.concatenate((q, qd, qdd), out=state)
-            finite = math.isfinite(state @ state)
-        except (ValueError, TypeError):
-            finite = False
-        if not finite:
-            self._fill_state(state, (q, qd, qdd), ("q", "qd", "qdd"))
+        self._load_state3(q, qd, qdd, "qdd")
         qp = self._pinocchio_q(self._q3) if self._continuous else self._q3
         v, a, (model, data, fext, storage) = self._v3, self._a3, self._hot
         if not self._rates_zero:  # _external_forces, inlined for the shared-buffer case
@@ -556,16 +566,7 @@ class RecursiveDynamics:
             InvalidInputError: a wrong shape or non-finite entry, naming the argument.
             PhysicalConsistencyError: M(q, Θ) is not positive definite.
         """
-        nv, state = self._nv, self._state3
-        try:
-            if len(q) != nv or len(qd) != nv or len(tau) != nv:  # type: ignore[arg-type]
-                raise ValueError
-            np.concatenate((q, qd, tau), out=state)
-            finite = math.isfinite(state @ state)
-        except (ValueError, TypeError):
-            finite = False
-        if not finite:
-            self._fill_state(state, (q, qd, tau), ("q", "qd", "tau"))
+        self._load_state3(q, qd, tau, "tau")
         qp = self._pinocchio_q(self._q3) if self._continuous else self._q3
         v, effort, main = self._v3, self._a3, self._main
         if self._aba_exact():
