@@ -69,6 +69,7 @@ ABA 5.6–5.8 / 6.3–6.5; CRBA 2.3 / 2.7–2.8; the public API only 17–17.5 /
 from __future__ import annotations
 
 import math
+import operator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -79,7 +80,7 @@ import scipy.linalg
 from robot_tv_dynamics.arrays import Array, check_finite
 from robot_tv_dynamics.dynamics.pinocchio_storage import PinocchioStorage
 from robot_tv_dynamics.dynamics.wrench_maps import INERTIA_MAP, PSI_FROM_GAMMA, RATE_MAP
-from robot_tv_dynamics.exceptions import PhysicalConsistencyError
+from robot_tv_dynamics.exceptions import InvalidInputError, PhysicalConsistencyError
 
 #: c_max / reach: a row whose COM is farther than this many arm reaches from its body
 #: origin (or whose mass is ≤ 0) is held shifted (see the module docstring).
@@ -92,14 +93,24 @@ _rnea = pin.rnea
 _aba = pin.aba
 _crba = pin.crba
 _forward_kinematics = pin.forwardKinematics
+_concatenate = np.concatenate
+_matmul = np.matmul
+_isfinite = math.isfinite
 
 
-# Columns of the loads buffer (N, 53): Θ | h⊗c (work space) | Θ̇ | ψ | ψ̇.
-_THETA, _HC, _THETA_DOT, _PSI, _PSI_DOT = (
-    slice(0, 10), slice(10, 19), slice(19, 29), slice(29, 41), slice(41, 53))
-_RATES = slice(19, 53)
+# Columns of the loads buffer (N, 56): Θ | h⊗c, c = h/m (work space) | Θ̇ | ψ | ψ̇.
+_THETA, _HC, _COM, _THETA_DOT, _PSI, _PSI_DOT = (
+    slice(0, 10), slice(10, 19), slice(19, 22), slice(22, 32), slice(32, 44), slice(44, 56))
+_WIDTH, _WORK, _RATES = 56, slice(0, 22), slice(22, 56)
 # Columns of the products loads @ _big_map (N, 49): rule | B_l (6, 6) row-major | b_l.
 _RULE, _BLOCKS, _OFFSET = slice(0, 7), slice(7, 43), slice(43, 49)
+
+
+def _definite(xx: float, xy: float, yy: float, xz: float, yz: float, zz: float) -> bool:
+    """I about the COM ≻ 0, by Sylvester's criterion (leading minors > 0), storage order."""
+    return (xx > 0.0 and xx * yy - xy * xy > 0.0
+            and xx * (yy * zz - yz * yz) - xy * (xy * zz - yz * xz) + xz * (xy * yz - yy * xz)
+            > 0.0)
 
 
 def _block_diagonal_view(matrix: Array, n: int, size: int) -> Array:
@@ -148,27 +159,25 @@ class RecursiveDynamics:
         self.com_range = COM_RANGE_FACTOR * self._reach
         masses = np.asarray(model.theta_nominal)[:, 0]
         self._shift_floor = float(masses.mean()) if masses.mean() > 0 else 1.0
-        big = np.zeros((53, 49))
+        big = np.zeros((_WIDTH, 49))
         big[0, _RULE] = [1.0] + [self.com_range] * 6  # [m, c m − h_i, c m + h_i] > 0
         for i in range(3):
             big[1 + i, 1 + 2 * i], big[1 + i, 2 + 2 * i] = -1.0, 1.0
         big[_RATES, 7:] = RATE_MAP
         self._big_map = big
-        # two loads buffers: set_loads fills the spare one and swaps only when it is valid
-        self._loads, self._spare = np.zeros((n, 53)), np.zeros((n, 53))
+        # two loads buffers: set_loads fills the spare one and swaps only when it is valid;
+        # column-major, so that c, h⊗c and the flattened buffer are contiguous blocks
+        self._loads = np.zeros((n, _WIDTH), order="F")
+        self._spare = np.zeros((n, _WIDTH), order="F")
         self._products = np.zeros((n, 49))
         self._blocks = self._products[:, _BLOCKS].reshape(n, 6, 6)
         if not np.shares_memory(self._blocks, self._products):
             raise RuntimeError("B_l cannot be viewed in place")  # pragma: no cover
         self._rule, self._offset_source = self._products[:, _RULE], self._products[:, _OFFSET]
-        self._com = np.zeros((n, 3))
-        self._com_row = self._com[:, None, :]
-        self._inertia_com = self._main.inertias[:, 1:4]
-        self._shifted_work = np.zeros((n, 19))  # [Θ + K | h⊗c] when rows are shifted
-        self._loads_plan = self._plan(self._loads[:, _THETA], self._loads)
-        self._spare_plan = self._plan(self._spare[:, _THETA], self._spare)
-        self._shifted_plan = self._plan(self._shifted_work[:, _THETA], self._shifted_work)
-        self._psi6, self._psi12 = (n, 6), (n, 12)
+        self._shifted_work = np.zeros((n, _WORK.stop), order="F")  # [Θ + K | h⊗c | c]
+        self._loads_plan = self._plan(self._loads)
+        self._spare_plan = self._plan(self._spare)
+        self._shifted_plan = self._plan(self._shifted_work)
         self._wrench_map = np.zeros((6 * n, 6 * n))  # block diagonal of B_l[:, :6]
         self._wrench_blocks = _block_diagonal_view(self._wrench_map, n, 6)
         self._wrench_offset = np.zeros(6 * n)  # −Q₀ψ̇_l stacked
@@ -181,8 +190,8 @@ class RecursiveDynamics:
         if self._main.shared and not (np.shares_memory(self._velocities, self._main.velocities)
                                       and np.shares_memory(self._forces, self._main.forces)):
             raise RuntimeError("Pinocchio vectors are not contiguous")  # pragma: no cover
-        self._zero9, self._zero10, self._zero12 = np.zeros((n, 9)), np.zeros((n, 10)), np.zeros(
-            (n, 12))
+        self._zero10, self._zero12 = np.zeros((n, 10)), np.zeros((n, 12))
+        self._shape10, self._shape12 = (n, 10), (n, 12)
         # one contiguous buffer per evaluation signature, with views of its parts
         self._state3, self._state2, self._state1 = np.empty(3 * nv), np.empty(2 * nv), np.empty(nv)
         self._q3, self._v3, self._a3 = self._state3[:nv], self._state3[nv:2 * nv], self._state3[
@@ -200,6 +209,7 @@ class RecursiveDynamics:
         self._rates_zero = True
         self._offset_zero = True
         self._aba_ok: bool | None = None
+        self._init_rows()
         self.set_loads(model.theta_nominal)
 
     # ------------------------------------------------------------------ properties
@@ -261,23 +271,24 @@ class RecursiveDynamics:
         Raises:
             InvalidInputError: a wrong shape or a non-finite entry, naming the argument.
         """
-        zero12, psi12 = self._zero12, self._psi12
-        psi_a = (zero12 if psi is None else psi if type(psi) is np.ndarray
-                 and psi.shape == psi12 else self._psi_form(psi, "psi"))
-        psi_dot_a = (zero12 if psi_dot is None else psi_dot if type(psi_dot) is np.ndarray
-                     and psi_dot.shape == psi12 else self._psi_form(psi_dot, "psi_dot"))
-        spare = self._spare
-        try:
-            np.concatenate((theta, self._zero9, self._zero10 if theta_dot is None else theta_dot,
-                            psi_a, psi_dot_a), axis=1, out=spare)
-            flat = self._spare_plan[4].reshape(-1)
-            finite = math.isfinite(flat @ flat)
-        except (ValueError, TypeError):
+        zero10, zero12 = self._zero10, self._zero12
+        theta_dot_a = zero10 if theta_dot is None else theta_dot
+        psi_a = zero12 if psi is None else psi
+        psi_dot_a = zero12 if psi_dot is None else psi_dot
+        spare, plan = self._spare, self._spare_plan
+        try:  # the common case: four arrays of the right shapes, finite
+            if not (theta.shape == theta_dot_a.shape == self._shape10  # type: ignore[union-attr]
+                    and psi_a.shape == psi_dot_a.shape == self._shape12):  # type: ignore[union-attr]
+                raise ValueError
+            _concatenate((theta, zero12, theta_dot_a, psi_a, psi_dot_a), 1, spare)
+            flat = plan[8]
+            finite = _isfinite(flat @ flat)
+        except (AttributeError, ValueError, TypeError):
             finite = False
-        if not finite:
-            self._fill_loads(spare, theta, theta_dot, psi_a, psi_dot_a)
+        if not finite:  # lists, γ layouts, or bad input: argument by argument
+            self._fill_loads(spare, theta, theta_dot, psi, psi_dot)
         self._loads, self._spare = spare, self._loads
-        self._loads_plan, self._spare_plan = self._spare_plan, self._loads_plan
+        self._loads_plan, self._spare_plan = plan, self._loads_plan
         self._update(theta_dot is None and psi is None and psi_dot is None, psi_dot is None)
 
     def set_theta(self, theta: npt.ArrayLike) -> None:
@@ -302,37 +313,156 @@ class RecursiveDynamics:
                                     else self._checked_psi(psi_dot, "psi_dot"))
         self._update(None, None)
 
-    def _psi_form(self, value: npt.ArrayLike, argument: str) -> npt.ArrayLike:
-        """ψ as given unless it is a γ, (N, 6): that is mapped to ψ by PSI_FROM_GAMMA."""
-        shape = value.shape if isinstance(value, np.ndarray) else np.shape(value)
-        if shape == self._psi6:
-            return self._checked_psi(value, argument)
-        return value
+    # ------------------------------------------------------------------ one body's loads
+    def _init_rows(self) -> None:
+        """The buffers of :meth:`set_body_loads`: one row of the loads and its maps."""
+        self._row = np.zeros(_WIDTH)
+        self._row_rates, self._row_psi_dot = self._row[_RATES], self._row[_PSI_DOT]
+        self._row_zero10, self._row_zero12 = np.zeros(10), np.zeros(12)
+        # B_l = rates_l @ W3 as a (6, 6) block written in place: W3[i, k, j] = W[k, 6 i + j]
+        self._row_blocks = np.ascontiguousarray(
+            RATE_MAP[:, :36].reshape(34, 6, 6).transpose(1, 0, 2))
+        self._row_offset = np.ascontiguousarray(RATE_MAP[_PSI_DOT.start - _RATES.start:, 36:])
 
-    def _checked_psi(self, value: npt.ArrayLike, argument: str) -> Array:
-        if np.shape(value) == (self._n, 6):
-            gamma = check_finite(value, argument, (self._n, 6))
+    def set_body_loads(
+        self,
+        body: int,
+        theta: npt.ArrayLike,
+        theta_dot: npt.ArrayLike | None = None,
+        psi: npt.ArrayLike | None = None,
+        psi_dot: npt.ArrayLike | None = None,
+    ) -> None:
+        """Hold new loads of one body (one row of Θ, Θ̇, Ψ, Ψ̇); every other row is kept.
+
+        Equal to :meth:`set_loads` with that row changed (to rounding: the row's inertia
+        and f^ext map are computed apart), at a fraction of the cost when the row is held
+        directly and the evaluator holds no shifted row: then only that body's Pinocchio
+        inertia, its f^ext block and its Z(Φ_l) ≻ 0 check are updated. Otherwise (a row
+        that has to be shifted, or shifted rows held, or the rates or Ψ̇ turning non-zero
+        where all were zero) the whole update of :meth:`set_loads` runs.
+
+        Args:
+            body: the row, 0 ≤ body < N.
+            theta: Φ_body, (10,), eq. (7) order [kg, kg·m, kg·m²]; any values.
+            theta_dot: Φ̇_body, (10,) [per s]; None = 0.
+            psi: ψ_body, (12,), eq. (27) layout, or γ = Q₀ψ, (6,); None = 0.
+            psi_dot: ψ̇_body in either layout [per s]; None = 0.
+
+        Raises:
+            InvalidInputError: a bad body index, a wrong shape or a non-finite entry,
+                naming the argument; nothing is changed then.
+        """
+        row = self._row
+        zero10, zero12 = self._row_zero10, self._row_zero12
+        theta_dot_a = zero10 if theta_dot is None else theta_dot
+        psi_a = zero12 if psi is None else psi
+        psi_dot_a = zero12 if psi_dot is None else psi_dot
+        try:
+            if not (theta.shape == theta_dot_a.shape == zero10.shape  # type: ignore[union-attr]
+                    and psi_a.shape == psi_dot_a.shape == zero12.shape):  # type: ignore[union-attr]
+                raise ValueError
+            _concatenate((theta, zero12, theta_dot_a, psi_a, psi_dot_a), 0, row)
+            finite = _isfinite(row @ row)
+        except (AttributeError, ValueError, TypeError):
+            finite = False
+        if not finite:
+            self._fill_row(theta, theta_dot, psi, psi_dot)
+        if body.__class__ is not int or not 0 <= body < self._n:
+            body = self._checked_body(body)
+        loads = self._loads
+        m, h1, h2, h3, ixx, iyy, izz, ixy, iyz, ixz = row[:10].tolist()
+        reach = self.com_range * m
+        rates = self._row_rates.any()
+        if (self._shifted or not (m > 0.0 and reach - h1 > 0.0 and reach + h1 > 0.0
+                                  and reach - h2 > 0.0 and reach + h2 > 0.0
+                                  and reach - h3 > 0.0 and reach + h3 > 0.0)
+                or (self._rates_zero and rates)
+                or (self._offset_zero and self._row_psi_dot.any())):
+            loads[body] = row
+            self._update(None, None)
+            return
+        if not self._rates_zero:
+            _matmul(self._row_rates, self._row_blocks, self._wrench_blocks[body])
+            if not self._offset_zero:
+                _matmul(self._row_psi_dot, self._row_offset, self._offset_target[body])
+        loads[body] = row
+        if not (rates or self._rates_zero or loads[:, _RATES].any()):
+            self._rates_zero = self._offset_zero = True  # the last non-zero rates are gone
+            self._main.forces[:] = 0.0
+            self._main.push_forces()
+        # (m, c, I_c) as _hold computes it, in Pinocchio's storage order
+        c1, c2, c3 = h1 / m, h2 / m, h3 / m
+        xx, yy, zz = ixx - h2 * c2 - h3 * c3, iyy - h1 * c1 - h3 * c3, izz - h1 * c1 - h2 * c2
+        xy = ixy + 0.5 * h1 * c2 + 0.5 * h2 * c1
+        yz = iyz + 0.5 * h2 * c3 + 0.5 * h3 * c2
+        xz = ixz + 0.5 * h1 * c3 + 0.5 * h3 * c1
+        main = self._main
+        main.inertias[body] = (m, c1, c2, c3, xx, xy, yy, xz, yz, zz)
+        if not main.shared:
+            main.push_inertias()
+        definite = _definite(xx, xy, yy, xz, yz, zz)  # Z(Φ_l) ≻ 0, as m > 0 here
+        if self._aba_ok or not definite:
+            self._aba_ok = definite
+        else:  # it was False: this row may have been the reason, or another one
+            self._aba_ok = None
+
+    def _checked_body(self, body: object) -> int:
+        """``body`` as a row index, or an error naming it."""
+        try:
+            if isinstance(body, bool):
+                raise TypeError
+            index = operator.index(body)  # type: ignore[call-overload]
+        except TypeError:
+            raise InvalidInputError("body", f"expected an integer row index, got {body!r}"
+                                    ) from None
+        if not 0 <= index < self._n:
+            raise InvalidInputError("body", f"must be in [0, {self._n}), got {index}")
+        return int(index)
+
+    def _fill_row(
+        self,
+        theta: npt.ArrayLike,
+        theta_dot: npt.ArrayLike | None,
+        psi: npt.ArrayLike | None,
+        psi_dot: npt.ArrayLike | None,
+    ) -> None:
+        """As :meth:`_fill_loads` for the one row of :meth:`set_body_loads`."""
+        row = self._row
+        values = (
+            check_finite(theta, "theta", (10,)),
+            self._row_zero10 if theta_dot is None else check_finite(theta_dot, "theta_dot", (10,)),
+            self._row_zero12 if psi is None else self._checked_psi(psi, "psi", 1),
+            self._row_zero12 if psi_dot is None else self._checked_psi(psi_dot, "psi_dot", 1),
+        )
+        row[_THETA], row[_THETA_DOT], row[_PSI], row[_PSI_DOT] = values
+        row[_HC.start:_COM.stop] = 0.0
+
+    def _checked_psi(self, value: npt.ArrayLike, argument: str, rows: int | None = None) -> Array:
+        """ψ checked, (N, 12) (or one row, (12,), when ``rows`` is 1); a γ is mapped to ψ."""
+        lead = (self._n,) if rows is None else ()
+        if np.shape(value) == lead + (6,):
+            gamma = check_finite(value, argument, lead + (6,))
             return np.asarray(gamma @ PSI_FROM_GAMMA.T)
-        return check_finite(value, argument, (self._n, 12))
+        return check_finite(value, argument, lead + (12,))
 
     def _fill_loads(
         self,
         loads: Array,
         theta: npt.ArrayLike,
         theta_dot: npt.ArrayLike | None,
-        psi: npt.ArrayLike,
-        psi_dot: npt.ArrayLike,
+        psi: npt.ArrayLike | None,
+        psi_dot: npt.ArrayLike | None,
     ) -> None:
-        """Raise for the first bad argument; otherwise (the quick check overflowed) fill."""
+        """Raise for the first bad argument; otherwise (lists, γ, an overflow) fill ``loads``."""
         n = self._n
         values = (
             check_finite(theta, "theta", (n, 10)),
             self._zero10 if theta_dot is None else check_finite(theta_dot, "theta_dot", (n, 10)),
-            self._checked_psi(psi, "psi"),
-            self._checked_psi(psi_dot, "psi_dot"),
+            self._zero12 if psi is None else self._checked_psi(psi, "psi"),
+            self._zero12 if psi_dot is None else self._checked_psi(psi_dot, "psi_dot"),
         )
         loads[:, _THETA], loads[:, _THETA_DOT], loads[:, _PSI], loads[:, _PSI_DOT] = values
-        loads[:, _HC] = 0.0
+        loads[:, _HC.start:_COM.stop] = 0.0
 
     def _update(self, rates_zero: bool | None, offset_zero: bool | None) -> None:
         """Recompute the f^ext map and the held inertias from the loads buffer.
@@ -341,30 +471,28 @@ class RecursiveDynamics:
             rates_zero: whether Θ̇, Ψ, Ψ̇ are all zero (None: find out).
             offset_zero: whether Ψ̇ is zero (None: find out).
         """
-        loads = self._loads
-        np.matmul(loads, self._big_map, out=self._products)
+        loads, main = self._loads, self._main
+        _matmul(loads, self._big_map, self._products)
         if rates_zero is None:
             rates_zero = not loads[:, _RATES].any()
         if offset_zero is None:
             offset_zero = not loads[:, _PSI_DOT].any()
         self._rates_zero, self._offset_zero, self._aba_ok = rates_zero, offset_zero, None
         if rates_zero:
-            self._main.forces[:] = 0.0
-            self._main.push_forces()
+            main.forces[:] = 0.0
+            main.push_forces()
         else:
             self._wrench_blocks[...] = self._blocks
             if not offset_zero:
                 self._offset_target[...] = self._offset_source
         if self._rule.min() > 0.0:
             # _hold(self._loads_plan), inlined
-            h, m, h_column, hc, work, inertia_map = self._loads_plan
-            com = self._com
-            np.divide(h, m, out=com)
-            np.multiply(h_column, self._com_row, out=hc)
-            np.matmul(work, inertia_map, out=self._main.inertias)
-            self._inertia_com[...] = com
-            if not self._main.shared:
-                self._main.push_inertias()
+            h, m, h_column, com, com_row, hc, work, inertia_map, _ = self._loads_plan
+            np.divide(h, m, com)
+            np.multiply(h_column, com_row, hc)
+            _matmul(work, inertia_map, main.inertias)
+            if not main.shared:
+                main.push_inertias()
             if self._shifted:
                 self._shift.inertias[:] = 0.0
                 self._shift.push_inertias()
@@ -384,24 +512,31 @@ class RecursiveDynamics:
         self._held[:] = held
         self._shifted = True
 
-    def _plan(self, theta: Array, work: Array) -> tuple[Array, ...]:
-        """The views :meth:`_hold` needs: Θ's h, m and h as a column; h⊗c; work; its map."""
-        hc = work[:, _HC].reshape(self._n, 3, 3)
-        if not np.shares_memory(hc, work):
+    def _plan(self, work: Array) -> tuple[Array, ...]:
+        """The views :meth:`_hold` needs into a column-major buffer starting Θ | h⊗c | c.
+
+        Returns:
+            (h, m, h as a column, c, c as a row, h⊗c, the buffer, its map to Pinocchio's
+            Inertia storage, the buffer flattened).
+        """
+        n, width = work.shape
+        hc, com = work[:, _HC].reshape(n, 3, 3), work[:, _COM]
+        flat = work.ravel(order="F")
+        if not (np.shares_memory(hc, work) and np.shares_memory(flat, work)):
             raise RuntimeError("h⊗c cannot be viewed in place")  # pragma: no cover
-        width = work.shape[1]
         inertia_map = np.zeros((width, 10))
-        inertia_map[:19] = INERTIA_MAP
-        return theta[:, 1:4], theta[:, 0:1], theta[:, 1:4, None], hc, work, inertia_map
+        inertia_map[:_HC.stop] = INERTIA_MAP
+        inertia_map[_COM, 1:4] = np.eye(3)  # c = h/m, written by the divide
+        theta = work[:, _THETA]
+        return (theta[:, 1:4], theta[:, 0:1], theta[:, 1:4, None], com, com[:, None, :], hc,
+                work, inertia_map, flat)
 
     def _hold(self, plan: tuple[Array, ...]) -> None:
         """Write Θ (m > 0 in every row) into the model as (m, c, I_c), per :meth:`_plan`."""
-        h, m, h_column, hc, work, inertia_map = plan
-        com = self._com
-        np.divide(h, m, out=com)
-        np.multiply(h_column, self._com_row, out=hc)
-        np.matmul(work, inertia_map, out=self._main.inertias)
-        self._inertia_com[...] = com
+        h, m, h_column, com, com_row, hc, work, inertia_map, _ = plan
+        np.divide(h, m, com)
+        np.multiply(h_column, com_row, hc)
+        _matmul(work, inertia_map, self._main.inertias)
         self._main.push_inertias()
 
     # ------------------------------------------------------------------ evaluation
@@ -537,15 +672,9 @@ class RecursiveDynamics:
     def _aba_exact(self) -> bool:
         """Every row held directly with Z(Φ_l) ≻ 0 (I about the COM ≻ 0): then M ≻ 0."""
         if self._aba_ok is None:
-            ok = not self._shifted
-            if ok:
-                # I about the COM ≻ 0 by Sylvester's criterion (its leading minors > 0), in
-                # storage order (I_xx, I_xy, I_yy, I_xz, I_yz, I_zz) per row
-                xx, xy, yy, xz, yz, zz = self._main.inertias[:, 4:10].T
-                minor2 = xx * yy - xy * xy
-                det = xx * (yy * zz - yz * yz) - xy * (xy * zz - yz * xz) + xz * (xy * yz - yy * xz)
-                ok = bool((xx > 0.0).all() and (minor2 > 0.0).all() and (det > 0.0).all())
-            self._aba_ok = ok
+            # Python floats: for N ≤ ~20 rows cheaper than a dozen NumPy calls on columns
+            self._aba_ok = not self._shifted and all(
+                _definite(*row) for row in self._main.inertias[:, 4:10].tolist())
         return self._aba_ok
 
     def forward_dynamics(self, q: npt.ArrayLike, qd: npt.ArrayLike, tau: npt.ArrayLike) -> Array:

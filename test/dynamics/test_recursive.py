@@ -107,6 +107,7 @@ def _random_loads(robot: RobotModel, rng: np.random.Generator, kind: str) -> dic
 
 
 KINDS = ["consistent", "inconsistent", "zero_mass", "far_com", "negative_mass"]
+LOADS = ("theta", "theta_dot", "psi", "psi_dot")
 
 
 @pytest.mark.parametrize("shared", [True, False], ids=["shared_buffers", "public_api"])
@@ -353,8 +354,151 @@ def test_lists_are_accepted(ur5: RobotModel) -> None:
                                   rd.inverse_dynamics(z, z, z))
 
 
+# ----------------------------------------------------------------------------- one body's row
+def _indefinite_row() -> np.ndarray:
+    """m > 0 with the COM 0.1 m off: I about the COM is diag(1e-3, -9e-3, -9e-3)."""
+    return np.array([1.0, 0.1, 0.0, 0.0, 1e-3, 1e-3, 1e-3, 0.0, 0.0, 0.0])
+
+
+def _row_sequence(robot: RobotModel, rng: np.random.Generator) -> list[tuple[str, tuple]]:
+    """(name, (Φ, Φ̇, ψ, ψ̇)) of one row through every transition of the fast path."""
+    phi = np.array(robot.theta_nominal)[-1]
+
+    def rates() -> tuple:
+        return rng.normal(size=10), rng.normal(size=12), rng.normal(size=12)
+
+    return [
+        ("consistent, no rates", (phi * 1.3, None, None, None)),
+        ("consistent with rates", (phi * 1.1, *rates())),
+        ("consistent, no psi_dot", (phi * 0.9, rng.normal(size=10), rng.normal(size=12), None)),
+        ("inconsistent (m = 0, h ≠ 0)", (np.r_[0.0, phi[1:]] + 0.01, *rates())),
+        ("consistent again", (phi * 1.2, *rates())),
+        ("negative mass", (-phi, *rates())),
+        ("far COM", (np.r_[1e-9, 0.4, -0.2, 0.1, phi[4:]], *rates())),
+        ("consistent again", (phi, *rates())),
+        ("indefinite Z, m > 0", (_indefinite_row(), *rates())),
+        ("consistent again", (phi * 1.05, *rates())),
+        ("psi as gamma", (phi, rng.normal(size=10), rng.normal(size=6), rng.normal(size=6))),
+        ("rates back to zero", (phi * 1.1, None, None, None)),
+        ("zero arrays as rates", (phi, np.zeros(10), np.zeros(12), np.zeros(12))),
+    ]
+
+
+@pytest.mark.parametrize("elsewhere", ["rates_elsewhere", "no_rates_elsewhere"])
+@pytest.mark.parametrize("shared", [True, False], ids=["shared_buffers", "public_api"])
+def test_body_rows_equal_set_loads_through_every_transition(
+        arm: RobotModel, shared: bool, elsewhere: str) -> None:
+    """set_body_loads equals set_loads with that row changed, and the reference, at each step:
+    consistent → inconsistent → consistent, rates on and off, Z(Φ) indefinite and back."""
+    rng = np.random.default_rng(21)
+    n = arm.n_bodies
+    loads = dict(theta=np.array(arm.theta_nominal), theta_dot=0.1 * rng.normal(size=(n, 10)),
+                 psi=np.zeros((n, 12)), psi_dot=np.zeros((n, 12)))
+    loads["theta_dot"][-1 if elsewhere == "rates_elsewhere" else slice(None)] = 0.0
+    by_row, whole = (RecursiveDynamics(arm, shared_buffers=shared),
+                     RecursiveDynamics(arm, shared_buffers=shared))
+    by_row.set_loads(**loads)
+    body = n - 1
+    full_updates, update = [], by_row._update
+    by_row._update = lambda *flags: (full_updates.append(flags), update(*flags))  # type: ignore
+    paths = set()
+    sequence = _row_sequence(arm, rng) + _row_sequence(arm, rng)[::-1]
+    for name, row in sequence:
+        by_row.set_body_loads(body, *row)
+        for key, value in zip(LOADS, row, strict=True):
+            value = np.zeros(10 if key == "theta_dot" else 12) if value is None else value
+            if np.shape(value) == (6,):
+                value = PSI_FROM_GAMMA @ value
+            loads[key] = loads[key].copy()
+            loads[key][body] = value
+        whole.set_loads(**loads)
+        for key in LOADS:
+            np.testing.assert_array_equal(getattr(by_row, key), loads[key], err_msg=name)
+        np.testing.assert_array_equal(by_row.held_directly, whole.held_directly, err_msg=name)
+        assert by_row._aba_exact() == whole._aba_exact(), name
+        paths.add(("aba" if whole._aba_exact() else "cholesky",
+                   "held" if whole.held_directly.all() else "shifted"))
+        q, qd, qdd = _random_state(arm, rng)
+        reference = arm.inverse_dynamics(q, qd, qdd, **loads)
+        tau = by_row.inverse_dynamics(q, qd, qdd)
+        assert _relative_error(tau, whole.inverse_dynamics(q, qd, qdd)) < 1e-13, name
+        assert _relative_error(tau, reference.tau) < RTOL, name
+        assert _relative_error(by_row.mass_matrix(q), reference.mass_matrix) < RTOL, name
+        assert _relative_error(by_row.bias(q, qd), reference.tau - reference.mass_matrix @ qdd
+                               ) < RTOL, name
+        try:
+            expected = reference_forward(arm, q, qd, tau, **loads)
+        except PhysicalConsistencyError:
+            with pytest.raises(PhysicalConsistencyError, match="not positive definite"):
+                by_row.forward_dynamics(q, qd, tau)
+            continue
+        assert _relative_error(by_row.forward_dynamics(q, qd, tau), expected) < RTOL, name
+    # the sequence went through every path; most steps took the one-row update
+    assert paths == {("aba", "held"), ("cholesky", "held"), ("cholesky", "shifted")}
+    assert 0 < len(full_updates) < len(sequence) // 2
+
+
+def test_body_rows_of_several_bodies_accumulate(panda: RobotModel) -> None:
+    rng = np.random.default_rng(22)
+    loads = _random_loads(panda, rng, "consistent")
+    rd = RecursiveDynamics(panda)
+    for body in rng.permutation(panda.n_bodies):
+        rd.set_body_loads(int(body), *(loads[key][body] for key in LOADS))
+    q, qd, qdd = _random_state(panda, rng)
+    reference = panda.inverse_dynamics(q, qd, qdd, **loads).tau
+    assert _relative_error(rd.inverse_dynamics(q, qd, qdd), reference) < RTOL
+    for key in LOADS:
+        np.testing.assert_array_equal(getattr(rd, key), loads[key])
+
+
+@pytest.mark.parametrize("argument", LOADS)
+@pytest.mark.parametrize("kind", ["shape", "matrix", "nan", "inf", "text"])
+def test_bad_body_rows_name_the_argument_and_change_nothing(
+        panda: RobotModel, argument: str, kind: str) -> None:
+    rd = RecursiveDynamics(panda)
+    rng = np.random.default_rng(23)
+    loads = _random_loads(panda, rng, "consistent")
+    rd.set_loads(**loads)
+    z = np.zeros(panda.nv)
+    before = rd.inverse_dynamics(z, z, z)
+    body = 3
+    row = {key: loads[key][body].copy() for key in LOADS}
+    if kind == "shape":
+        row[argument] = row[argument][:-1]
+    elif kind == "matrix":
+        row[argument] = row[argument][None, :]
+    elif kind == "text":
+        row[argument] = ["a"] * row[argument].size
+    else:
+        row[argument][-1] = np.nan if kind == "nan" else np.inf
+    with pytest.raises(InvalidInputError, match=f"^{argument}: "):
+        rd.set_body_loads(body, **row)
+    np.testing.assert_array_equal(rd.inverse_dynamics(z, z, z), before)
+    for key in LOADS:
+        np.testing.assert_array_equal(getattr(rd, key), loads[key])
+
+
+def test_split_rows_that_add_up_to_the_right_length_are_refused(panda: RobotModel) -> None:
+    n = panda.n_bodies
+    rd = RecursiveDynamics(panda)
+    with pytest.raises(InvalidInputError, match="^theta: "):
+        rd.set_body_loads(0, np.zeros(11), np.zeros(9))
+    with pytest.raises(InvalidInputError, match="^theta: "):
+        rd.set_loads(np.zeros((n, 11)), np.zeros((n, 9)))
+
+
+@pytest.mark.parametrize("body", [-1, 9, 2.0, True, "1", None])
+def test_a_bad_body_index_is_refused(panda: RobotModel, body: object) -> None:
+    rd = RecursiveDynamics(panda)
+    phi = np.array(panda.theta_nominal)[0] * 2.0
+    with pytest.raises(InvalidInputError, match="^body: "):
+        rd.set_body_loads(body, phi)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(rd.theta, panda.theta_nominal)
+    rd.set_body_loads(np.int64(0), phi)  # NumPy integers are indices
+    np.testing.assert_array_equal(rd.theta[0], phi)
+
+
 # ----------------------------------------------------------------------------- bad input
-LOADS = ("theta", "theta_dot", "psi", "psi_dot")
 
 
 def _good_loads(robot: RobotModel) -> dict:
