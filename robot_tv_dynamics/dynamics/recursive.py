@@ -411,7 +411,7 @@ class RecursiveDynamics:
         try:
             if isinstance(body, bool):
                 raise TypeError
-            index = operator.index(body)  # type: ignore[call-overload]
+            index = operator.index(body)  # type: ignore[arg-type]
         except TypeError:
             raise InvalidInputError("body", f"expected an integer row index, got {body!r}"
                                     ) from None
