@@ -17,6 +17,8 @@ import numpy as np
 from numpy.polynomial import Polynomial
 
 from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.arrays import readonly
+from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.loading.geometry import (
     _EXPONENTS,
     _POWERS,
@@ -30,6 +32,16 @@ from robot_tv_dynamics.loading.state import (
     _nonnegative,
     _positive,
 )
+
+
+_EXPONENT_COLUMN = _EXPONENTS[:, None]
+_concatenate = np.concatenate
+
+
+def _state(values: Array, nu: float) -> LoadState:
+    """A LoadState of views into one vector [Φ, Φ̇, ψ, ψ̇, ...] (read-only)."""
+    values.setflags(write=False)
+    return LoadState(values[:10], values[10:20], values[20:32], values[32:44], float(nu))
 
 
 # ---------------------------------------------------------------------------- fill
@@ -113,7 +125,28 @@ class FillProcess:
         self.fall_time = self._fall_time(0.0)  # T₀: inlet to the empty bottom
         self.landing_end = self.fill_time + self._fall_time(self.final_level)
         self.duration = self.start + self.landing_end
-        self._frame = _ContainerFrame(container)
+        self._map = self._state_map(_ContainerFrame(container))
+        self._empty = readonly(self._map[:, 0].copy())
+
+    def _state_map(self, frame: _ContainerFrame) -> Array:
+        """The linear map of :meth:`state`, x ↦ [Φ, Φ̇, ψ, ψ̇, ν] (45,), link frame.
+
+        x = [1, m_stream, ṁ_stream, pool moments (m, hz, sxx, szz), their rates,
+        D (6, 2) row-major], with D = [s^k|_lo^hi, (s^k ṡ)|_lo^hi] over the powers k of the
+        age: the stream integrals q·G·D (G = _prim, _g) and _ContainerFrame.state in one.
+        """
+        q, phi, psi = self.q, frame.phi, frame.psi  # phi: moments ↦ Φ (10, 4); psi (12, 2)
+        value, rate = np.zeros((5, 12)), np.zeros((5, 12))
+        value[:, 0::2], rate[:, 1::2] = q * self._prim, q * self._g  # the integrals from D
+        out = np.zeros((45, 23))
+        out[:10, 0] = frame.shell
+        out[:10, 1], out[:10, 3:7] = phi[:, 0], phi  # m_stream; the pool
+        out[:10, 11:] = np.outer(phi[:, 1], value[0]) + np.outer(phi[:, 3], value[1])
+        out[10:20, 2], out[10:20, 7:11] = phi[:, 0], phi
+        out[10:20, 11:] = np.outer(phi[:, 1], rate[0]) + np.outer(phi[:, 3], rate[1])
+        out[20:32, 11:], out[32:44, 11:] = psi @ value[2:4], psi @ rate[2:4]
+        out[44, 11:] = value[4]  # ν = q ∫ w²
+        return out
 
     def _fall_time(self, level: float) -> float:
         """Age at which a stream particle reaches height ``level`` [s]."""
@@ -137,9 +170,8 @@ class FillProcess:
     def state(self, t: float) -> LoadState:
         """Φ, Φ̇, ψ, ψ̇, ν of shell + liquid column + airborne stream at time ``t``."""
         tau = float(t) - self.start
-        zero4, zero2 = np.zeros(4), np.zeros(2)
         if tau <= 0.0:
-            return self._frame.state(zero4, zero4, zero2, zero2, 0.0)
+            return _state(self._empty, 0.0)
         q = self.q
         open_valve = tau < self.fill_time
         entered, entered_rate = (q * tau, q) if open_valve else (q * self.fill_time, 0.0)
@@ -152,18 +184,16 @@ class FillProcess:
             hi, hi_rate = self._surface_age(tau)
         if hi <= lo:  # the last particle has landed
             lo = hi = lo_rate = hi_rate = 0.0
-        # airborne stream: q ∫_lo^hi g(s) ds (g = z, z², w, z w, w²) and, by Leibniz' rule,
-        # its rate q (g(hi) ḣi − g(lo) l̇o)
-        p_hi, p_lo = hi ** _EXPONENTS, lo ** _EXPONENTS
-        value = q * (self._prim @ (p_hi - p_lo))
-        rate = q * (self._g @ (p_hi * hi_rate - p_lo * lo_rate))
-        m_stream, m_stream_rate = q * (hi - lo), q * (hi_rate - lo_rate)
+        # airborne stream: q ∫_lo^hi g(s) ds (g = z, z², w, z w, w²) = q G·(s^k)|_lo^hi and,
+        # by Leibniz' rule, its rate q (g(hi) ḣi − g(lo) l̇o): linear in D, as in _state_map
+        powers = np.array((hi, lo)) ** _EXPONENT_COLUMN  # (6, 2): s^k at hi and lo
+        ends = powers @ np.array(((1.0, hi_rate), (-1.0, -lo_rate)))
+        m_stream = q * (hi - lo)
         pool, pool_dot = self.container.column_moments(
-            max(entered - m_stream, 0.0), entered_rate - m_stream_rate, self.density)
-        stream = np.array([m_stream, value[0], 0.0, value[1]])
-        stream_dot = np.array([m_stream_rate, rate[0], 0.0, rate[1]])
-        return self._frame.state(pool + stream, pool_dot + stream_dot, value[2:4], rate[2:4],
-                                 value[4])
+            max(entered - m_stream, 0.0), entered_rate - q * (hi_rate - lo_rate), self.density)
+        values = self._map @ _concatenate(
+            ((1.0, m_stream, q * (hi_rate - lo_rate)), pool, pool_dot, ends.reshape(-1)))
+        return _state(values, values[44])
 
     def describe(self) -> str:
         """One line for logs and reports."""

@@ -49,8 +49,7 @@ class LoadState:
 
     def __post_init__(self) -> None:
         """Freeze the arrays handed out."""
-        for name in ("phi", "phi_dot", "psi", "psi_dot"):
-            readonly(getattr(self, name))
+        readonly(self.phi), readonly(self.phi_dot), readonly(self.psi), readonly(self.psi_dot)
 
 
 class LoadingProcess(Protocol):
