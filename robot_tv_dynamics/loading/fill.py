@@ -16,8 +16,8 @@ import math
 import numpy as np
 from numpy.polynomial import Polynomial
 
-from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.arrays import readonly
+from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.loading.geometry import (
     _EXPONENTS,
@@ -32,7 +32,6 @@ from robot_tv_dynamics.loading.state import (
     _nonnegative,
     _positive,
 )
-
 
 _EXPONENT_COLUMN = _EXPONENTS[:, None]
 _concatenate = np.concatenate

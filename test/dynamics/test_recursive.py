@@ -212,6 +212,7 @@ def test_forward_dynamics_equals_the_reference_and_inverts_tau(arm: RobotModel, 
         assert rd._aba_exact() == (kind == "consistent")
         result = rd.forward_dynamics(q, qd, tau)
         assert _relative_error(result, reference) < RTOL
+        np.testing.assert_array_equal(rd.forward_dynamics_unchecked(q, qd, tau), result)
         np.testing.assert_allclose(result, qdd, rtol=0, atol=1e-8 * np.abs(qdd).max())
         assert _relative_error(rd.inverse_dynamics(q, qd, result), tau) < RTOL
 
@@ -226,6 +227,8 @@ def test_forward_dynamics_refuses_an_indefinite_mass_matrix(
     rd.set_loads(theta)
     with pytest.raises(PhysicalConsistencyError, match="not positive definite"):
         rd.forward_dynamics(np.zeros(6), np.zeros(6), np.zeros(6))
+    with pytest.raises(PhysicalConsistencyError, match="not positive definite"):
+        rd.forward_dynamics_unchecked(np.zeros(6), np.zeros(6), np.zeros(6))
 
 
 def test_forward_dynamics_refuses_exactly_when_the_reference_does(ur5: RobotModel) -> None:
