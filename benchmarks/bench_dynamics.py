@@ -6,7 +6,9 @@ Run: ``bash scripts/run_main.sh`` sets up the venv; then
 Prints µs per call and the ratio to ``pin.rnea`` for the Panda and the UR5: first the
 term-by-term reference (``RobotModel``), then the recursive path
 (``robot_tv_dynamics.dynamics.recursive``) against its goals, ≤ 5 × rnea with the
-loads held and ≤ 10 × with Θ, Θ̇, Ψ, Ψ̇ new every call. The recursive rows are the best of 9
+loads held and ≤ 10 × with Θ, Θ̇, Ψ, Ψ̇ new every call (nothing is skipped for unchanged
+values: every call redoes the whole update), and the one-row update ``set_body_loads``
+and the unchecked forward dynamics that the simulator's RK4 stages use. The recursive rows are the best of 9
 rounds that time every row in turn (N calls each); on a shared machine, run it twice.
 """
 
@@ -63,6 +65,9 @@ def bench_recursive(name: str, repeat: int) -> list[tuple[str, float, str]]:
     theta_m0[-1, 0] = 0.0  # m = 0 with h ≠ 0: held shifted, one more RNEA
     shifted.set_loads(theta_m0, theta_dot, psi, psi_dot)
     assert not shifted.held_directly.all() and rd.held_directly.all()
+    by_row, body = RecursiveDynamics(robot), robot.n_bodies - 1
+    by_row.set_loads(*loads)
+    row = tuple(value[body].copy() for value in loads)
 
     def new_loads() -> object:
         return robot.torque(q, qd, qdd, theta, theta_dot, psi, psi_dot)
@@ -72,7 +77,11 @@ def bench_recursive(name: str, repeat: int) -> list[tuple[str, float, str]]:
         ("τ, loads held", lambda: rd.inverse_dynamics(q, qd, qdd), "≤ 5"),
         ("τ, Θ, Θ̇, Ψ, Ψ̇ new every call", new_loads, "≤ 10"),
         ("  of which set_loads", lambda: rd.set_loads(*loads), ""),
+        ("set_body_loads (one row, all four new)",
+         lambda: by_row.set_body_loads(body, *row), ""),
         ("forward dynamics (ABA), loads held", lambda: rd.forward_dynamics(q, qd, tau), ""),
+        ("  the same, unchecked (plant stages)",
+         lambda: rd.forward_dynamics_unchecked(q, qd, tau), ""),
         ("M(q, Θ) (CRBA), loads held", lambda: rd.mass_matrix(q), ""),
         ("bias τ(q̈ = 0), loads held", lambda: rd.bias(q, qd), ""),
         ("τ, loads held, a row shifted (m = 0)", lambda: shifted.inverse_dynamics(q, qd, qdd), ""),
