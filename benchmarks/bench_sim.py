@@ -73,7 +73,7 @@ def main() -> None:
           f"{1e-3 / dt:5.2f} at 1 kHz")
     loop = demo_loop(model, process)
     dt = per_step(loop.step, 1000)
-    print(f"closed loop (plant + controller + 2 estimators): {dt * 1e6:7.1f} µs/step -> "
+    print(f"closed loop (plant + controller + 3 estimators): {dt * 1e6:7.1f} µs/step -> "
           f"real-time factor {1e-3 / dt:5.2f} at 1 kHz")
     for integrator in ("rk4", "semi-implicit Euler"):
         drift = energy_drift(model, integrator)

@@ -59,11 +59,23 @@ API; if any check fails, or with ``shared_buffers=False``, the same arithmetic r
 through the public API (one call per body, several times slower).
 The Pinocchio model is a private copy: ``RobotModel.pinocchio_model`` is never modified.
 
+One body's row
+--------------
+:meth:`RecursiveDynamics.set_body_loads` changes one row of Θ, Θ̇, Ψ, Ψ̇ (a simulator's
+load body, whose row alone varies): that body's Pinocchio inertia (m, c, I_c, in Python
+floats), its f^ext block B_l and offset b_l (one product with the rate map) and its
+Z(Φ_l) ≻ 0 check, instead of the whole update. Whenever that is not exact — the row must
+be shifted, shifted rows are held, or the rates or Ψ̇ turn non-zero where all were zero —
+it runs the whole update of :meth:`~RecursiveDynamics.set_loads`.
+
 Costs measured by ``benchmarks/bench_dynamics.py`` (pin 4.1, in units of one ``pin.rnea``
-call in the same process, Panda / UR5, spread over runs on a shared machine): τ with the
-loads held 4.1–4.3 / 4.8–5.0; τ with Θ, Θ̇, Ψ, Ψ̇ new every call 13–14 / 16.5–18
-(``set_loads`` alone 8–9 / 10–11: about ten small NumPy operations of ≈ 1 µs each);
-ABA 5.6–5.8 / 6.3–6.5; CRBA 2.3 / 2.7–2.8; the public API only 17–17.5 / 17–18.
+call in the same process, Panda / UR5, on a shared 2-core machine): τ with the loads held
+4.0 / 4.8; τ with Θ, Θ̇, Ψ, Ψ̇ new every call 11.9 / 15.1 (``set_loads`` alone 6.8 / 8.9:
+nine NumPy calls of 0.2–1.4 µs each — the copy into one buffer, its finiteness check,
+the products with the wrench and inertia maps, the rule, c = h/m, h⊗c, two copies into
+the f^ext map — plus the evaluation's 4–5 µs; the goal of 10× is not reached);
+``set_body_loads`` 4.8 / 6.7; ABA 5.3 / 6.1 (3.7 / 3.9 unchecked, as the simulator's RK4
+stages call it); CRBA 2.2 / 2.7; the public API only 16 / 17.
 """
 
 from __future__ import annotations
@@ -124,10 +136,11 @@ class RecursiveDynamics:
     """Eq. (39) for one arm by RNEA/ABA/CRBA, with the loads Θ, Θ̇, Ψ, Ψ̇ held between calls.
 
     Set the loads with :meth:`set_loads` (or one of :meth:`set_theta`,
-    :meth:`set_theta_dot`, :meth:`set_psi`, :meth:`set_psi_dot`); they stay until the
-    next ``set_*``. Shapes are checked once per load change; each evaluation call makes
-    one finiteness check over its joint vectors (copied into one contiguous buffer) and
-    returns a new read-only array. Not thread-safe: use one evaluator per thread.
+    :meth:`set_theta_dot`, :meth:`set_psi`, :meth:`set_psi_dot`, or one body's row with
+    :meth:`set_body_loads`); they stay until the next ``set_*``. Shapes are checked once
+    per load change; each evaluation call makes one finiteness check over its joint
+    vectors (copied into one contiguous buffer) and returns a new read-only array. Not
+    thread-safe: use one evaluator per thread.
 
     Example:
         >>> rd = RecursiveDynamics(model)
