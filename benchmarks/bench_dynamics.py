@@ -8,8 +8,9 @@ term-by-term reference (``RobotModel``), then the recursive path
 (``robot_tv_dynamics.dynamics.recursive``) against its goals, ≤ 5 × rnea with the
 loads held and ≤ 10 × with Θ, Θ̇, Ψ, Ψ̇ new every call (nothing is skipped for unchanged
 values: every call redoes the whole update), and the one-row update ``set_body_loads``
-and the unchecked forward dynamics that the simulator's RK4 stages use. The recursive rows are the best of 9
-rounds that time every row in turn (N calls each); on a shared machine, run it twice.
+and the unchecked forward dynamics that the simulator's RK4 stages use. The recursive rows
+are the best of 9 rounds that time every row in turn (N calls each); on a shared machine,
+run it twice.
 """
 
 from __future__ import annotations
