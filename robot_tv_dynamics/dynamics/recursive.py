@@ -380,7 +380,7 @@ class RecursiveDynamics:
         except (AttributeError, ValueError, TypeError):
             finite = False
         if not finite:
-            self._fill_row(theta, theta_dot, psi, psi_dot)
+            self._fill_loads(row, theta, theta_dot, psi, psi_dot)
         if body.__class__ is not int or not 0 <= body < self._n:
             body = self._checked_body(body)
         loads = self._loads
@@ -434,27 +434,10 @@ class RecursiveDynamics:
             raise InvalidInputError("body", f"must be in [0, {self._n}), got {index}")
         return int(index)
 
-    def _fill_row(
-        self,
-        theta: npt.ArrayLike,
-        theta_dot: npt.ArrayLike | None,
-        psi: npt.ArrayLike | None,
-        psi_dot: npt.ArrayLike | None,
-    ) -> None:
-        """As :meth:`_fill_loads` for the one row of :meth:`set_body_loads`."""
-        row = self._row
-        values = (
-            check_finite(theta, "theta", (10,)),
-            self._row_zero10 if theta_dot is None else check_finite(theta_dot, "theta_dot", (10,)),
-            self._row_zero12 if psi is None else self._checked_psi(psi, "psi", 1),
-            self._row_zero12 if psi_dot is None else self._checked_psi(psi_dot, "psi_dot", 1),
-        )
-        row[_THETA], row[_THETA_DOT], row[_PSI], row[_PSI_DOT] = values
-        row[_HC.start:_COM.stop] = 0.0
-
-    def _checked_psi(self, value: npt.ArrayLike, argument: str, rows: int | None = None) -> Array:
-        """ψ checked, (N, 12) (or one row, (12,), when ``rows`` is 1); a γ is mapped to ψ."""
-        lead = (self._n,) if rows is None else ()
+    def _checked_psi(self, value: npt.ArrayLike, argument: str,
+                     lead: tuple[int, ...] | None = None) -> Array:
+        """ψ checked, ``lead`` + (12,) (default (N, 12)); a γ, ``lead`` + (6,), is mapped to ψ."""
+        lead = (self._n,) if lead is None else lead
         if np.shape(value) == lead + (6,):
             gamma = check_finite(value, argument, lead + (6,))
             return np.asarray(gamma @ PSI_FROM_GAMMA.T)
@@ -468,16 +451,20 @@ class RecursiveDynamics:
         psi: npt.ArrayLike | None,
         psi_dot: npt.ArrayLike | None,
     ) -> None:
-        """Raise for the first bad argument; otherwise (lists, γ, an overflow) fill ``loads``."""
-        n = self._n
+        """Raise for the first bad argument; otherwise (lists, γ, an overflow) fill ``loads``.
+
+        ``loads`` is a loads buffer (N, 56) or the one row (56,) of :meth:`set_body_loads`.
+        """
+        lead = loads.shape[:-1]
         values = (
-            check_finite(theta, "theta", (n, 10)),
-            self._zero10 if theta_dot is None else check_finite(theta_dot, "theta_dot", (n, 10)),
-            self._zero12 if psi is None else self._checked_psi(psi, "psi"),
-            self._zero12 if psi_dot is None else self._checked_psi(psi_dot, "psi_dot"),
+            check_finite(theta, "theta", lead + (10,)),
+            0.0 if theta_dot is None else check_finite(theta_dot, "theta_dot", lead + (10,)),
+            0.0 if psi is None else self._checked_psi(psi, "psi", lead),
+            0.0 if psi_dot is None else self._checked_psi(psi_dot, "psi_dot", lead),
         )
-        loads[:, _THETA], loads[:, _THETA_DOT], loads[:, _PSI], loads[:, _PSI_DOT] = values
-        loads[:, _HC.start:_COM.stop] = 0.0
+        (loads[..., _THETA], loads[..., _THETA_DOT], loads[..., _PSI],
+         loads[..., _PSI_DOT]) = values
+        loads[..., _HC.start:_COM.stop] = 0.0
 
     def _update(self, rates_zero: bool | None, offset_zero: bool | None) -> None:
         """Recompute the f^ext map and the held inertias from the loads buffer.
