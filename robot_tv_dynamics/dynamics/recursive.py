@@ -587,7 +587,6 @@ class RecursiveDynamics:
         qdd.setflags(write=False)
         return qdd
 
-
     # ------------------------------------------------------------------ momentum
     def momentum(self, q: npt.ArrayLike, qd: npt.ArrayLike) -> tuple[Array, Array]:
         r"""(p, β) of the generalized-momentum balance ṗ = τ + τ_ext + β for the held Θ, Ψ.
