@@ -75,6 +75,9 @@ from robot_tv_dynamics.loading.attach import (
 from robot_tv_dynamics.loading.config import (
     BUILDERS,
     KINDS,
+    Collision,
+    collision_from_dict,
+    load_collision,
     load_loading_process,
     loading_process_from_dict,
 )
@@ -95,6 +98,7 @@ __all__ = [
     "KINDS",
     "STANDARD_GRAVITY",
     "BodyLoadMap",
+    "Collision",
     "add_body_rows",
     "Container",
     "DrainProcess",
@@ -105,6 +109,8 @@ __all__ = [
     "Placement",
     "TimelineProcess",
     "body_loads",
+    "collision_from_dict",
+    "load_collision",
     "load_loading_process",
     "loading_process_from_dict",
     "loads_from_state",

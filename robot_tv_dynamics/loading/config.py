@@ -2,12 +2,18 @@ r"""Loading processes from YAML: one builder per kind in a registry (:data:`BUIL
 
 A file names its kind with ``process:`` (:data:`KINDS`), the ``link`` and the kind's
 parameters (``config/loading/*.yaml``); an unknown key is an error naming the file.
+
+A scenario file may also carry a ``collision:`` block (:class:`Collision`,
+:func:`collision_from_dict`, :func:`load_collision`): an external force (and moment) on
+a link of the arm over a time window, which the simulator applies to the plant and
+which is not part of the load. The loading process ignores the block.
 """
 
 from __future__ import annotations
 
 import csv
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -237,8 +243,8 @@ def loading_process_from_dict(
 
     Args:
         config: mapping with ``process`` (one of :data:`KINDS`), ``link`` and the kind's
-            parameters (see ``config/loading/*.yaml``); an optional ``description`` is
-            ignored.
+            parameters (see ``config/loading/*.yaml``); an optional ``description`` and
+            ``collision`` (:func:`collision_from_dict`) are ignored.
         base_dir: directory that a relative timeline ``file`` is resolved against.
 
     Returns:
@@ -251,10 +257,27 @@ def loading_process_from_dict(
     section = _Section(config, "loading")
     kind = section.get("process", required=True)
     section.get("description")
+    section.get("collision")  # not part of the load: collision_from_dict reads it
     section.where = str(kind)
     if not isinstance(kind, str):
         raise InvalidInputError("process", f"expected one of {list(KINDS)}, got {kind!r}")
     return _build(kind, section, None if base_dir is None else Path(base_dir))
+
+
+def _read_yaml(path: Path) -> Any:
+    """The contents of a YAML file.
+
+    Raises:
+        InvalidInputError: unreadable file or malformed YAML (naming the file).
+    """
+    import yaml
+
+    try:
+        return yaml.safe_load(path.read_text())
+    except OSError as error:
+        raise InvalidInputError("loading file", f"cannot read {path}: {error}") from None
+    except yaml.YAMLError as error:
+        raise InvalidInputError("loading file", f"{path} is not valid YAML: {error}") from None
 
 
 def load_loading_process(path: str | Path) -> LoadingProcess:
@@ -264,16 +287,94 @@ def load_loading_process(path: str | Path) -> LoadingProcess:
         InvalidInputError: unreadable file, malformed YAML, or a bad configuration
             (the message names the file).
     """
-    import yaml
-
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as error:
-        raise InvalidInputError("loading file", f"cannot read {path}: {error}") from None
-    except yaml.YAMLError as error:
-        raise InvalidInputError("loading file", f"{path} is not valid YAML: {error}") from None
+    data = _read_yaml(path)
     try:
         return loading_process_from_dict(data, path.parent)
+    except InvalidInputError as error:
+        raise InvalidInputError(f"{path}: {error.argument}", error.problem) from None
+
+
+# ------------------------------------------------------------------------ collision
+@dataclass(frozen=True)
+class Collision:
+    """An external wrench on a link of the arm over [start, start + duration): a collision.
+
+    Attributes:
+        link: the URDF link it acts on (checked against a URDF by whoever has one).
+        force: f (3,) in the base frame [N].
+        moment: n (3,) in the base frame [N·m] (default zero).
+        point: where f acts, in the link's coordinates (3,) [m] (default its origin).
+        start: simulated time it starts [s] (>= 0).
+        duration: how long it acts [s] (> 0).
+    """
+
+    link: str
+    force: tuple[float, float, float]
+    start: float
+    duration: float
+    moment: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    point: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    @property
+    def end(self) -> float:
+        """The end of the window, start + duration [s]."""
+        return self.start + self.duration
+
+    def as_dict(self) -> dict[str, Any]:
+        """The block as written in a scenario file (``collision:``)."""
+        return {"link": self.link, "force": list(self.force), "moment": list(self.moment),
+                "point": list(self.point), "start": self.start, "duration": self.duration}
+
+
+def _triple(section: _Section, key: str, default: Sequence[float] | None = None
+            ) -> tuple[float, float, float]:
+    x, y, z = (float(v) for v in section.vector(key, 3, default))
+    return x, y, z
+
+
+def collision_from_dict(config: Mapping[str, Any]) -> Collision | None:
+    """The ``collision:`` block of a scenario's contents, or None when it has none.
+
+    Keys: ``link`` (a URDF link name), ``force`` (3 numbers, base frame, N), ``start``
+    (s, >= 0), ``duration`` (s, > 0); optional ``moment`` (3 numbers, base frame, N·m)
+    and ``point`` (3 numbers, link coordinates, m).
+
+    Raises:
+        InvalidInputError: the block is not a mapping, a key is missing or unknown, a
+            value is not finite, the link is not a non-empty name, the start is
+            negative or the duration not positive (the message names the field, e.g.
+            ``collision.duration``).
+    """
+    if not isinstance(config, Mapping):
+        raise InvalidInputError("loading", f"expected a mapping, got {type(config).__name__}")
+    block = config.get("collision")
+    if block is None:
+        return None
+    section = _Section(block, "collision")
+    link = section.get("link", required=True)
+    if not isinstance(link, str) or not link.strip():
+        raise InvalidInputError(section.name("link"), f"expected a link name, got {link!r}")
+    collision = Collision(
+        link=link.strip(), force=_triple(section, "force"),
+        start=_nonnegative(section.number("start"), section.name("start")),
+        duration=_positive(section.number("duration"), section.name("duration")),
+        moment=_triple(section, "moment", (0.0, 0.0, 0.0)),
+        point=_triple(section, "point", (0.0, 0.0, 0.0)))
+    section.done()
+    return collision
+
+
+def load_collision(path: str | Path) -> Collision | None:
+    """The ``collision:`` block of a scenario file (see :func:`collision_from_dict`).
+
+    Raises:
+        InvalidInputError: unreadable file, malformed YAML, or a bad block (the message
+            names the file and the field).
+    """
+    path = Path(path)
+    data = _read_yaml(path)
+    try:
+        return collision_from_dict(data)
     except InvalidInputError as error:
         raise InvalidInputError(f"{path}: {error.argument}", error.problem) from None
