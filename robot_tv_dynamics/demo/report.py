@@ -234,11 +234,13 @@ def _observer_panel(ax: Any, result: dict[str, Any], summary_data: dict[str, Any
             values = np.interp(times, obs["t"], norm)
             first_hit = obs.get("detection_delay_s")
             during = sum(c["phase"] == "loading" for c in starts)
-            ax.plot(times, values, ls="none", marker="v", ms=7, color=color, label=(
-                f"{kind}: {len(starts)} contact{'' if len(starts) == 1 else 's'} "
-                f"({during} starting during loading)" + "\n" + (
+            label = (f"{kind}: {len(starts)} contact{'' if len(starts) == 1 else 's'} "
+                     f"({during} starting during loading)")
+            if result.get("collision_span") is not None:
+                label += "\n" + (
                     f"collision detected {people(first_hit * 1e3)} ms after it began"
-                    if first_hit is not None else "no contact in the collision window")))
+                    if first_hit is not None else "no contact in the collision window")
+            ax.plot(times, values, ls="none", marker="v", ms=7, color=color, label=label)
         else:
             ax.plot([], [], ls="none", marker="v", color=color, label=f"{kind}: no contact")
     if threshold is not None:
