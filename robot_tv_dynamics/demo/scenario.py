@@ -12,12 +12,13 @@ import yaml
 from robot_tv_dynamics.exceptions import InvalidInputError, URDFError
 from robot_tv_dynamics.inertia import Array, rpy_to_rotation
 from robot_tv_dynamics.loading import (
-    Collision,
     LoadingProcess,
+    collision_as_dict,
     collision_from_dict,
     load_loading_process,
 )
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.observer import ExternalWrench
 from robot_tv_dynamics.paths import package_config_dir
 from robot_tv_dynamics.simulation import DEMO_MARGIN_FRACTION, default_reference
 
@@ -135,7 +136,7 @@ class ScenarioSetup:
     tilt_deg: float | None
     container_rpy: tuple[float, float, float] | None
     loading_start: float | None
-    collision: Collision | None = None
+    collision: ExternalWrench | None = None
     collision_link_source: str | None = None
 
     def as_dict(self) -> dict[str, object]:
@@ -145,7 +146,8 @@ class ScenarioSetup:
                 self.tilt_file_deg, "container_rpy": list(self.container_rpy or []) or None,
                 "loading_start_s": self.loading_start, "file": str(self.path),
                 "collision": None if self.collision is None else {
-                    **self.collision.as_dict(), "link_source": self.collision_link_source}}
+                    **collision_as_dict(self.collision),
+                    "link_source": self.collision_link_source}}
 
     def describe(self) -> str:
         """One line for the console."""
@@ -162,7 +164,8 @@ class ScenarioSetup:
         c = self.collision
         if c is not None:
             text += (f"; collision: {np.linalg.norm(c.force):.3g} N on {c.link} "
-                     f"({self.collision_link_source}) from {c.start:g} s for {c.duration:g} s")
+                     f"({self.collision_link_source}) from {c.t_start:g} s for "
+                     f"{c.t_end - c.t_start:g} s")
         return text
 
 
@@ -364,8 +367,8 @@ def scenario_file(scenario: str, link: str, out: Path, model: RobotModel | None 
         collision_link_source=collision_source)
 
 
-def _place_collision(collision: Collision, model: RobotModel | None, urdf_xml: str | None,
-                     path: Path) -> tuple[Collision, str, bool]:
+def _place_collision(collision: ExternalWrench, model: RobotModel | None,
+                     urdf_xml: str | None, path: Path) -> tuple[ExternalWrench, str, bool]:
     """(collision on the arm, where its link came from, whether the link changed).
 
     The file's link when the URDF has it; else the chain's tool flange

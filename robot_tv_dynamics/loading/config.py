@@ -3,17 +3,17 @@ r"""Loading processes from YAML: one builder per kind in a registry (:data:`BUIL
 A file names its kind with ``process:`` (:data:`KINDS`), the ``link`` and the kind's
 parameters (``config/loading/*.yaml``); an unknown key is an error naming the file.
 
-A scenario file may also carry a ``collision:`` block (:class:`Collision`,
-:func:`collision_from_dict`, :func:`load_collision`): an external force (and moment) on
-a link of the arm over a time window, which the simulator applies to the plant and
-which is not part of the load. The loading process ignores the block.
+A scenario file may also carry a ``collision:`` block (:func:`collision_from_dict`,
+:func:`load_collision`: an :class:`~robot_tv_dynamics.observer.ExternalWrench`): an
+external force (and moment) on a link of the arm over a time window, which the
+simulator applies to the plant and which is not part of the load. The loading process
+ignores the block.
 """
 
 from __future__ import annotations
 
 import csv
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from robot_tv_dynamics.loading.state import (
     _positive,
 )
 from robot_tv_dynamics.loading.timeline import TimelineProcess
+from robot_tv_dynamics.observer.wrench import ExternalWrench
 
 
 class _Section:
@@ -296,49 +297,37 @@ def load_loading_process(path: str | Path) -> LoadingProcess:
 
 
 # ------------------------------------------------------------------------ collision
-@dataclass(frozen=True)
-class Collision:
-    """An external wrench on a link of the arm over [start, start + duration): a collision.
-
-    Attributes:
-        link: the URDF link it acts on (checked against a URDF by whoever has one).
-        force: f (3,) in the base frame [N].
-        moment: n (3,) in the base frame [N·m] (default zero).
-        point: where f acts, in the link's coordinates (3,) [m] (default its origin).
-        start: simulated time it starts [s] (>= 0).
-        duration: how long it acts [s] (> 0).
-    """
-
-    link: str
-    force: tuple[float, float, float]
-    start: float
-    duration: float
-    moment: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    point: tuple[float, float, float] = (0.0, 0.0, 0.0)
-
-    @property
-    def end(self) -> float:
-        """The end of the window, start + duration [s]."""
-        return self.start + self.duration
-
-    def as_dict(self) -> dict[str, Any]:
-        """The block as written in a scenario file (``collision:``)."""
-        return {"link": self.link, "force": list(self.force), "moment": list(self.moment),
-                "point": list(self.point), "start": self.start, "duration": self.duration}
-
-
 def _triple(section: _Section, key: str, default: Sequence[float] | None = None
             ) -> tuple[float, float, float]:
     x, y, z = (float(v) for v in section.vector(key, 3, default))
     return x, y, z
 
 
-def collision_from_dict(config: Mapping[str, Any]) -> Collision | None:
+def collision_as_dict(wrench: ExternalWrench) -> dict[str, Any]:
+    """A wrench as a ``collision:`` block, e.g. for a summary (base-frame pulses only).
+
+    Keys: ``link``, ``force``, ``moment``, ``point``, ``start``, ``duration``.
+
+    Raises:
+        InvalidInputError: a wrench in the link frame or with a rise (the block has
+            neither).
+    """
+    if wrench.frame != "world" or wrench.rise != 0.0:
+        raise InvalidInputError("collision", "a collision: block is a rectangular pulse in "
+                                f"the base frame, got frame {wrench.frame!r}, rise {wrench.rise}")
+    return {"link": wrench.link, "force": list(wrench.force), "moment": list(wrench.moment),
+            "point": list(wrench.point), "start": wrench.t_start,
+            "duration": wrench.t_end - wrench.t_start}
+
+
+def collision_from_dict(config: Mapping[str, Any]) -> ExternalWrench | None:
     """The ``collision:`` block of a scenario's contents, or None when it has none.
 
     Keys: ``link`` (a URDF link name), ``force`` (3 numbers, base frame, N), ``start``
     (s, >= 0), ``duration`` (s, > 0); optional ``moment`` (3 numbers, base frame, N·m)
-    and ``point`` (3 numbers, link coordinates, m).
+    and ``point`` (3 numbers, link coordinates, m). The result acts over
+    [start, start + duration) in the base frame, a rectangular pulse; the link is
+    checked against a URDF by whoever has one (``demo.scenario_file``).
 
     Raises:
         InvalidInputError: the block is not a mapping, a key is missing or unknown, a
@@ -355,17 +344,21 @@ def collision_from_dict(config: Mapping[str, Any]) -> Collision | None:
     link = section.get("link", required=True)
     if not isinstance(link, str) or not link.strip():
         raise InvalidInputError(section.name("link"), f"expected a link name, got {link!r}")
-    collision = Collision(
-        link=link.strip(), force=_triple(section, "force"),
-        start=_nonnegative(section.number("start"), section.name("start")),
-        duration=_positive(section.number("duration"), section.name("duration")),
+    force = _triple(section, "force")
+    start = _nonnegative(section.number("start"), section.name("start"))
+    duration = _positive(section.number("duration"), section.name("duration"))
+    if not start + duration > start:
+        raise InvalidInputError(section.name("duration"), f"{duration} is lost in rounding "
+                                f"at start {start}")
+    collision = ExternalWrench(
+        link.strip(), force, start, start + duration,
         moment=_triple(section, "moment", (0.0, 0.0, 0.0)),
         point=_triple(section, "point", (0.0, 0.0, 0.0)))
     section.done()
     return collision
 
 
-def load_collision(path: str | Path) -> Collision | None:
+def load_collision(path: str | Path) -> ExternalWrench | None:
     """The ``collision:`` block of a scenario file (see :func:`collision_from_dict`).
 
     Raises:

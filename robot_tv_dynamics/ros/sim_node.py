@@ -55,7 +55,7 @@ from robot_tv_dynamics import limits
 from robot_tv_dynamics.demo.scenario import SCENARIOS, scenario_file
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.inertia import Array
-from robot_tv_dynamics.loading import Collision, LoadingProcess, load_loading_process
+from robot_tv_dynamics.loading import LoadingProcess, collision_as_dict, load_loading_process
 from robot_tv_dynamics.model import RobotModel, parse_locked_joints
 from robot_tv_dynamics.observer.wrench import ExternalWrench
 from robot_tv_dynamics.paths import package_config_dir
@@ -266,7 +266,7 @@ class SimNode(Node):
 
     # ------------------------------------------------------------------ input
     def _place_loading(self, cfg: SimNodeConfig, xml: str
-                       ) -> tuple[LoadingProcess | None, Collision | None]:
+                       ) -> tuple[LoadingProcess | None, ExternalWrench | None]:
         """The loading process and the file's collision on the arm.
 
         The load on ``load_link`` (or its default), upright at the start; the collision
@@ -284,7 +284,8 @@ class SimNode(Node):
         return load_loading_process(setup.path), setup.collision
 
     @staticmethod
-    def _collision(cfg: SimNodeConfig, scenario: Collision | None) -> ExternalWrench | None:
+    def _collision(cfg: SimNodeConfig, scenario: ExternalWrench | None
+                   ) -> ExternalWrench | None:
         """The wrench of the ``collision_*`` parameters or of the loading file's block.
 
         Raises:
@@ -295,15 +296,12 @@ class SimNode(Node):
         if from_parameters and scenario is not None:
             raise InvalidInputError(
                 "collision_link", f'"{link}" is set, but the loading file has a collision: '
-                f"block too ({scenario.link}, from {scenario.start:g} s): remove one of them")
+                f"block too ({scenario.link}, from {scenario.t_start:g} s): remove one of them")
         if from_parameters:
             return ExternalWrench(
                 link, (cfg.collision_force_x, cfg.collision_force_y, cfg.collision_force_z),
                 cfg.collision_start, cfg.collision_start + cfg.collision_duration)
-        if scenario is not None:
-            return ExternalWrench(scenario.link, scenario.force, scenario.start, scenario.end,
-                                  moment=scenario.moment, point=scenario.point)
-        return None
+        return scenario
 
     @input_guard.guarded("effort_commands")
     def _on_effort(self, msg: Float64MultiArray) -> None:
@@ -355,9 +353,7 @@ class SimNode(Node):
                 "link": process.link, "duration": process.duration,
                 "description": getattr(process, "describe", lambda: type(process).__name__)()},
             "payload_body": self.plant.load_body,
-            "collisions": [{"link": w.link, "force": list(w.force), "moment": list(w.moment),
-                            "point": list(w.point), "frame": w.frame, "start": w.t_start,
-                            "end": w.t_end} for w in self.plant.wrenches],
+            "collisions": [collision_as_dict(w) | {"end": w.t_end} for w in self.plant.wrenches],
         }
         if self.loop is not None:
             est = self.loop.config.estimator

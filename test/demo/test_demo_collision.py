@@ -40,8 +40,8 @@ from examples import LOADING_CONFIG
 
 from robot_tv_dynamics import InvalidInputError
 from robot_tv_dynamics.demo import OBSERVER_PARAMETERS, scenario_file
-from robot_tv_dynamics.loading import Collision
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.observer import ExternalWrench
 from robot_tv_dynamics.paths import example_robot_urdf
 
 UR5 = "ur_description/urdf/ur5_robot.urdf"
@@ -66,7 +66,7 @@ def test_the_collision_stays_on_the_panda_and_moves_to_the_flange_on_the_ur5(tmp
     panda = example_robot_urdf()
     setup = scenario_file("fill_collision", "", tmp_path / "panda",
                           RobotModel.from_urdf(panda), panda.read_text())
-    assert setup.collision == Collision("panda_link5", (0.0, 30.0, 0.0), 5.0, 0.25)
+    assert setup.collision == ExternalWrench("panda_link5", (0.0, 30.0, 0.0), 5.0, 5.25)
     assert setup.collision_link_source == "scenario"
     assert "collision: 30 N on panda_link5 (scenario) from 5 s for 0.25 s" in setup.describe()
     ur5 = example_robot_urdf(UR5)
@@ -107,12 +107,10 @@ def test_a_collision_link_the_arm_cannot_feel_is_named(tmp_path):
 def test_sim_node_takes_the_file_or_the_parameters_and_refuses_both():
     from robot_tv_dynamics.ros.sim_node import SimNode, SimNodeConfig
 
-    block = Collision("panda_link5", (0.0, 30.0, 0.0), 5.0, 0.25, moment=(0.0, 0.0, 1.0))
+    block = ExternalWrench("panda_link5", (0.0, 30.0, 0.0), 5.0, 5.25, moment=(0.0, 0.0, 1.0))
     none = SimNodeConfig()
     assert SimNode._collision(none, None) is None
-    wrench = SimNode._collision(none, block)
-    assert (wrench.link, wrench.force, wrench.moment) == (block.link, block.force, block.moment)
-    assert (wrench.t_start, wrench.t_end, wrench.frame) == (5.0, 5.25, "world")
+    assert SimNode._collision(none, block) is block
     params = replace(none, collision_link="panda_link7", collision_force_z=-40.0,
                      collision_start=1.0, collision_duration=0.3)
     wrench = SimNode._collision(params, None)

@@ -11,20 +11,21 @@ from examples import LOADING_CONFIG as CONFIG
 
 from robot_tv_dynamics import InvalidInputError
 from robot_tv_dynamics.loading import (
-    Collision,
+    collision_as_dict,
     collision_from_dict,
     load_collision,
     load_loading_process,
     loading_process_from_dict,
 )
+from robot_tv_dynamics.observer import ExternalWrench
 
 BLOCK = {"link": "panda_link5", "force": [0.0, 30.0, 0.0], "start": 5.0, "duration": 0.25}
 
 
 def test_fill_collision_is_the_fill_and_a_push_on_the_forearm():
     collision = load_collision(CONFIG / "fill_collision.yaml")
-    assert collision == Collision("panda_link5", (0.0, 30.0, 0.0), 5.0, 0.25)
-    assert collision.end == 5.25 and collision.moment == (0.0, 0.0, 0.0)
+    assert collision == ExternalWrench("panda_link5", (0.0, 30.0, 0.0), 5.0, 5.25)
+    assert collision.moment == (0.0, 0.0, 0.0) and collision.frame == "world"
     # the loading process is fill.yaml's: the same Φ, ψ at every time
     fill = load_loading_process(CONFIG / "fill.yaml")
     both = load_loading_process(CONFIG / "fill_collision.yaml")
@@ -33,7 +34,7 @@ def test_fill_collision_is_the_fill_and_a_push_on_the_forearm():
         np.testing.assert_array_equal(a.phi, b.phi)
         np.testing.assert_array_equal(a.psi, b.psi)
     # the push starts after the fill has ended
-    assert collision.start > fill.duration
+    assert collision.t_start > fill.duration
 
 
 def test_files_without_a_block_have_no_collision():
@@ -46,7 +47,10 @@ def test_a_full_block_round_trips_and_the_process_ignores_it():
     collision = collision_from_dict({"collision": block})
     assert collision is not None
     assert collision.moment == (0.0, 0.0, 1.5) and collision.point == (0.0, 0.05, 0.0)
-    assert collision.as_dict() == {**block, "start": 5.0, "duration": 0.25}
+    assert collision_as_dict(collision) == {**block, "start": 5.0, "duration": 0.25}
+    with pytest.raises(InvalidInputError, match="rectangular pulse in the base frame"):
+        collision_as_dict(ExternalWrench("panda_link5", (1.0, 0.0, 0.0), 0.0, 1.0,
+                                         frame="link"))
     data = yaml.safe_load((CONFIG / "fill.yaml").read_text())
     process = loading_process_from_dict({**data, "collision": block})
     assert process.link == "panda_hand"
