@@ -116,7 +116,9 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "still takes q̈ from the reference (end value held)", "s", 0.0, 10.0),
     ParameterSpec(
         "joint_states_depth", 100,
-        "queue depth of the joint_states subscription", "", 1, 10000),
+        "queue depth of the joint_states subscription, and of inertial_parameters, "
+        "inertial_parameter_rates, psi and psi_rates (so that a backlog of samples meets "
+        "the Θ that arrived with it)", "", 1, 10000),
     ParameterSpec(
         "joint_states_reliable", False,
         "subscribe joint_states RELIABLE (then best-effort publishers do not match); "
@@ -254,7 +256,11 @@ class DynamicsNode(node_base.ModelNode):
             Float64MultiArray, "generalized_terms", qos.RELIABLE_QOS)
         self._bounds_pub = self.create_publisher(
             Float64MultiArray, "mass_matrix_bounds", qos.RELIABLE_QOS)
-        stream = qos.stream_qos(10)
+        # Θ, Θ̇, Ψ, Ψ̇ keep as deep a queue as joint_states: the executor takes messages in
+        # arrival order, so when it falls behind, a backlog of joint samples still meets
+        # the Θ that arrived with them (a shallower Θ queue would drop those and pair old
+        # samples with newer Θ for as long as the backlog lasts)
+        stream = qos.stream_qos(cfg.joint_states_depth)
         self._joint_states_sub = self.create_subscription(
             JointState, "joint_states", self._on_joint_states,
             qos.stream_qos(cfg.joint_states_depth, cfg.joint_states_reliable))
