@@ -15,7 +15,9 @@ Options: ``--efforts`` sends measured efforts with each joint state, so the node
 generalized-momentum observer runs on every sample (its cost in the node);
 ``--all-outputs`` also subscribes generalized_terms and mass_matrix_bounds (the
 node computes them only while subscribed); ``--realtime P`` runs the three processes with
-SCHED_FIFO priority P (needs the permission; 0 = normal scheduling).
+SCHED_FIFO priority P (needs the permission; 0 = normal scheduling); ``--baseline`` runs
+``benchmarks/echo_node.py`` in the node's place (an rclpy node that only echoes q, q̇:
+the CPU floor of rclpy and DDS under the same traffic).
 
 Reported: the fraction of samples answered, latency from input stamp to torque receipt
 (p50, p99, max), and the CPU of each process from /proc/<pid>/stat (% of one core).
@@ -171,8 +173,10 @@ def run_benchmark(args: argparse.Namespace) -> dict:
                 "-p", f"publish_terms:={'true' if args.terms else 'false'}",
                 "-p", f"publish_bounds:={'true' if args.bounds else 'false'}"]
     realtime = realtime_preexec(args.realtime)
+    node_command = ([str(REPO / "benchmarks" / "echo_node.py")] if args.baseline
+                    else ["-m", "robot_tv_dynamics.ros.dynamics_node"])
     node_process = subprocess.Popen(
-        [sys.executable, "-m", "robot_tv_dynamics.ros.dynamics_node", *ros_args],
+        [sys.executable, *node_command, *ros_args],
         env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=realtime)
     if realtime is not None:
         realtime()
@@ -271,6 +275,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--efforts", action="store_true",
                         help="joint_states carry efforts: the node's momentum observer "
                              "(observer_model generalized) runs on every sample")
+    parser.add_argument("--baseline", action="store_true",
+                        help="run benchmarks/echo_node.py (rclpy and DDS only: echoes q, q̇) "
+                             "in the node's place: the floor under the node's CPU")
     parser.add_argument("--json", help="also write the result to this file")
     args = parser.parse_args(argv)
     if args.role == "publisher":

@@ -3,9 +3,11 @@
 Run (after ``source scripts/ros_env.sh``):
 ``.venv/bin/python benchmarks/bench_observer.py [--repeat N]``.
 Prints µs per sample and the ratio to ``pin.rnea`` for the Panda and the UR5: the
-momentum terms alone (p, β: one ``model.kinematics`` call + contractions), the full
-generalized and classical observer updates (with input checks), and the contact
-detector. No timing is asserted anywhere.
+momentum terms alone by the reference contraction (one ``model.kinematics`` call +
+contractions) and by the recursive path the observer uses (two RNEA passes, loads
+held), the full generalized and classical observer updates (with input checks; the
+generalized one with the same Θ every sample and with a new Θ every sample, as in a
+replay of a filling cup), and the contact detector. No timing is asserted anywhere.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from particle_lagrangian import find_example_robot_urdf  # noqa: E402
 from robot_tv_dynamics import RobotModel  # noqa: E402
 from robot_tv_dynamics.observer import (  # noqa: E402
     ContactDetector,
+    MomentumEvaluator,
     MomentumObserver,
     ObserverConfig,
     momentum_terms,
@@ -61,18 +64,25 @@ def bench(name: str, repeat: int) -> list[tuple[str, float]]:
     detector = ContactDetector(robot.joint_names, 1.0)
     clock = {"t": 0.0}
 
-    def step(observer: MomentumObserver) -> Callable[[], object]:
+    def step(observer: MomentumObserver, new_loads: bool = False) -> Callable[[], object]:
+        changing = [_Loads(theta * (1.0 + 1e-6 * k), psi) for k in range(2)]
+
         def update() -> object:
             clock["t"] += 1e-3
-            return observer.update(clock["t"], q, qd, tau, loads)
+            sample = changing[int(clock["t"] * 1e3) % 2] if new_loads else loads
+            return observer.update(clock["t"], q, qd, tau, sample)
         return update
+
+    evaluator = MomentumEvaluator(robot)
 
     residual = np.zeros(nv)
     rows = [
         ("pin.rnea", lambda: pin.rnea(model, data, q, qd, qd)),
         ("kinematics (J, ∂J/∂q, poses)", lambda: robot.kinematics(q)),
-        ("momentum_terms (p, β)", lambda: momentum_terms(robot, q, qd, theta, gamma)),
+        ("momentum_terms (p, β), contraction", lambda: momentum_terms(robot, q, qd, theta, gamma)),
+        ("MomentumEvaluator (p, β), held", lambda: evaluator.terms(q, qd, theta, gamma)),
         ("observer update, generalized", step(observers["generalized"])),
+        ("  the same, new Θ every sample", step(observers["generalized"], True)),
         ("observer update, classical", step(observers["classical"])),
         ("contact detector update", lambda: detector.update(0.0, residual)),
     ]
@@ -88,7 +98,7 @@ def main() -> int:
         rnea = rows[0][1]
         print(f"{name}:")
         for label, micros in rows:
-            print(f"  {label:<32} {micros:8.1f} µs/sample   {micros / rnea:6.1f} × rnea")
+            print(f"  {label:<38} {micros:8.1f} µs/sample   {micros / rnea:6.1f} × rnea")
     return 0
 
 

@@ -17,6 +17,11 @@ Array = npt.NDArray[np.float64]
 ArrayT = TypeVar("ArrayT", bound=npt.NDArray[Any])
 
 
+#: Up to this many entries :func:`check_finite` tests each entry; larger arrays first
+#: test the sum of squares (no temporary), then each entry only if that overflowed.
+_SMALL = 1024
+
+
 def check_finite(value: npt.ArrayLike, argument: str, shape: tuple[int | None, ...]) -> Array:
     """Return ``value`` as a float array after checking its shape and finiteness.
 
@@ -35,16 +40,20 @@ def check_finite(value: npt.ArrayLike, argument: str, shape: tuple[int | None, .
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as error:
         raise InvalidInputError(argument, f"not numeric ({error})") from None
-    if array.ndim != len(shape) or any(
+    if array.shape != shape and (array.ndim != len(shape) or any(
         want is not None and have != want for have, want in zip(array.shape, shape, strict=True)
-    ):
+    )):
         expected = "(" + ", ".join("N" if s is None else str(s) for s in shape)
         expected += ",)" if len(shape) == 1 else ")"
         raise InvalidInputError(argument, f"expected shape {expected}, got {array.shape}")
     flat = array.reshape(-1)
-    with np.errstate(over="ignore"):  # 1e308 is finite: its square overflowing is no error
-        square = flat @ flat
-    if not np.isfinite(square) and not np.all(np.isfinite(array)):  # fast path first
+    if flat.size <= _SMALL:  # a per-sample vector or Θ: one ufunc, no error-state switch
+        finite = bool(np.isfinite(flat).all())
+    else:
+        with np.errstate(over="ignore"):  # 1e308 is finite: its square overflowing is no error
+            square = flat @ flat
+        finite = bool(np.isfinite(square)) or bool(np.all(np.isfinite(array)))
+    if not finite:
         bad = np.argwhere(~np.isfinite(array))[0]
         raise InvalidInputError(argument, f"non-finite entry at index {tuple(bad.tolist())}")
     return array

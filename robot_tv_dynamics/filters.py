@@ -106,6 +106,14 @@ class DerivativeFilter:
         """Forget the history; the next sample starts the filter again."""
         self._t = self._u = self._x = self._v = None
 
+    def snapshot(self) -> tuple[object, ...]:
+        """The filter's state, for :meth:`restore` (its arrays are replaced, never mutated)."""
+        return (self._t, self._u, self._x, self._v)
+
+    def restore(self, snapshot: tuple[object, ...]) -> None:
+        """Go back to a state taken by :meth:`snapshot`."""
+        self._t, self._u, self._x, self._v = snapshot  # type: ignore[assignment]
+
     def update(self, t: float, u: npt.ArrayLike, *, checked: bool = False) -> Array:
         """Feed one sample and return the derivative estimate at its stamp.
 

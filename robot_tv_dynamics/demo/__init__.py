@@ -7,7 +7,10 @@ over real DDS (no launch_ros needed):
   with a computed-torque controller on the *projected* payload estimate and the
   *classical* estimator running open loop on the same noisy torque measurements;
 - ``dynamics_node``: τ of eq. (39) term by term and the mass-matrix bounds for the true
-  Θ(t) (q̈ from the simulator's ``joint_accelerations``);
+  Θ(t) (q̈ from the simulator's ``joint_accelerations``), and both momentum observers'
+  residuals on the simulator's efforts (``external_torques``: generalized, Θ(t), Ψ(t);
+  ``external_torques_classical``: the Θ of the first sample held) with their contact
+  statuses;
 - three ``monitor_node`` instances, all on ``/diagnostics``: on the true Θ(t) (statuses
   named by body) and on each estimate (``status_prefix`` ``estimates/<name>``: statuses
   named ``estimates/<name>: <body>``).
@@ -19,7 +22,7 @@ Foxglove) while showing a progress bar. This package is the part without ROS:
   the scenario file handed to sim_node;
 - :mod:`~robot_tv_dynamics.demo.recording`: ``run.mcap`` read back with rosbags;
 - :mod:`~robot_tv_dynamics.demo.analysis`: alarms replayed on the recorded estimates,
-  ``summary.json``;
+  contacts replayed on the recorded observer residuals, ``summary.json``;
 - :mod:`~robot_tv_dynamics.demo.report`: ``report.png``.
 
 The options are :mod:`robot_tv_dynamics.cli.demo`.
@@ -32,6 +35,8 @@ from robot_tv_dynamics.demo.scenario import (
     ESTIMATORS,
     MARKERS_PARAMETERS,
     MONITOR_PARAMETERS,
+    OBSERVER_PARAMETERS,
+    OBSERVER_TOPICS,
     RECORDED,
     SCENARIOS,
     TRUTH,
@@ -48,6 +53,8 @@ __all__ = [
     "ESTIMATORS",
     "MARKERS_PARAMETERS",
     "MONITOR_PARAMETERS",
+    "OBSERVER_PARAMETERS",
+    "OBSERVER_TOPICS",
     "RECORDED",
     "SCENARIOS",
     "TRUTH",

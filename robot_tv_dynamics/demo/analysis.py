@@ -4,6 +4,15 @@ Alarms in the summary are the ERROR transitions of
 :class:`~robot_tv_dynamics.consistency.ConsistencyMonitor` replayed on the recorded
 estimates with the monitor nodes' settings (deterministic, in simulated time); the alarms
 the live monitor nodes raised are listed beside them (``live_alarms``).
+
+Contacts (``observers``) are the events of
+:class:`~robot_tv_dynamics.observer.ContactDetector` with the dynamics node's settings
+(:data:`~robot_tv_dynamics.demo.scenario.OBSERVER_PARAMETERS`) replayed on the residuals
+the node published (``external_torques``, ``external_torques_classical``): the node's
+detector sees the same values in the same order, so the events are the node's. Each
+observer's residual is summarised by ‖r‖∞ = max_i |r_i|, the quantity the per-joint
+threshold is compared with, in the loading window (:func:`loading_span`) and the
+collision window [start, start + duration] of the simulator's ``collisions``.
 """
 
 from __future__ import annotations
@@ -20,10 +29,12 @@ from robot_tv_dynamics.bounds import theorem_bounds
 from robot_tv_dynamics.consistency import spectral_statistics
 from robot_tv_dynamics.consistency.monitor import ConsistencyMonitor, Level, MonitorConfig
 from robot_tv_dynamics.demo.annotate import annotate_bag
-from robot_tv_dynamics.demo.recording import Recording, read_recording
+from robot_tv_dynamics.demo.recording import Recording, loading_span, read_recording
 from robot_tv_dynamics.demo.report import report
+from robot_tv_dynamics.demo.scenario import OBSERVER_PARAMETERS
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.observer import ContactDetector
 from robot_tv_dynamics.simulation import DEMO_MARGIN_FRACTION
 
 
@@ -111,7 +122,80 @@ def analyse(rec: Recording, model: RobotModel, gamma: float | None,
         out["tracking_error"] = np.zeros_like(rec.t)
         out["tracking_rms_per_joint"] = np.zeros(int(arm.sum()))
         out["tracking_rms"] = None
+    out["loading_span"] = loading_span(rec, body)
+    out["collision_span"] = collision_span(rec)
+    out["observers"] = {kind: observer_result(t, r, model.joint_names, out["loading_span"],
+                                              out["collision_span"])
+                        for kind, (t, r) in rec.residuals.items() if len(t)}
     return out
+
+
+def collision_span(rec: Recording) -> tuple[float, float] | None:
+    """[start, end) of the first collision sim_node applied (``simulation_info``), or None."""
+    collisions = rec.info.get("collisions") or []
+    if not collisions:
+        return None
+    return float(collisions[0]["start"]), float(collisions[0]["end"])
+
+
+def _peak(t: Array, norm: Array, r: Array, names: list[str], window: tuple[float, float] | None
+          ) -> dict[str, Any] | None:
+    """The largest ‖r‖∞ in [window] (inclusive): value, time, joint; None: no window/sample."""
+    if window is None:
+        return None
+    inside = np.flatnonzero((t >= window[0]) & (t <= window[1]))
+    if not inside.size:
+        return None
+    k = int(inside[np.argmax(norm[inside])])
+    return {"value": float(norm[k]), "t": round(float(t[k]), 4),
+            "joint": names[int(np.argmax(np.abs(r[k])))]}
+
+
+def observer_result(t: Array, r: Array, joint_names: list[str],
+                    loading: tuple[float, float] | None,
+                    collision: tuple[float, float] | None) -> dict[str, Any]:
+    """One observer's residual summary and the contacts its detector raises.
+
+    Args:
+        t: residual sample times [s] (K,).
+        r: the residuals (K, nv) [N·m, N].
+        joint_names: model joint order (columns of r).
+        loading: the loading window [s] or None.
+        collision: the collision window [s] or None.
+
+    Returns:
+        ``t``, ``norm`` (‖r‖∞ per sample), ``peak``, ``peak_during_loading``,
+        ``peak_during_collision`` (value, time, joint), ``contacts`` (t_start, t_end,
+        joint, peak, ``phase``: ``"loading"``, ``"collision"`` — starting inside that
+        window — or ``"other"``), ``collision_detected`` and ``detection_delay_s`` (the
+        first contact starting in the collision window, minus its start; None if none).
+    """
+    p = OBSERVER_PARAMETERS
+    detector = ContactDetector(joint_names, float(p["contact_threshold"]),
+                               release=float(p["contact_release"]), mode=str(p["contact_mode"]))
+    for tk, rk in zip(t, r, strict=True):
+        detector.update(float(tk), rk)
+    norm = np.abs(r).max(axis=1) if r.size else np.zeros(len(t))
+
+    def phase(t_start: float) -> str:
+        for name, window in (("collision", collision), ("loading", loading)):
+            if window is not None and window[0] <= t_start <= window[1]:
+                return name
+        return "other"
+
+    events = detector.events
+    contacts = [{**{key: (round(v, 4) if isinstance(v, float) else v)
+                    for key, v in event.as_dict().items()}, "phase": phase(event.t_start)}
+                for event in events]
+    hits = [e.t_start for e in events if phase(e.t_start) == "collision"]
+    delay = (round(hits[0] - collision[0], 4) if hits and collision is not None else None)
+    whole = (float(t[0]), float(t[-1])) if len(t) else None
+    return {
+        "t": t, "norm": norm, "peak": _peak(t, norm, r, joint_names, whole),
+        "peak_during_loading": _peak(t, norm, r, joint_names, loading),
+        "peak_during_collision": _peak(t, norm, r, joint_names, collision),
+        "contacts": contacts, "collision_detected": bool(hits),
+        "detection_delay_s": delay}
 
 
 def _gamma(rec: Recording) -> tuple[float | None, str]:
@@ -152,7 +236,15 @@ def summary(rec: Recording, result: dict[str, Any], model: RobotModel, scenario:
         "settings": {key: rec.info.get(key) for key in (
             "rate", "publish_rate", "estimator_rate", "forgetting", "torque_noise_std",
             "epsilon_projection", "beta_projection")} | {
-            "monitor_margin_fraction": DEMO_MARGIN_FRACTION},
+            "monitor_margin_fraction": DEMO_MARGIN_FRACTION,
+            "observer": dict(OBSERVER_PARAMETERS)},
+        "loading_window_s": (None if result.get("loading_span") is None
+                             else [round(v, 4) for v in result["loading_span"]]),
+        "collision_window_s": (None if result.get("collision_span") is None
+                               else [round(v, 4) for v in result["collision_span"]]),
+        "observers": {kind: {key: value for key, value in obs.items()
+                             if key not in ("t", "norm")}
+                      for kind, obs in result.get("observers", {}).items()},
     }
     for name, est in result["estimators"].items():
         live = sorted({(round(t, 3), body, message) for t, body, level, message

@@ -11,6 +11,7 @@ import numpy as np
 
 from robot_tv_dynamics.demo.scenario import (
     ESTIMATORS,
+    OBSERVER_TOPICS,
     TRUTH,
     status_source,
 )
@@ -37,6 +38,24 @@ class Recording:
     wall_span: float
     log_times: dict[str, Array] = field(default_factory=dict)  # per topic, receive times [ns]
     joint_stamps: Array = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # [ns]
+    #: observer → (times [s], (K, nv) residual r [N·m, N]) from dynamics_node's
+    #: external_torques topics (OBSERVER_TOPICS; stamped with the input joint state)
+    residuals: dict[str, tuple[Array, Array]] = field(default_factory=dict)
+
+
+def loading_span(rec: Recording, body: int) -> tuple[float, float] | None:
+    """(first, last) time the payload body's mass changes in the recorded Θ [s], or None.
+
+    From the sample before the first change to the sample after the last one: the
+    loading window the report shades and the summary's "during loading" refers to.
+    """
+    t_theta, theta = rec.theta
+    mass = theta[:, body, 0] if len(theta) else np.zeros(0)
+    changing = (np.flatnonzero(np.abs(np.diff(mass)) > 1e-9) if mass.size > 1
+                else np.zeros(0, dtype=np.intp))
+    if not len(changing):
+        return None
+    return float(t_theta[changing[0]]), float(t_theta[changing[-1] + 1])
 
 
 #: Recorded topics the analysis does not read (for viewers only).
@@ -113,4 +132,7 @@ def read_recording(path: Path) -> Recording:
                    for topic, items in rows.items()},
         joint_stamps=np.array([m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
                                for _, m in joint], dtype=np.int64),
+        residuals={kind: (np.array([_stamp(m) - epoch for _, m in rows[topic]]),
+                          np.array([m.effort for _, m in rows[topic]]))
+                   for kind, topic in OBSERVER_TOPICS.items() if rows.get(topic)},
     )

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from robot_tv_dynamics.demo.numbers import NONE, mathtext, people
-from robot_tv_dynamics.demo.recording import Recording
+from robot_tv_dynamics.demo.recording import Recording, loading_span
 from robot_tv_dynamics.demo.scenario import ESTIMATORS
 from robot_tv_dynamics.model import RobotModel
 
@@ -30,6 +30,10 @@ TERM_LABELS = {
     "gravity": r"$G(q,\Theta)$",
     "psi_dot": r"$J^{\top} Q_0\,\dot{\Psi}$",
 }
+#: Colour and legend text of each momentum observer (report panel 4).
+OBSERVER_COLORS = {"generalized": "tab:blue", "classical": "tab:red"}
+OBSERVER_MODELS = {"generalized": r"$\Theta(t), \Psi(t)$",
+                   "classical": r"$\Theta(0)$ held"}
 COLORS = {"classical": "tab:red", "projected": "tab:blue", "geometric": "tab:green",
           "truth": "black"}
 ESTIMATE = r"$\hat{\Theta}(t)$"
@@ -69,7 +73,12 @@ def _symlog(ax: Any, linthresh: float, low: float, high: float) -> None:
 
 def report_figure(rec: Recording, result: dict[str, Any], model: RobotModel,
                   summary_data: dict[str, Any]) -> Any:
-    """The report as a matplotlib Figure (Agg): four panels sharing the time axis."""
+    """The report as a matplotlib Figure (Agg): five panels sharing the time axis.
+
+    (1) μ of the payload body, (2) the terms of eq. (39), (3) λ_min(M(q, Θ̂)), (4) the
+    momentum observers' ‖r‖∞ with the contact threshold, (5) the tracking error; the
+    loading window (gold) and the collision window (purple) shaded in every panel.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -78,11 +87,15 @@ def report_figure(rec: Recording, result: dict[str, Any], model: RobotModel,
     body = result["body"]
     body_name = model.body_names[body]
     process = rec.info.get("process") or {}
-    fig = plt.figure(figsize=(12.5, 15.5), layout="constrained")
-    axes = fig.subplots(4, 1, sharex=True)
+    fig = plt.figure(figsize=(12.5, 19.0), layout="constrained")
+    axes = fig.subplots(5, 1, sharex=True)
+    pushes = "".join(
+        f"; collision: {people(float(np.linalg.norm(c['force'])))} N on {c['link']} from "
+        f"{people(c['start'])} s to {people(c['end'])} s"
+        for c in rec.info.get("collisions") or [])
     description = textwrap.fill(
         f"robot_tv_dynamics demo — {summary_data['scenario']}: "
-        f"{process.get('description', '')}", 125)
+        f"{process.get('description', '')}{pushes}", 125)
     fig.suptitle(
         _plain(description) + f"\npayload body {body_name}; RLS with forgetting on its 10 "
         "parameters: classical (unconstrained) vs projected onto "
@@ -91,16 +104,16 @@ def report_figure(rec: Recording, result: dict[str, Any], model: RobotModel,
         r"$f(\Phi) - \varepsilon I$ (consistent by construction)", fontsize=11)
     t_end = float(rec.t[-1]) if rec.t.size else 1.0
     # loading phase shading
-    t_theta, theta = rec.theta
-    mass = theta[:, body, 0] if len(theta) else np.zeros(0)
-    changing = (np.flatnonzero(np.abs(np.diff(mass)) > 1e-9) if mass.size > 1
-                else np.zeros(0, dtype=np.intp))
-    span = (float(t_theta[changing[0]]), float(t_theta[changing[-1] + 1])) if len(changing) \
-        else None
+    span = loading_span(rec, body)
+    collision = result.get("collision_span")
     for ax in axes:
+        labelled = ax is axes[0] or ax is axes[3]
         if span is not None:
             ax.axvspan(*span, color="gold", alpha=0.15, lw=0,
-                       label="loading" if ax is axes[0] else None)
+                       label="loading" if labelled else None)
+        if collision is not None:
+            ax.axvspan(*collision, color="tab:purple", alpha=0.15, lw=0,
+                       label="collision (sim_node)" if labelled else None)
         ax.grid(True, alpha=0.3)
 
     # (1) consistency margin of the payload body
@@ -183,8 +196,11 @@ def report_figure(rec: Recording, result: dict[str, Any], model: RobotModel,
         r"\alpha_1 = \min_l \inf_t\,\mu_l \cdot \inf_q \lambda_{\min}(J^{\top}J)$", **TITLE)
     ax.legend(**LEGEND)
 
-    # (4) tracking error
-    ax = axes[3]
+    # (4) momentum observers
+    _observer_panel(axes[3], result, summary_data)
+
+    # (5) tracking error
+    ax = axes[4]
     ax.plot(rec.t, np.degrees(result["tracking_error"]), color=COLORS["projected"],
             label="projected (controller)")
     ax.set_ylabel(r"$\|q_r - q\|$ (arm joints)" + "\n[deg]")
@@ -196,6 +212,50 @@ def report_figure(rec: Recording, result: dict[str, Any], model: RobotModel,
     ax.legend(**LEGEND)
     ax.set_xlim(0.0, t_end)
     return fig
+
+
+def _observer_panel(ax: Any, result: dict[str, Any], summary_data: dict[str, Any]) -> None:
+    """‖r‖∞ of both momentum observers, the contact threshold, the contacts' starts."""
+    settings = (summary_data.get("settings") or {}).get("observer") or {}
+    threshold = settings.get("contact_threshold")
+    observers = result.get("observers") or {}
+    floor = 1e-4
+    # the classical first: before any loading both curves agree, the generalized on top
+    for kind, obs in sorted(observers.items(), key=lambda item: item[0] != "classical"):
+        color = OBSERVER_COLORS.get(kind, "gray")
+        norm = np.maximum(np.asarray(obs["norm"]), floor)
+        peak = (obs.get("peak_during_loading") or {}).get("value")
+        ax.plot(obs["t"], norm, color=color, lw=1.2, label=(
+            f"{kind} ({OBSERVER_MODELS[kind]})" + "\n" + f"peak during loading "
+            f"{people(peak, unit='N·m')}"))
+        starts = obs["contacts"]
+        if starts:
+            times = np.array([c["t_start"] for c in starts])
+            values = np.interp(times, obs["t"], norm)
+            first_hit = obs.get("detection_delay_s")
+            during = sum(c["phase"] == "loading" for c in starts)
+            label = (f"{kind}: {len(starts)} contact{'' if len(starts) == 1 else 's'} "
+                     f"({during} starting during loading)")
+            if result.get("collision_span") is not None:
+                label += "\n" + (
+                    f"collision detected {people(first_hit * 1e3)} ms after it began"
+                    if first_hit is not None else "no contact in the collision window")
+            ax.plot(times, values, ls="none", marker="v", ms=7, color=color, label=label)
+        else:
+            ax.plot([], [], ls="none", marker="v", color=color, label=f"{kind}: no contact")
+    if threshold is not None:
+        ax.axhline(float(threshold), color="tab:orange", ls="--", label=(
+            f"contact threshold θ = {people(float(threshold))} N·m per joint"))
+    ax.set_yscale("log")
+    ax.set_ylim(bottom=floor)
+    ax.set_ylabel(r"$\|r\|_\infty = \max_i |r_i|$" + "\n[N·m]")
+    ax.set_title(
+        "Momentum observers on the measured joint torques (dynamics_node): a payload "
+        "change vs a collision; " + r"$\dot{r} = K_O\,(\tau_{ext} - r)$", **TITLE)
+    if not observers:
+        ax.text(0.5, 0.5, "no observer residual in the bag", transform=ax.transAxes,
+                ha="center", va="center")
+    ax.legend(**LEGEND)
 
 
 def report(path: Path, rec: Recording, result: dict[str, Any], model: RobotModel,
@@ -227,6 +287,20 @@ def console_summary(data: dict[str, Any]) -> list[str]:
             f"min λ_min(M(q,Θ̂)) = {people(est['min_lambda_min_M_hat'], unit='kg·m²')}, "
             f"α₁ = {people(est['alpha1'], unit='kg·m²')}, "
             f"lead time = {people(est['lead_time_s'], unit='s')}")
+    for kind, obs in (data.get("observers") or {}).items():
+        loading = (obs.get("peak_during_loading") or {}).get("value")
+        hit = (obs.get("peak_during_collision") or {}).get("value")
+        during = sum(c["phase"] == "loading" for c in obs["contacts"])
+        text = (f"{kind} observer: peak ‖r‖∞ {people(loading, unit='N·m')} during loading"
+                + (f", {people(hit, unit='N·m')} during the collision" if hit is not None
+                   else "")
+                + f"; {len(obs['contacts'])} contact{'' if len(obs['contacts']) == 1 else 's'}"
+                + f" ({during} during loading)")
+        if data.get("collision_window_s") is not None:
+            delay = obs.get("detection_delay_s")
+            text += (f", collision detected after {people(delay * 1e3)} ms" if delay is not None
+                     else ", collision missed")
+        lines.append(text)
     start = (data.get("load") or {}).get("loading_start_s")
     if start is not None:
         lines.append(f"loading starts at {people(start)} s; alarms before it are not caused "

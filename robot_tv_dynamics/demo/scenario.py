@@ -3,7 +3,7 @@ r"""What the demo runs and records: scenarios, estimators, topics, status names,
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -11,13 +11,20 @@ import yaml
 
 from robot_tv_dynamics.exceptions import InvalidInputError, URDFError
 from robot_tv_dynamics.inertia import Array, rpy_to_rotation
-from robot_tv_dynamics.loading import KINDS, LoadingProcess, load_loading_process
+from robot_tv_dynamics.loading import (
+    LoadingProcess,
+    collision_as_dict,
+    collision_from_dict,
+    load_loading_process,
+)
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.observer import ExternalWrench
 from robot_tv_dynamics.paths import package_config_dir
 from robot_tv_dynamics.simulation import DEMO_MARGIN_FRACTION, default_reference
 
-#: Scenarios with a file in config/loading/.
-SCENARIOS = ("fill", "drain", "grasp", "timeline")
+#: Scenarios with a file in config/loading/ (``fill_collision``: the fill, then a push
+#: on the arm, its ``collision:`` block).
+SCENARIOS = ("fill", "drain", "grasp", "timeline", "fill_collision")
 #: The estimators, as named in topics and the summary.
 ESTIMATORS = ("classical", "projected", "geometric")
 #: Topics recorded into run.mcap (relative names resolve to the root namespace).
@@ -34,6 +41,7 @@ RECORDED = {
     "/estimates/geometric/inertial_parameters": "std_msgs/msg/Float64MultiArray",
     "/generalized_torques": "sensor_msgs/msg/JointState",
     "/external_torques": "sensor_msgs/msg/JointState",
+    "/external_torques_classical": "sensor_msgs/msg/JointState",
     "/generalized_terms": "std_msgs/msg/Float64MultiArray",
     "/mass_matrix_bounds": "std_msgs/msg/Float64MultiArray",
     "/consistency": "std_msgs/msg/Float64MultiArray",
@@ -47,6 +55,19 @@ RECORDED = {
 }
 #: Monitor settings shared by the monitor nodes and the replay (docs/demo.md).
 MONITOR_PARAMETERS = {"margin_fraction": DEMO_MARGIN_FRACTION, "publish_rate": 10.0}
+#: dynamics_node's momentum observers in the demo (docs/demo.md): both residuals, r of the
+#: generalized observer on ``external_torques`` and of the classical one on
+#: ``external_torques_classical``; a contact when some |r_i| > 1 N·m (the node's default
+#: 5 N·m would hide the classical observer's false collision during a 0.5 kg fill, peak
+#: ≈ 3 N·m), released below 0.5 N·m. The analysis replays the same detector on the
+#: recorded residuals.
+OBSERVER_PARAMETERS: dict[str, str | float] = {"observer_model": "both",
+                                               "observer_gain": 50.0,
+                                               "contact_threshold": 1.0,
+                                               "contact_release": 0.5, "contact_mode": "joint"}
+#: Residual topic of each observer (ros/contact_outputs.py ``TOPICS``, root namespace).
+OBSERVER_TOPICS = {"generalized": "/external_torques",
+                   "classical": "/external_torques_classical"}
 #: markers_node in the demo: the true Θ and both estimates side by side, 10 Hz.
 MARKERS_PARAMETERS = {"publish_rate": 10.0, "estimate_spacing": 1.0}
 #: Source of the unprefixed statuses on /diagnostics (the monitor of the true Θ, the
@@ -103,6 +124,9 @@ class ScenarioSetup:
         container_rpy: the container's ``origin.rpy`` run (None: no container).
         loading_start: first time the load changes (Θ̇ ≠ 0) [s]; None if it never does
             within the sampled time.
+        collision: the file's ``collision:`` block on the arm's link (None: none).
+        collision_link_source: ``"scenario"`` (the file's link is in the URDF) or
+            ``"tool flange"`` (it is not: :func:`tool_link`); None without a collision.
     """
 
     path: Path
@@ -112,13 +136,18 @@ class ScenarioSetup:
     tilt_deg: float | None
     container_rpy: tuple[float, float, float] | None
     loading_start: float | None
+    collision: ExternalWrench | None = None
+    collision_link_source: str | None = None
 
     def as_dict(self) -> dict[str, object]:
         """For summary.json (``load``)."""
         return {"link": self.link, "link_source": self.link_source,
                 "container_tilt_deg": self.tilt_deg, "file_container_tilt_deg":
                 self.tilt_file_deg, "container_rpy": list(self.container_rpy or []) or None,
-                "loading_start_s": self.loading_start, "file": str(self.path)}
+                "loading_start_s": self.loading_start, "file": str(self.path),
+                "collision": None if self.collision is None else {
+                    **collision_as_dict(self.collision),
+                    "link_source": self.collision_link_source}}
 
     def describe(self) -> str:
         """One line for the console."""
@@ -132,6 +161,11 @@ class ScenarioSetup:
                 text += f"; container axis {self.tilt_deg:.2g}° from vertical at the start pose"
         if self.loading_start is not None:
             text += f"; loading starts at {self.loading_start:g} s"
+        c = self.collision
+        if c is not None:
+            text += (f"; collision: {np.linalg.norm(c.force):.3g} N on {c.link} "
+                     f"({self.collision_link_source}) from {c.t_start:g} s for "
+                     f"{c.t_end - c.t_start:g} s")
         return text
 
 
@@ -273,13 +307,17 @@ def scenario_file(scenario: str, link: str, out: Path, model: RobotModel | None 
         UnknownNameError: ``link`` is not a link of the URDF.
         RobotTvDynamicsError: the file is not a valid loading process.
     """
-    path = (package_config_dir() / "loading" / f"{scenario}.yaml" if scenario in KINDS
+    path = (package_config_dir() / "loading" / f"{scenario}.yaml" if scenario in SCENARIOS
             else Path(scenario).expanduser())
     if not path.is_file():
         raise InvalidInputError(
-            "--scenario", f'"{scenario}" is neither one of {list(KINDS)} nor a file')
+            "--scenario", f'"{scenario}" is neither one of {list(SCENARIOS)} nor a file')
     load_loading_process(path)  # fail early with the file's own message
     data = yaml.safe_load(path.read_text())
+    try:
+        collision = collision_from_dict(data)
+    except InvalidInputError as error:
+        raise InvalidInputError(f"{path}: {error.argument}", error.problem) from None
     changed = False
     source = "--link" if link else "scenario"
     if model is not None and not link:
@@ -306,6 +344,12 @@ def scenario_file(scenario: str, link: str, out: Path, model: RobotModel | None 
         rpy = tuple(float(a) for a in origin.get("rpy", (0.0, 0.0, 0.0)))
         final = rpy_to_rotation(list(rpy))
         tilt = math.degrees(_tilt(link_in_base @ final[:, 2]))
+    collision_source = None
+    if collision is not None:
+        collision, collision_source, moved = _place_collision(collision, model, urdf_xml, path)
+        if moved:
+            data["collision"] = {**data["collision"], "link": collision.link}
+            changed = True
     if changed:
         if data.get("process") == "timeline" and "file" in data:
             data["file"] = str((path.parent / data["file"]).resolve())
@@ -319,7 +363,36 @@ def scenario_file(scenario: str, link: str, out: Path, model: RobotModel | None 
     return ScenarioSetup(
         path=path.resolve(), link=process.link, link_source=source, tilt_file_deg=tilt_file,
         tilt_deg=tilt, container_rpy=rpy,  # type: ignore[arg-type]
-        loading_start=loading_start(process, duration))
+        loading_start=loading_start(process, duration), collision=collision,
+        collision_link_source=collision_source)
+
+
+def _place_collision(collision: ExternalWrench, model: RobotModel | None,
+                     urdf_xml: str | None, path: Path) -> tuple[ExternalWrench, str, bool]:
+    """(collision on the arm, where its link came from, whether the link changed).
+
+    The file's link when the URDF has it; else the chain's tool flange
+    (:func:`tool_link`, the same rule as the load's): every serial arm has one, and a
+    push there reaches every joint. Without a model nothing is checked.
+
+    Raises:
+        InvalidInputError: the link is fixed to the base (no joint feels the push), or
+            not in the URDF while no URDF text is given to find the flange (the message
+            names ``collision.link``).
+    """
+    if model is None:
+        return collision, "scenario", False
+    where = f"{path}: collision.link"
+    if collision.link in model.link_names:
+        try:
+            model.link_attachment(collision.link)
+        except InvalidInputError as error:
+            raise InvalidInputError(where, error.problem) from None
+        return collision, "scenario", False
+    if urdf_xml is None:
+        raise InvalidInputError(where, f'"{collision.link}" is not a link of the URDF; links: '
+                                f"{model.link_names}")
+    return replace(collision, link=tool_link(urdf_xml)), "tool flange", True
 
 
 # ------------------------------------------------------------------------ analysis

@@ -138,3 +138,74 @@ class PinocchioStorage:
         if not self.shared:
             for j in range(self.n):
                 self.fext[j + 1] = pin.Force(self.forces[j])
+
+    # ------------------------------------------------------------------ momentum
+    def enable_momentum(self) -> None:
+        """Add what :meth:`RecursiveDynamics.momentum` reads and writes (once; idempotent).
+
+        ``momentum_fext`` is a second f^ext vector with ``momentum_forces`` (N, 6);
+        ``accelerations`` (N, 6) and ``body_forces`` (N, 6) hold ``data.a_gf`` and
+        ``data.f`` (the LOCAL accelerations with gravity as base acceleration — RNEA does
+        not update ``data.a`` — and the wrenches transmitted by each joint) after an
+        RNEA. They are views of Pinocchio's memory when the layout checks pass (write
+        through the view, read back through the public API, as :meth:`_share`), else
+        plain arrays that :meth:`push_momentum_forces` and :meth:`pull_momentum` copy.
+        """
+        if hasattr(self, "momentum_fext"):
+            return
+        n = self.n
+        self.momentum_fext = pin.StdVec_Force()
+        for _ in range(n + 1):
+            self.momentum_fext.append(pin.Force.Zero())
+        self.momentum_shared = False
+        try:
+            self.momentum_shared = self._share_momentum()
+        except (ValueError, TypeError, AttributeError, OverflowError):
+            self.momentum_shared = False
+        if not self.momentum_shared:
+            self.momentum_forces = np.zeros((n, 6))
+            self.accelerations = np.zeros((n, 6))
+            self.body_forces = np.zeros((n, 6))
+
+    def _share_momentum(self) -> bool:
+        """Map ``momentum_fext``, ``data.a`` and ``data.f``; False unless every check passes."""
+        n, data, fext = self.n, self.data, self.momentum_fext
+        views = []
+        for vector in (lambda j: fext[j].vector, lambda j: data.a_gf[j].vector,
+                       lambda j: data.f[j].vector):
+            arrays = [vector(j) for j in range(1, n + 1)]
+            addresses = [_address(a) for a in arrays]
+            stride = addresses[1] - addresses[0] if n > 1 else 48
+            if stride < 48 or any(a != addresses[0] + k * stride for k, a in enumerate(addresses)):
+                return False
+            if not (arrays[0].dtype == np.float64 and arrays[0].shape == (6,)) or _address(
+                    vector(n)) != addresses[-1]:
+                return False
+            views.append(_strided_view(arrays[0], n, 6, stride))
+        forces, accelerations, body_forces = views
+        pattern = np.arange(1.0, 6.0 * n + 1.0).reshape(n, 6)
+        forces[:] = pattern
+        ok = all(np.array_equal(fext[j].vector, pattern[j - 1]) for j in range(1, n + 1))
+        q, v = pin.neutral(self.model), np.arange(1.0, self.model.nv + 1.0)
+        pin.rnea(self.model, data, q, v, v, fext)
+        ok = ok and all(np.array_equal(accelerations[j - 1], data.a_gf[j].vector)
+                        and np.array_equal(body_forces[j - 1], data.f[j].vector)
+                        for j in range(1, n + 1))
+        forces[:] = 0.0
+        if ok:
+            self.momentum_forces, self.accelerations, self.body_forces = views
+        return bool(ok)
+
+    def push_momentum_forces(self) -> None:
+        """Copy ``momentum_forces`` into ``momentum_fext`` (a no-op when shared)."""
+        if not self.momentum_shared:
+            for j in range(self.n):
+                self.momentum_fext[j + 1] = pin.Force(self.momentum_forces[j])
+
+    def pull_momentum(self) -> None:
+        """Copy ``data.a_gf``, ``data.f`` to ``accelerations``, ``body_forces`` (unless shared)."""
+        if not self.momentum_shared:
+            a, f = self.data.a_gf, self.data.f
+            for j in range(self.n):
+                self.accelerations[j] = a[j + 1].vector
+                self.body_forces[j] = f[j + 1].vector

@@ -89,7 +89,8 @@ import numpy.typing as npt
 import pinocchio as pin
 import scipy.linalg
 
-from robot_tv_dynamics.arrays import Array, check_finite
+from robot_tv_dynamics.arrays import Array, check_finite, skew
+from robot_tv_dynamics.dynamics.coupling import Q0
 from robot_tv_dynamics.dynamics.pinocchio_storage import PinocchioStorage
 from robot_tv_dynamics.dynamics.wrench_maps import INERTIA_MAP, PSI_FROM_GAMMA, RATE_MAP
 from robot_tv_dynamics.exceptions import InvalidInputError, PhysicalConsistencyError
@@ -105,6 +106,8 @@ _rnea = pin.rnea
 _aba = pin.aba
 _crba = pin.crba
 _forward_kinematics = pin.forwardKinematics
+#: ψ (N, 12) @ this = γ = Q₀ψ (N, 6).
+_GAMMA_FROM_PSI = np.ascontiguousarray(Q0.T)
 _concatenate = np.concatenate
 _matmul = np.matmul
 _isfinite = math.isfinite
@@ -222,6 +225,7 @@ class RecursiveDynamics:
         self._rates_zero = True
         self._offset_zero = True
         self._aba_ok: bool | None = None
+        self._momentum_axes: Array | None = None  # built by the first momentum()
         self._init_rows()
         self.set_loads(model.theta_nominal)
 
@@ -737,6 +741,116 @@ class RecursiveDynamics:
             qdd = self._solve(qp, v, effort)
         qdd.setflags(write=False)
         return qdd
+
+    # ------------------------------------------------------------------ momentum
+    def momentum(self, q: npt.ArrayLike, qd: npt.ArrayLike) -> tuple[Array, Array]:
+        r"""(p, β) of the generalized-momentum balance ṗ = τ + τ_ext + β for the held Θ, Ψ.
+
+        p = ∂L/∂q̇ = Σ_l J_lᵀ h_l and β = ∂L/∂q = Σ_l (∂V_l/∂q)ᵀ h_l − G with the body
+        momenta h_l = Z(Φ_l) V_l + γ_l, γ_l = Q₀ψ_l
+        (:mod:`robot_tv_dynamics.observer.momentum` derives them). Θ̇ and Ψ̇ do not enter.
+
+        Two RNEA calls and no ∂J/∂q: with ∂V_l/∂q_k = X_{l←k}(V_k × S_k) for every
+        ancestor joint k of body l (LOCAL twist V_k and joint axis S_k of link k),
+
+        .. math::
+            p_k = S_k^\top H_k,\qquad β_k = -S_k^\top (V_k ×^* H_k) - G_k,
+
+        where H_k = Σ_{l ⪰ k} X*_{k←l} h_l is the momentum of the subtree at joint k in
+        its frame. RNEA at (q, v = 0, a = q̇) with f^ext_l = −γ_l and gravity makes
+        exactly these: its accelerations are the twists V_k and its joint wrenches H_k,
+        each plus what an RNEA at (q, 0, 0) gives (−g in each frame, the gravity
+        wrenches), which also gives G. Shifted rows
+        (module docstring) are handled by linearity in Θ as for τ.
+
+        Only for joints with one degree of freedom and a constant axis in their frame
+        (revolute, prismatic, continuous: every example-robot-data arm).
+
+        Args:
+            q: joint positions (nv,) [rad, m].
+            qd: joint velocities (nv,) [rad/s, m/s].
+
+        Returns:
+            (p, β), each (nv,) [N·m·s, N·s] and [N·m, N], read-only.
+
+        Raises:
+            InvalidInputError: a wrong shape or non-finite entry, naming the argument.
+            NotImplementedError: a joint with more than one degree of freedom.
+        """
+        if self._momentum_axes is None:
+            self._momentum_setup()
+        state = self._state2
+        try:
+            np.concatenate((q, qd), out=state)
+            finite = len(q) == len(qd) and math.isfinite(state @ state)  # type: ignore[arg-type]
+        except (ValueError, TypeError):
+            finite = False
+        if not finite:
+            self._fill_state(state, (q, qd), ("q", "qd"))
+        qp = self._pinocchio_q(self._q2)
+        main = self._main
+        np.matmul(self._loads[:, _PSI], _GAMMA_FROM_PSI, out=main.momentum_forces)
+        np.negative(main.momentum_forces, out=main.momentum_forces)
+        main.push_momentum_forces()
+        p, beta = self._momentum_of(main, qp, self._v2, main.momentum_fext)
+        if self._shifted:
+            p_k, beta_k = self._momentum_of(self._shift, qp, self._v2, None)
+            p -= p_k
+            beta -= beta_k
+        p.setflags(write=False)
+        beta.setflags(write=False)
+        return p, beta
+
+    def _momentum_setup(self) -> None:
+        """The joint axes S_k (LOCAL) as the block-diagonal map of S_kᵀ(V_k ×* H_k)."""
+        model = self._main.model
+        n = self._n
+        joints = [model.joints[j] for j in range(1, model.njoints)]
+        if len(joints) != n or any(joint.nv != 1 for joint in joints) or model.nv != n:
+            raise NotImplementedError(
+                "momentum() needs one degree of freedom per joint; "
+                f"joints: {[joint.shortname() for joint in joints]}")
+        data = model.createData()
+        pin.computeJointJacobians(model, data, pin.neutral(model))
+        cross_map = np.zeros((6 * n, 6 * n))
+        for j, joint in enumerate(joints, start=1):
+            s = pin.getJointJacobian(model, data, j, pin.LOCAL)[:, joint.idx_v]
+            lin, ang = skew(s[:3]), skew(s[3:])
+            block = np.zeros((6, 6))
+            # S·(V ×* H) = Vᵀ A H with V = (v, ω), H = (f, n), V ×* H = (ω×f, ω×n + v×f)
+            block[0:3, 0:3] = -ang  # v·(f × S_ang)
+            block[3:6, 0:3] = -lin  # ω·(f × S_lin)
+            block[3:6, 3:6] = -ang  # ω·(n × S_ang)
+            k = 6 * (j - 1)
+            cross_map[k:k + 6, k:k + 6] = block
+        self._dof_order = np.array([joint.idx_v for joint in joints])
+        self._dof_identity = bool(np.array_equal(self._dof_order, np.arange(n)))
+        self._main.enable_momentum()
+        self._shift.enable_momentum()
+        self._momentum_axes = cross_map
+
+    def _momentum_of(
+        self, storage: PinocchioStorage, qp: Array, qd: Array, fext: pin.StdVec_Force | None
+    ) -> tuple[Array, Array]:
+        """(p, β) of the inertias ``storage`` holds, with f^ext = −γ (or none)."""
+        model, data, zero = storage.model, storage.data, self._qdd_zero
+        gravity = _rnea(model, data, qp, zero, zero)
+        storage.pull_momentum()
+        # the subtrees' gravity wrenches, and −g in each frame (RNEA's base acceleration)
+        weights, down = storage.body_forces.copy(), storage.accelerations.copy()
+        if fext is None:
+            p = _rnea(model, data, qp, zero, qd)
+        else:
+            p = _rnea(model, data, qp, zero, qd, fext)
+        storage.pull_momentum()
+        p -= gravity
+        twists = (storage.accelerations - down).reshape(-1)
+        subtree = (storage.body_forces - weights).reshape(-1)
+        per_body = (twists * (self._momentum_axes @ subtree)).reshape(self._n, 6).sum(axis=1)
+        if not self._dof_identity:
+            per_body = per_body[np.argsort(self._dof_order)]
+        beta = -per_body - gravity
+        return p, beta
 
 
 __all__ = ["COM_RANGE_FACTOR", "PSI_FROM_GAMMA", "RecursiveDynamics"]

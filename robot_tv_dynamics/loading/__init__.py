@@ -75,6 +75,9 @@ from robot_tv_dynamics.loading.attach import (
 from robot_tv_dynamics.loading.config import (
     BUILDERS,
     KINDS,
+    collision_as_dict,
+    collision_from_dict,
+    load_collision,
     load_loading_process,
     loading_process_from_dict,
 )
@@ -105,6 +108,9 @@ __all__ = [
     "Placement",
     "TimelineProcess",
     "body_loads",
+    "collision_as_dict",
+    "collision_from_dict",
+    "load_collision",
     "load_loading_process",
     "loading_process_from_dict",
     "loads_from_state",

@@ -2,6 +2,12 @@ r"""Loading processes from YAML: one builder per kind in a registry (:data:`BUIL
 
 A file names its kind with ``process:`` (:data:`KINDS`), the ``link`` and the kind's
 parameters (``config/loading/*.yaml``); an unknown key is an error naming the file.
+
+A scenario file may also carry a ``collision:`` block (:func:`collision_from_dict`,
+:func:`load_collision`: an :class:`~robot_tv_dynamics.observer.ExternalWrench`): an
+external force (and moment) on a link of the arm over a time window, which the
+simulator applies to the plant and which is not part of the load. The loading process
+ignores the block.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from robot_tv_dynamics.loading.state import (
     _positive,
 )
 from robot_tv_dynamics.loading.timeline import TimelineProcess
+from robot_tv_dynamics.observer.wrench import ExternalWrench
 
 
 class _Section:
@@ -237,8 +244,8 @@ def loading_process_from_dict(
 
     Args:
         config: mapping with ``process`` (one of :data:`KINDS`), ``link`` and the kind's
-            parameters (see ``config/loading/*.yaml``); an optional ``description`` is
-            ignored.
+            parameters (see ``config/loading/*.yaml``); an optional ``description`` and
+            ``collision`` (:func:`collision_from_dict`) are ignored.
         base_dir: directory that a relative timeline ``file`` is resolved against.
 
     Returns:
@@ -251,10 +258,27 @@ def loading_process_from_dict(
     section = _Section(config, "loading")
     kind = section.get("process", required=True)
     section.get("description")
+    section.get("collision")  # not part of the load: collision_from_dict reads it
     section.where = str(kind)
     if not isinstance(kind, str):
         raise InvalidInputError("process", f"expected one of {list(KINDS)}, got {kind!r}")
     return _build(kind, section, None if base_dir is None else Path(base_dir))
+
+
+def _read_yaml(path: Path) -> Any:
+    """The contents of a YAML file.
+
+    Raises:
+        InvalidInputError: unreadable file or malformed YAML (naming the file).
+    """
+    import yaml
+
+    try:
+        return yaml.safe_load(path.read_text())
+    except OSError as error:
+        raise InvalidInputError("loading file", f"cannot read {path}: {error}") from None
+    except yaml.YAMLError as error:
+        raise InvalidInputError("loading file", f"{path} is not valid YAML: {error}") from None
 
 
 def load_loading_process(path: str | Path) -> LoadingProcess:
@@ -264,16 +288,86 @@ def load_loading_process(path: str | Path) -> LoadingProcess:
         InvalidInputError: unreadable file, malformed YAML, or a bad configuration
             (the message names the file).
     """
-    import yaml
-
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as error:
-        raise InvalidInputError("loading file", f"cannot read {path}: {error}") from None
-    except yaml.YAMLError as error:
-        raise InvalidInputError("loading file", f"{path} is not valid YAML: {error}") from None
+    data = _read_yaml(path)
     try:
         return loading_process_from_dict(data, path.parent)
+    except InvalidInputError as error:
+        raise InvalidInputError(f"{path}: {error.argument}", error.problem) from None
+
+
+# ------------------------------------------------------------------------ collision
+def _triple(section: _Section, key: str, default: Sequence[float] | None = None
+            ) -> tuple[float, float, float]:
+    x, y, z = (float(v) for v in section.vector(key, 3, default))
+    return x, y, z
+
+
+def collision_as_dict(wrench: ExternalWrench) -> dict[str, Any]:
+    """A wrench as a ``collision:`` block, e.g. for a summary (base-frame pulses only).
+
+    Keys: ``link``, ``force``, ``moment``, ``point``, ``start``, ``duration``.
+
+    Raises:
+        InvalidInputError: a wrench in the link frame or with a rise (the block has
+            neither).
+    """
+    if wrench.frame != "world" or wrench.rise != 0.0:
+        raise InvalidInputError("collision", "a collision: block is a rectangular pulse in "
+                                f"the base frame, got frame {wrench.frame!r}, rise {wrench.rise}")
+    return {"link": wrench.link, "force": list(wrench.force), "moment": list(wrench.moment),
+            "point": list(wrench.point), "start": wrench.t_start,
+            "duration": wrench.t_end - wrench.t_start}
+
+
+def collision_from_dict(config: Mapping[str, Any]) -> ExternalWrench | None:
+    """The ``collision:`` block of a scenario's contents, or None when it has none.
+
+    Keys: ``link`` (a URDF link name), ``force`` (3 numbers, base frame, N), ``start``
+    (s, >= 0), ``duration`` (s, > 0); optional ``moment`` (3 numbers, base frame, N·m)
+    and ``point`` (3 numbers, link coordinates, m). The result acts over
+    [start, start + duration) in the base frame, a rectangular pulse; the link is
+    checked against a URDF by whoever has one (``demo.scenario_file``).
+
+    Raises:
+        InvalidInputError: the block is not a mapping, a key is missing or unknown, a
+            value is not finite, the link is not a non-empty name, the start is
+            negative or the duration not positive (the message names the field, e.g.
+            ``collision.duration``).
+    """
+    if not isinstance(config, Mapping):
+        raise InvalidInputError("loading", f"expected a mapping, got {type(config).__name__}")
+    block = config.get("collision")
+    if block is None:
+        return None
+    section = _Section(block, "collision")
+    link = section.get("link", required=True)
+    if not isinstance(link, str) or not link.strip():
+        raise InvalidInputError(section.name("link"), f"expected a link name, got {link!r}")
+    force = _triple(section, "force")
+    start = _nonnegative(section.number("start"), section.name("start"))
+    duration = _positive(section.number("duration"), section.name("duration"))
+    if not start + duration > start:
+        raise InvalidInputError(section.name("duration"), f"{duration} is lost in rounding "
+                                f"at start {start}")
+    collision = ExternalWrench(
+        link.strip(), force, start, start + duration,
+        moment=_triple(section, "moment", (0.0, 0.0, 0.0)),
+        point=_triple(section, "point", (0.0, 0.0, 0.0)))
+    section.done()
+    return collision
+
+
+def load_collision(path: str | Path) -> ExternalWrench | None:
+    """The ``collision:`` block of a scenario file (see :func:`collision_from_dict`).
+
+    Raises:
+        InvalidInputError: unreadable file, malformed YAML, or a bad block (the message
+            names the file and the field).
+    """
+    path = Path(path)
+    data = _read_yaml(path)
+    try:
+        return collision_from_dict(data)
     except InvalidInputError as error:
         raise InvalidInputError(f"{path}: {error.argument}", error.problem) from None

@@ -1,7 +1,8 @@
 """Generalized-momentum observer for arms with time-dependent inertia (issue #14).
 
 - :mod:`.momentum`: p = ∂L/∂q̇ of eq. (30) with the Ψ coupling, and β = ∂L/∂q of its
-  balance ṗ = τ + τ_ext + β;
+  balance ṗ = τ + τ_ext + β (by contraction, the reference, and by two RNEA passes,
+  :class:`MomentumEvaluator`);
 - :mod:`.observer`: the discrete first-order observer r ≈ τ_ext (generalized or
   classical);
 - :mod:`.contact`: contact detection with per-joint or norm thresholds and hysteresis;
@@ -14,6 +15,7 @@ docs/observer.md explains the derivation and how to choose K_O and the threshold
 
 from robot_tv_dynamics.observer.contact import ContactDetector, ContactEvent
 from robot_tv_dynamics.observer.momentum import (
+    MomentumEvaluator,
     MomentumTerms,
     generalized_momentum,
     momentum_balance,
@@ -26,6 +28,7 @@ __all__ = [
     "ContactDetector",
     "ContactEvent",
     "ExternalWrench",
+    "MomentumEvaluator",
     "MomentumObserver",
     "MomentumTerms",
     "ObserverConfig",

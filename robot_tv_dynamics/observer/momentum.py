@@ -39,9 +39,14 @@ enters, Θ̇ still cancels.) test/observer/test_momentum.py checks p against ∂
 against ∂L/∂q of the independent particle Lagrangian, and ṗ − β against the
 particles' Euler–Lagrange torque along a path.
 
-:func:`momentum_terms` is the one place the observer asks for dynamics quantities
-(one ``model.kinematics(q)`` call, then matrix-free contractions, O(N·nv²)); a faster
-backend replaces that function alone.
+Two implementations give the same p and β (to rounding, tested):
+:func:`momentum_terms` contracts the per-q kinematics (one ``model.kinematics(q)``
+call with ∂J/∂q, O(N·nv²); the reference), and :class:`MomentumEvaluator`, what the
+observer uses, calls :meth:`RecursiveDynamics.momentum
+<robot_tv_dynamics.dynamics.RecursiveDynamics.momentum>` — two RNEA passes with the
+loads held between samples, about 10 µs against 45–55 µs (Panda, UR5;
+``benchmarks/bench_observer.py``) — and falls back to the contraction for joints with
+more than one degree of freedom.
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from robot_tv_dynamics.dynamics import psi_momentum
+from robot_tv_dynamics.dynamics import RecursiveDynamics, psi_momentum
 from robot_tv_dynamics.inertia import SPATIAL_BASIS, Array, check_finite
 from robot_tv_dynamics.model import RobotModel
 
@@ -92,7 +97,8 @@ def momentum_terms(
 ) -> MomentumTerms:
     r"""Momentum p = Σ J_lᵀ h_l and β = Σ (∂V_l/∂q)ᵀ h_l − G with h_l = Z(Φ_l)V_l + γ_l.
 
-    The one dynamics seam of the observer (see the module docstring).
+    The contraction (reference) implementation; :class:`MomentumEvaluator` is the fast
+    one (see the module docstring).
 
     Args:
         model: the arm.
@@ -125,6 +131,52 @@ def momentum_terms(
     p = jac.T @ h_flat
     beta = dtwist_dq.T @ h_flat - jac.T @ zx[:, :, 1].ravel()
     return MomentumTerms(p=p, beta=beta)
+
+
+class MomentumEvaluator:
+    """p and β for one arm by the recursive backend, holding Θ and γ between samples.
+
+    :meth:`terms` sets the loads only when Θ or γ differ from the last call's (a
+    classical observer, or a node between two ``inertial_parameters`` messages, sets
+    them once). Not thread-safe.
+    """
+
+    def __init__(self, model: RobotModel) -> None:
+        """Build the evaluator for ``model`` (the recursive path when its joints allow)."""
+        self.model = model
+        self._dynamics: RecursiveDynamics | None = model.dynamics()
+        try:
+            zeros = np.zeros(model.nv)
+            self._dynamics.momentum(zeros, zeros)
+        except NotImplementedError:
+            self._dynamics = None  # a joint with several degrees of freedom
+        self._theta: Array | None = None
+        self._gamma: Array | None = None
+
+    @property
+    def recursive(self) -> bool:
+        """Whether the recursive backend is used (else the contraction)."""
+        return self._dynamics is not None
+
+    def terms(
+        self, q: npt.ArrayLike, qd: npt.ArrayLike, theta: Array, gamma: Array
+    ) -> MomentumTerms:
+        """As :func:`momentum_terms`; ``theta`` (N, 10) and ``gamma`` (N, 6) already checked.
+
+        Raises:
+            InvalidInputError: wrong shapes or non-finite ``q``, ``qd`` (naming them).
+        """
+        rd = self._dynamics
+        if rd is None:
+            return momentum_terms(self.model, q, qd, theta, gamma)
+        if not (theta is self._theta or (self._theta is not None
+                                         and np.array_equal(theta, self._theta))) or not (
+                gamma is self._gamma or (self._gamma is not None
+                                         and np.array_equal(gamma, self._gamma))):
+            rd.set_loads(theta, None, gamma)
+            self._theta, self._gamma = theta.copy(), gamma.copy()
+        p, beta = rd.momentum(q, qd)
+        return MomentumTerms(p=p, beta=beta)
 
 
 def generalized_momentum(

@@ -47,7 +47,7 @@ import numpy.typing as npt
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array, check_finite
 from robot_tv_dynamics.model import RobotModel
-from robot_tv_dynamics.observer.momentum import as_gamma, momentum_terms
+from robot_tv_dynamics.observer.momentum import MomentumEvaluator, as_gamma
 
 #: Observer kinds: Θ(t), Ψ(t) per sample, or a constant nominal Θ and Ψ = 0.
 ObserverKind = Literal["generalized", "classical"]
@@ -165,6 +165,7 @@ class MomentumObserver:
         self.theta_nominal: Array = model.check_theta(theta).copy()
         self.theta_nominal.setflags(write=False)
         self._zero_gamma = np.zeros((model.n_bodies, 6))
+        self._momentum = MomentumEvaluator(model)
         self._hold = self.config.torque_rule == "hold"
         self._classical = self.config.kind == "classical"
         self.restarts = 0
@@ -230,7 +231,7 @@ class MomentumObserver:
         tau = model.check_joint_vector(tau_measured, "tau_measured")
         theta, gamma = self._inputs(loads)
         gamma = check_finite(gamma, "psi", (model.n_bodies, 6))
-        terms = momentum_terms(model, q, qd, theta, gamma)
+        terms = self._momentum.terms(q, qd, theta, gamma)
         if self._t is None or t - self._t > self.config.max_gap:
             if self._t is not None:
                 self.restarts += 1

@@ -42,6 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from robot_tv_dynamics.demo.scenario import SCENARIOS
 from robot_tv_dynamics.exceptions import BringUpError
 from robot_tv_dynamics.paths import package_config_dir
 
@@ -370,8 +371,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--config", help="parameter file (default: config/tv_dynamics.yaml)")
     parser.add_argument("--namespace", default="", help="namespace of every node")
     parser.add_argument("--scenario", default="",
-                        help="with --use-sim: loading process, fill, drain, grasp, timeline, "
-                             "none or a YAML file (default: the config file's)")
+                        help="with --use-sim: loading process, "
+                             f"{', '.join(SCENARIOS)}, none or a YAML file "
+                             "(default: the config file's)")
     parser.add_argument("--link", default="",
                         help="with --use-sim: URDF link the load is on (default: the "
                              "scenario's link when the URDF has it, else the tool flange)")

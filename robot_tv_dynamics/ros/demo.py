@@ -37,6 +37,7 @@ from robot_tv_dynamics.demo import (
     ESTIMATORS,
     MARKERS_PARAMETERS,
     MONITOR_PARAMETERS,
+    OBSERVER_PARAMETERS,
     RECORDED,
     layout_file,
     scenario_file,
@@ -78,7 +79,7 @@ def bring_up(urdf: Path, scenario: Path, args: argparse.Namespace, logs: Path) -
         start("dynamics_node", node_command(
             "dynamics_node", urdf=urdf_path,
             parameters={"bounds_time_limit": 5.0, "jacobian_samples": 512,
-                        "publish_bounds": True},
+                        "publish_bounds": True, **OBSERVER_PARAMETERS},
             remaps={"reference": "joint_accelerations"}))
         start("monitor_truth", node_command(
             "monitor_node", urdf=urdf_path, name="monitor_truth", parameters=MONITOR_PARAMETERS))

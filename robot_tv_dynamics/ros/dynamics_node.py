@@ -116,7 +116,9 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "still takes q̈ from the reference (end value held)", "s", 0.0, 10.0),
     ParameterSpec(
         "joint_states_depth", 100,
-        "queue depth of the joint_states subscription", "", 1, 10000),
+        "queue depth of the joint_states subscription, and of inertial_parameters, "
+        "inertial_parameter_rates, psi and psi_rates (so that a backlog of samples meets "
+        "the Θ that arrived with it)", "", 1, 10000),
     ParameterSpec(
         "joint_states_reliable", False,
         "subscribe joint_states RELIABLE (then best-effort publishers do not match); "
@@ -185,6 +187,10 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
 )
 
 
+#: generalized_terms / mass_matrix_bounds subscribers are looked up this often [s].
+SUBSCRIBER_CHECK_PERIOD = 0.1
+
+
 @dataclass(frozen=True)
 class DynamicsNodeConfig(parameters.CommonConfig):
     """The dynamics node's parameters (see ``PARAMETERS`` for meaning and units)."""
@@ -239,6 +245,7 @@ class DynamicsNode(node_base.ModelNode):
             max_gap=cfg.max_gap, rate_timeout=cfg.rate_timeout))
         self._extremes: bounds.JacobianExtremes | None = None
         self._answered = 0
+        self._subscribers, self._subscribers_checked = (False, False), -math.inf
         self._set_model(model)
         self._extremes = self._jacobian_extremes(model)
         self._update_theta_statistics()
@@ -249,7 +256,11 @@ class DynamicsNode(node_base.ModelNode):
             Float64MultiArray, "generalized_terms", qos.RELIABLE_QOS)
         self._bounds_pub = self.create_publisher(
             Float64MultiArray, "mass_matrix_bounds", qos.RELIABLE_QOS)
-        stream = qos.stream_qos(10)
+        # Θ, Θ̇, Ψ, Ψ̇ keep as deep a queue as joint_states: the executor takes messages in
+        # arrival order, so when it falls behind, a backlog of joint samples still meets
+        # the Θ that arrived with them (a shallower Θ queue would drop those and pair old
+        # samples with newer Θ for as long as the backlog lasts)
+        stream = qos.stream_qos(cfg.joint_states_depth)
         self._joint_states_sub = self.create_subscription(
             JointState, "joint_states", self._on_joint_states,
             qos.stream_qos(cfg.joint_states_depth, cfg.joint_states_reliable))
@@ -565,9 +576,11 @@ class DynamicsNode(node_base.ModelNode):
         answered = self._answered + 1
         # terms and bounds are computed only for a sample they are published for (someone
         # subscribes); τ alone comes from the recursive backend with the loads held
-        publish_terms = cfg.publish_terms and self._terms_pub.get_subscription_count() > 0
+        now = time.monotonic()
+        terms_wanted, bounds_wanted = self._subscribed(now)
+        publish_terms = cfg.publish_terms and terms_wanted
         publish_bounds = (cfg.publish_bounds and answered % cfg.bounds_decimation == 0
-                          and self._bounds_pub.get_subscription_count() > 0)
+                          and bounds_wanted)
         terms = kin = None
         try:
             t = read_stamp(msg.header.stamp, "joint_states.header.stamp",
@@ -575,7 +588,7 @@ class DynamicsNode(node_base.ModelNode):
             self._inputs.check_stamp(t)
             q, qd = self._joints.read(msg)
             with self._inputs.transaction():
-                state = self._inputs.sample(t, q, qd, time.monotonic())
+                state = self._inputs.sample(t, q, qd, now)
                 if publish_terms or publish_bounds:
                     kin = self._model.kinematics(q)
                     terms = dynamics.generalized_terms(
@@ -611,6 +624,19 @@ class DynamicsNode(node_base.ModelNode):
                 self._publish_bounds(kin, terms, state.z_rate_norm)
         self._contacts.on_sample(msg, effort, state)
         self._guard.accept("joint_states")
+
+    def _subscribed(self, now: float) -> tuple[bool, bool]:
+        """Whether generalized_terms and mass_matrix_bounds have subscribers.
+
+        Looked up at most every :data:`SUBSCRIBER_CHECK_PERIOD` (an rclpy graph query
+        per sample costs more than τ itself): a new subscriber gets its first message
+        within that time.
+        """
+        if now - self._subscribers_checked >= SUBSCRIBER_CHECK_PERIOD:
+            self._subscribers_checked = now
+            self._subscribers = (self._terms_pub.get_subscription_count() > 0,
+                                 self._bounds_pub.get_subscription_count() > 0)
+        return self._subscribers
 
     def _publish_diagnostics(self) -> None:
         self._guard.publish(extra=self._contacts.statuses(self._guard.hardware_id))

@@ -17,7 +17,8 @@ thread advances the plant at ``rate`` (1 kHz, RK4) paced to the wall clock by
   (the tracked q_r, q̇_r);
 - ``robot_description`` (std_msgs/String, transient local) when the URDF came from a
   file or the built-in Panda, and ``simulation_info`` (std_msgs/String, transient
-  local, JSON: stamp epoch, rate, process, payload body, ε, β, ...).
+  local, JSON: stamp epoch, rate, process, payload body, the collisions applied, ε,
+  β, ...).
 
 It subscribes ``effort_commands`` (std_msgs/Float64MultiArray, one value per joint in
 URDF joint order, the ros2_control forward-command convention): with
@@ -51,10 +52,10 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_tv_dynamics import limits
-from robot_tv_dynamics.demo.scenario import scenario_file
+from robot_tv_dynamics.demo.scenario import SCENARIOS, scenario_file
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.inertia import Array
-from robot_tv_dynamics.loading import KINDS, LoadingProcess, load_loading_process
+from robot_tv_dynamics.loading import LoadingProcess, collision_as_dict, load_loading_process
 from robot_tv_dynamics.model import RobotModel, parse_locked_joints
 from robot_tv_dynamics.observer.wrench import ExternalWrench
 from robot_tv_dynamics.paths import package_config_dir
@@ -83,7 +84,8 @@ PARAMETERS = parameters.URDF_PARAMETERS + (
     ParameterSpec(
         "loading", "fill",
         "loading process: a YAML file (config/loading/*.yaml format), one of the built-in "
-        "examples fill, drain, grasp, timeline, or none"),
+        "examples fill, drain, grasp, timeline, fill_collision, or none; a collision: block "
+        "in the file is applied like the collision_* parameters (giving both is an error)"),
     ParameterSpec(
         "load_link", "",
         "URDF link the load is attached to (as robot-tv-dynamics demo --link); empty: the "
@@ -121,7 +123,8 @@ PARAMETERS = parameters.URDF_PARAMETERS + (
     ParameterSpec(
         "collision_link", "",
         "a simulated collision: an external force on this URDF link (empty: none); its "
-        "joint torque acts on the arm but is not in the published efforts"),
+        "joint torque acts on the arm but is not in the published efforts. A loading file "
+        "with a collision: block and this set too is a start-up error"),
     ParameterSpec("collision_force_x", 0.0, "collision force, x in the base frame", "N",
                   -1e4, 1e4),
     ParameterSpec("collision_force_y", 0.0, "collision force, y in the base frame", "N",
@@ -168,12 +171,12 @@ def resolve_loading(name: str) -> LoadingProcess | None:
     name = name.strip()
     if name in ("", "none"):
         return None
-    if name in KINDS:
+    if name in SCENARIOS:
         return load_loading_process(package_config_dir() / "loading" / f"{name}.yaml")
     path = Path(name).expanduser()
     if not path.is_file():
         raise InvalidInputError(
-            "loading", f'"{name}" is neither a file nor one of {list(KINDS)} or "none"')
+            "loading", f'"{name}" is neither a file nor one of {list(SCENARIOS)} or "none"')
     return load_loading_process(path)
 
 
@@ -206,7 +209,7 @@ class SimNode(Node):
             self.model = RobotModel.from_urdf(Path(path).expanduser(), locked)
             xml = Path(path).expanduser().read_text()
             description_pub.publish(String(data=xml))
-        self.process = self._place_loading(cfg, xml)
+        self.process, scenario_collision = self._place_loading(cfg, xml)
         model = self.model
         self.loop: ClosedLoop | None = None
         if cfg.controller == "adaptive":
@@ -221,12 +224,10 @@ class SimNode(Node):
             self.plant: ArmSimulator = self.loop.plant
         else:
             self.plant = ArmSimulator(model, self.process, rate=cfg.rate)
-        if cfg.collision_link.strip() and cfg.collision_duration > 0.0:
-            self.plant.wrenches = (ExternalWrench(
-                cfg.collision_link.strip(),
-                (cfg.collision_force_x, cfg.collision_force_y, cfg.collision_force_z),
-                cfg.collision_start, cfg.collision_start + cfg.collision_duration),)
-            model.link_attachment(cfg.collision_link.strip())  # unknown link: start-up error
+        wrench = self._collision(cfg, scenario_collision)
+        if wrench is not None:
+            self.plant.wrenches = (wrench,)
+            model.link_attachment(wrench.link)  # unknown link: start-up error
         self._command = np.zeros(model.nv)
         effort = np.asarray(model.joint_limits.effort, dtype=np.float64)
         #: |command| accepted per joint: the URDF effort limit, else limits.EFFORT
@@ -264,18 +265,43 @@ class SimNode(Node):
             "from now on")
 
     # ------------------------------------------------------------------ input
-    def _place_loading(self, cfg: SimNodeConfig, xml: str) -> LoadingProcess | None:
-        """The loading process on ``load_link`` (or its default), upright at the start."""
+    def _place_loading(self, cfg: SimNodeConfig, xml: str
+                       ) -> tuple[LoadingProcess | None, ExternalWrench | None]:
+        """The loading process and the file's collision on the arm.
+
+        The load on ``load_link`` (or its default), upright at the start; the collision
+        on its link, or the tool flange when the URDF lacks it.
+        """
         name = cfg.loading.strip()
         if name in ("", "none"):
-            return None
-        if name not in KINDS and not Path(name).expanduser().is_file():
-            return resolve_loading(name)  # the error naming the choices
+            return None, None
+        if name not in SCENARIOS and not Path(name).expanduser().is_file():
+            return resolve_loading(name), None  # the error naming the choices
         out = Path(tempfile.gettempdir()) / f"robot_tv_dynamics_sim_{os.getpid()}"
         setup = scenario_file(name, cfg.load_link.strip(), out, self.model, xml,
                               max(cfg.duration, 10.0))
         self.get_logger().info(setup.describe())
-        return load_loading_process(setup.path)
+        return load_loading_process(setup.path), setup.collision
+
+    @staticmethod
+    def _collision(cfg: SimNodeConfig, scenario: ExternalWrench | None
+                   ) -> ExternalWrench | None:
+        """The wrench of the ``collision_*`` parameters or of the loading file's block.
+
+        Raises:
+            InvalidInputError: both give one (which one was meant is not guessed).
+        """
+        link = cfg.collision_link.strip()
+        from_parameters = bool(link) and cfg.collision_duration > 0.0
+        if from_parameters and scenario is not None:
+            raise InvalidInputError(
+                "collision_link", f'"{link}" is set, but the loading file has a collision: '
+                f"block too ({scenario.link}, from {scenario.t_start:g} s): remove one of them")
+        if from_parameters:
+            return ExternalWrench(
+                link, (cfg.collision_force_x, cfg.collision_force_y, cfg.collision_force_z),
+                cfg.collision_start, cfg.collision_start + cfg.collision_duration)
+        return scenario
 
     @input_guard.guarded("effort_commands")
     def _on_effort(self, msg: Float64MultiArray) -> None:
@@ -327,6 +353,7 @@ class SimNode(Node):
                 "link": process.link, "duration": process.duration,
                 "description": getattr(process, "describe", lambda: type(process).__name__)()},
             "payload_body": self.plant.load_body,
+            "collisions": [collision_as_dict(w) | {"end": w.t_end} for w in self.plant.wrenches],
         }
         if self.loop is not None:
             est = self.loop.config.estimator

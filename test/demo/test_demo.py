@@ -3,27 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from demo_runs import run_demo
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-REQUIRED = ("/joint_states", "/inertial_parameters", "/generalized_torques", "/diagnostics")
-
-
-def run_demo(out: Path, *extra: str) -> subprocess.CompletedProcess:
-    env = os.environ.copy()
-    env.setdefault("ROS_DOMAIN_ID", str(os.getpid() % 100 + 1))
-    return subprocess.run(
-        [sys.executable, "-m", "robot_tv_dynamics.demo", "--duration", "3", "--out", str(out),
-         "--no-progress", *extra],
-        env=env, capture_output=True, text=True, timeout=240)
+REQUIRED = ("/joint_states", "/inertial_parameters", "/generalized_torques", "/diagnostics",
+            "/external_torques", "/external_torques_classical")
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +63,14 @@ def test_summary_has_the_keys(demo_run):
     assert data["scenario"] == "fill" and data["duration_s"] > 2.5
     for body in data["bodies"]:
         assert {"name", "inf_mu", "sup_nu"} <= set(body)
+    # both momentum observers ran; without a collision there is no collision window
+    assert set(data["observers"]) == {"generalized", "classical"}
+    assert data["collision_window_s"] is None and data["load"]["collision"] is None
+    for obs in data["observers"].values():
+        assert obs["collision_detected"] is False and obs["detection_delay_s"] is None
+        assert obs["peak_during_collision"] is None
+        for contact in obs["contacts"]:
+            assert {"t_start", "t_end", "joint", "peak", "phase"} <= set(contact)
     for name in ("classical", "projected"):
         est = data["estimators"][name]
         for key in ("alarms", "min_lambda_min_M_hat", "alpha1", "lead_time_s"):
@@ -273,6 +271,10 @@ def test_the_foxglove_layout_names_only_topics_of_the_bag(demo_run):
     for config in layout["configById"].values():  # indices into the /analysis arrays
         for path in config.get("paths", []):
             topic, _, field = path["value"].partition(".")
+            if field.startswith("effort["):  # a residual topic: one entry per joint
+                assert topic in ("/external_torques", "/external_torques_classical"), path
+                assert 0 <= int(field.removeprefix("effort[").removesuffix("]")) < 6, path
+                continue  # (6: within the UR5's joints as well as the Panda's)
             index = int(field.removeprefix("data[").removesuffix("]"))
             width = len(TERM_FIELDS) if topic.endswith("/terms") else len(SOURCE_FIELDS)
             assert 0 <= index < width, path

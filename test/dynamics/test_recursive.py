@@ -544,7 +544,7 @@ def test_bad_loads_name_the_argument(panda: RobotModel, argument: str, kind: str
 @pytest.mark.parametrize("kind", ["shape", "nan", "inf", "scalar", "column"])
 @pytest.mark.parametrize("method, arguments", [
     ("inverse_dynamics", ("q", "qd", "qdd")), ("forward_dynamics", ("q", "qd", "tau")),
-    ("bias", ("q", "qd")), ("mass_matrix", ("q",))])
+    ("bias", ("q", "qd")), ("mass_matrix", ("q",)), ("momentum", ("q", "qd"))])
 def test_bad_joint_vectors_name_the_argument(
         panda: RobotModel, method: str, arguments: tuple[str, ...], kind: str) -> None:
     rd = RecursiveDynamics(panda)
@@ -564,6 +564,44 @@ def test_bad_joint_vectors_name_the_argument(
             np.zeros(panda.nv)] * (len(arguments) - 2)
         with pytest.raises(InvalidInputError, match=f"^{arguments[0]}: "):
             getattr(rd, method)(*values)
+
+
+# ----------------------------------------------------------------------------- momentum
+@pytest.mark.parametrize("shared", [True, False], ids=["shared_buffers", "public_api"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_momentum_and_its_balance_equal_the_contraction(
+        arm: RobotModel, kind: str, shared: bool) -> None:
+    """p and β by two RNEA passes (rows shifted where needed) against ∂J/∂q contractions."""
+    from robot_tv_dynamics.observer import momentum_terms
+
+    rd = RecursiveDynamics(arm, shared_buffers=shared)
+    rng = np.random.default_rng(11)
+    for _ in range(4):
+        loads = _random_loads(arm, rng, kind)
+        q, qd, _ = _random_state(arm, rng)
+        rd.set_loads(**loads)  # Θ̇ and Ψ̇ are held too: they must not enter p or β
+        p, beta = rd.momentum(q, qd)
+        reference = momentum_terms(arm, q, qd, loads["theta"], psi_momentum(loads["psi"]))
+        assert _relative_error(p, reference.p) < RTOL
+        assert _relative_error(beta, reference.beta) < RTOL
+        assert not p.flags.writeable and not beta.flags.writeable
+    # τ after a momentum call is unchanged: the two share Pinocchio's data, not its f^ext
+    q, qd, qdd = _random_state(arm, rng)
+    before = np.array(rd.inverse_dynamics(q, qd, qdd))
+    rd.momentum(q, qd)
+    np.testing.assert_array_equal(rd.inverse_dynamics(q, qd, qdd), before)
+
+
+def test_momentum_refuses_a_joint_with_several_degrees_of_freedom() -> None:
+    """White-box: no URDF the package loads has such a joint, so the setup is fed one."""
+    model = pin.buildSampleModelHumanoidRandom()  # a free-flyer root
+    free = [model.joints[j].nv for j in range(1, model.njoints)]
+    assert max(free) > 1  # the premise of this test
+    rd = RecursiveDynamics.__new__(RecursiveDynamics)
+    rd._main = type("S", (), {"model": model})()
+    rd._n = model.njoints - 1
+    with pytest.raises(NotImplementedError, match="one degree of freedom per joint"):
+        rd._momentum_setup()
 
 
 # ----------------------------------------------------------------------------- particles

@@ -24,7 +24,8 @@ from particle_lagrangian import (
     truth_torque,
 )
 
-from robot_tv_dynamics.observer import generalized_momentum, momentum_balance
+from robot_tv_dynamics.observer import MomentumEvaluator, generalized_momentum, momentum_balance
+from robot_tv_dynamics.observer.momentum import as_gamma
 
 _C6 = np.array([-1.0 / 60, 3.0 / 20, -3.0 / 4, 0.0, 3.0 / 4, -3.0 / 20, 1.0 / 60])
 
@@ -40,6 +41,24 @@ def particles_for(n_bodies: int) -> list:
                       mass_b=0.4, mass_omega=2.0),
         make_particle(1, [0.0, 0.1, 0.0], 0.7),
     ]
+
+
+def _recursive(robot, q, qd, theta, psi=None):
+    evaluator = MomentumEvaluator(robot)
+    assert evaluator.recursive
+    return evaluator.terms(q, qd, np.asarray(theta, dtype=float), as_gamma(robot, psi))
+
+
+#: (p, β) of each implementation: the contraction (reference) and two RNEA passes.
+IMPLEMENTATIONS = {
+    "contraction": (generalized_momentum, momentum_balance),
+    "recursive": (lambda *a: _recursive(*a).p, lambda *a: _recursive(*a).beta),
+}
+
+
+@pytest.fixture(params=list(IMPLEMENTATIONS))
+def momentum(request):
+    return IMPLEMENTATIONS[request.param]
 
 
 def particle_lagrangian_fn(model: pin.Model, particles: list):
@@ -65,21 +84,21 @@ def loads(robot, particles, t):
 
 
 @pytest.mark.parametrize("t", [0.3, 1.1])
-def test_momentum_equals_dL_dqd_of_the_particle_lagrangian(setup, t):
+def test_momentum_equals_dL_dqd_of_the_particle_lagrangian(setup, momentum, t):
     robot, pm, particles, path = setup
     q, qd, _ = path(t)
     theta, _, psi, _ = loads(robot, particles, t)
     truth = pin.crba(pm, pm.createData(), q) @ qd + _dl_dqd(
         particle_lagrangian_fn(pm, particles), q, qd, t)
-    p = generalized_momentum(robot, q, qd, theta, psi)
+    p = momentum[0](robot, q, qd, theta, psi)
     assert np.max(np.abs(p - truth)) <= 1e-10 * (1.0 + np.max(np.abs(truth)))
     # the Ψ coupling matters: M(q, Θ) q̇ alone misses it by far more than the tolerance
-    without_psi = generalized_momentum(robot, q, qd, theta)
+    without_psi = momentum[0](robot, q, qd, theta)
     assert np.max(np.abs(without_psi - truth)) > 1e4 * 1e-10 * (1.0 + np.max(np.abs(truth)))
 
 
 @pytest.mark.parametrize("t", [0.3, 1.1])
-def test_balance_term_equals_dL_dq_of_the_particle_lagrangian(setup, t):
+def test_balance_term_equals_dL_dq_of_the_particle_lagrangian(setup, momentum, t):
     robot, pm, particles, path = setup
     q, qd, _ = path(t)
     theta, _, psi, _ = loads(robot, particles, t)
@@ -88,13 +107,13 @@ def test_balance_term_equals_dL_dq_of_the_particle_lagrangian(setup, t):
     gravity = pin.computeGeneralizedGravity(pm, data, q)
     truth = coriolis.T @ qd - gravity + _dl_dq(
         pm, particle_lagrangian_fn(pm, particles), q, qd, t, 1e-2)
-    beta = momentum_balance(robot, q, qd, theta, psi)
+    beta = momentum[1](robot, q, qd, theta, psi)
     assert np.max(np.abs(beta - truth)) <= 1e-9 * (1.0 + np.max(np.abs(truth)))
 
 
 @pytest.mark.parametrize("t", [0.4, 1.3])
 def test_momentum_rate_minus_beta_is_the_euler_lagrange_torque_without_theta_or_psi_rates(
-        setup, t):
+        setup, momentum, t):
     """ṗ = τ + β with Θ(t), Ψ(t) changing fast: the Θ̇, Ψ̇ terms of (39) live in ṗ."""
     robot, pm, particles, path = setup
     h = 5e-3
@@ -102,13 +121,13 @@ def test_momentum_rate_minus_beta_is_the_euler_lagrange_torque_without_theta_or_
     def p_at(s):
         q, qd, _ = path(s)
         theta, _, psi, _ = loads(robot, particles, s)
-        return generalized_momentum(robot, q, qd, theta, psi)
+        return momentum[0](robot, q, qd, theta, psi)
 
     p_dot = sum(c * p_at(t + o * h) for c, o in zip(_C6, range(-3, 4), strict=True)) / h
     q, qd, _ = path(t)
     theta, theta_dot, psi, psi_dot = loads(robot, particles, t)
     tau = truth_torque(pm, particles, path, t)
-    residual = p_dot - momentum_balance(robot, q, qd, theta, psi) - tau
+    residual = p_dot - momentum[1](robot, q, qd, theta, psi) - tau
     scale = 1.0 + np.max(np.abs(tau))
     assert np.max(np.abs(residual)) <= 1e-9 * scale  # measured ~1e-12 N·m
     # a β that also carried the rate terms of (39) would fail the same check by far
