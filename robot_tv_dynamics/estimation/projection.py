@@ -60,6 +60,7 @@ PSEUDO_INERTIA_BASIS: Array = pseudo_inertia(np.eye(10))
 PSEUDO_INERTIA_BASIS.setflags(write=False)
 
 _BARRIER_DEGREE = 8  # two 4×4 log-det barriers
+_RANK_ONE_STEPS = 12  # Newton steps of the rank-one fast path
 _INTERIOR = 1e-2  # the start's distance from the band's edges, in units of ε
 
 
@@ -73,7 +74,9 @@ class MetricProjection:
         gap: certified bound on ½(Φ̄ − Φ̂)ᵀP⁻¹(Φ̄ − Φ̂) minus its optimum [1] (0 if
             not active).
         distance: √((Φ̄ − Φ̂)ᵀ P⁻¹ (Φ̄ − Φ̂)), the move in standard deviations [1].
-        iterations: Newton steps taken.
+        iterations: Newton steps taken (of ``solver``).
+        solver: ``"rank-one"`` (the fast path: only the lower bound active, in one
+            eigen-direction), ``"interior-point"``, or ``""`` (not active, or β = ε).
         converged: whether ``gap`` met the tolerance (else the last iterate, in the
             band all the same, after ``max_iterations`` or a stalled step).
     """
@@ -83,19 +86,29 @@ class MetricProjection:
     gap: float
     distance: float
     iterations: int
+    solver: str = ""
     converged: bool = True
+
+
+_BASIS_ROWS = PSEUDO_INERTIA_BASIS.reshape(10, 16)
+_PHI_OF_IDENTITY = phi_from_pseudo_inertia(np.eye(4))  # f(Φ) = I
+
+
+def _f(phi: Array) -> Array:
+    """f(Φ) of one Φ (10,) (a fast :func:`~robot_tv_dynamics.inertia.pseudo_inertia`)."""
+    return (phi @ _BASIS_ROWS).reshape(4, 4)
 
 
 def in_band(phi: Array, epsilon: float, beta: float) -> bool:
     """Whether ε I ⪯ f(Φ) ⪯ β I holds exactly (no rounding allowance)."""
-    values = np.linalg.eigvalsh(pseudo_inertia(phi))
+    values = np.linalg.eigvalsh(_f(phi))
     return bool(values[0] >= epsilon and values[-1] <= beta)
 
 
 def project_in_metric(phi: npt.ArrayLike, covariance: npt.ArrayLike, epsilon: float,
                       beta: float, start: npt.ArrayLike | None = None, *,
-                      gap_tolerance: float = 1e-9, max_iterations: int = 50
-                      ) -> MetricProjection:
+                      gap_tolerance: float = 1e-9, max_iterations: int = 50,
+                      rank_one: bool = True) -> MetricProjection:
     """Project Φ̂ onto {ε I ⪯ f(Φ) ⪯ β I} in the metric P⁻¹ (module docstring).
 
     Args:
@@ -109,6 +122,7 @@ def project_in_metric(phi: npt.ArrayLike, covariance: npt.ArrayLike, epsilon: fl
             is below gap_tolerance · max(1, its value at the start) [1] (Φ̄ within
             √(2·gap) standard deviations of the optimum).
         max_iterations: predictor-corrector steps allowed.
+        rank_one: try the rank-one fast path first (False: the interior point only).
 
     Returns:
         The projection; Φ̂ itself (``active`` False) when it is in the band. Every
@@ -122,16 +136,22 @@ def project_in_metric(phi: npt.ArrayLike, covariance: npt.ArrayLike, epsilon: fl
     p = check_finite(covariance, "covariance", (10, 10))
     if not (np.isfinite(epsilon) and np.isfinite(beta)) or not 0.0 < epsilon <= beta:
         raise InvalidInputError("epsilon, beta", f"need 0 < epsilon <= beta, got {epsilon}, {beta}")
+    if in_band(phi, epsilon, beta):
+        return MetricProjection(phi.copy(), False, 0.0, 0.0, 0)
     try:
         lower = np.linalg.cholesky(0.5 * (p + p.T))
     except np.linalg.LinAlgError:
         raise InvalidInputError("covariance", "is not positive definite") from None
-    if in_band(phi, epsilon, beta):
-        return MetricProjection(phi.copy(), False, 0.0, 0.0, 0)
     if epsilon == beta:  # the band is one point, f = ε I
         point = phi_from_pseudo_inertia(epsilon * np.eye(4))
         d = np.linalg.solve(lower, point - phi)
         return MetricProjection(point, True, 0.0, float(np.sqrt(d @ d)), 0)
+    problem = _WhitenedBand(lower, _f(phi), epsilon, beta)
+    fast = problem.solve_rank_one(gap_tolerance) if rank_one else None
+    if fast is not None:
+        x, gap, steps = fast
+        return MetricProjection(phi + lower @ x, True, gap, float(np.sqrt(x @ x)), steps,
+                                "rank-one")
     candidates = [project_uniformly_consistent(phi, epsilon, beta)]
     if start is not None:
         start = check_finite(start, "start", (10,))
@@ -143,19 +163,18 @@ def project_in_metric(phi: npt.ArrayLike, covariance: npt.ArrayLike, epsilon: fl
     middle = phi_from_pseudo_inertia(0.5 * (epsilon + beta) * np.eye(4))
     whitened = [np.asarray(np.linalg.solve(lower, (1.0 - mix) * v + mix * middle - phi),
                            dtype=np.float64) for v in candidates]
-    problem = _WhitenedBand(lower, pseudo_inertia(phi), epsilon, beta)
     x, gap, iterations, tolerance = problem.solve(
         min(whitened, key=lambda v: float(v @ v)), gap_tolerance, max_iterations)
     return MetricProjection(phi + lower @ x, True, gap, float(np.sqrt(x @ x)), iterations,
-                            gap <= tolerance)
+                            "interior-point", gap <= tolerance)
 
 
 class _WhitenedBand:
     """min ½‖x‖² s.t. S(x) = C + 𝒜(x) ⪰ 0 (two 4×4 blocks), by HKM predictor-corrector."""
 
     def __init__(self, lower: Array, f_hat: Array, epsilon: float, beta: float) -> None:
-        basis = np.einsum("ik,iab->kab", lower, PSEUDO_INERTIA_BASIS)  # G_k = f(L e_k)
-        self.g = basis.reshape(10, 16).T  # vec(Σ x_k G_k) = g @ x
+        self.lower = lower
+        self.g = _BASIS_ROWS.T @ lower  # vec(Σ x_k G_k) = g @ x, G_k = f(L e_k)
         eye = np.eye(4)
         self.c = np.stack((f_hat - epsilon * eye, beta * eye - f_hat))  # S(0)
         self.sign = np.array([1.0, -1.0])[:, None, None]
@@ -167,6 +186,65 @@ class _WhitenedBand:
     def adjoint(self, y: Array) -> Array:
         """𝒜*(Y) = Gᵀ vec(Y₁ − Y₂), (10,)."""
         return self.g.T @ (y[0] - y[1]).reshape(16)
+
+    def gap(self, x: Array, z: Array) -> float:
+        """½‖x‖² − g(Z): the certified gap of a feasible x and a dual Z ⪰ 0 (2, 4, 4)."""
+        u = self.adjoint(z)
+        return 0.5 * float(x @ x) + 0.5 * float(u @ u) + float(np.vdot(z, self.c))
+
+    def solve_rank_one(self, gap_tolerance: float) -> tuple[Array, float, int] | None:
+        """(x, gap, Newton steps) when the lower bound alone is active with a rank-one Z, else None.
+
+        Then Z₁ = z v vᵀ, x = z 𝒢*(v vᵀ), and S₁(x) v = 0 with ‖v‖ = 1: five equations
+        in (v, z), solved by Newton's method from v = the eigenvector of f(Φ̂)'s
+        smallest eigenvalue and the best z for it. The result is accepted only if it is
+        in the band (after lifting f by the rounding shortfall) with the certified gap
+        within tolerance.
+        """
+        c1 = self.c[0]
+        values, vectors = np.linalg.eigh(c1)
+        if values[0] >= 0.0 or values[1] < 0.0 or np.linalg.eigvalsh(self.c[1])[0] < 0.0:
+            return None  # not a single eigenvalue below ε (or above β too)
+        t16 = self.g @ self.g.T  # vec 𝒯(Y) = t16 vec Y, 𝒯 = 𝒢𝒢*
+        t_left = t16.reshape(16, 4, 4)  # t_left @ v: columns t16 vec(eᵢ vᵀ)
+        t_right = np.swapaxes(t_left, 1, 2)  # t_right @ v: columns t16 vec(v eᵢᵀ)
+        v = vectors[:, 0]
+        b = (t16 @ np.outer(v, v).reshape(16)).reshape(4, 4)  # 𝒯(v vᵀ)
+        z = -values[0] / float(v @ b @ v)
+        jacobian = np.zeros((5, 5))
+        residual = np.zeros(5)
+        steps = 0
+        while steps < _RANK_ONE_STEPS:
+            steps += 1
+            b = (t16 @ np.outer(v, v).reshape(16)).reshape(4, 4)
+            s1 = c1 + z * b
+            residual[:4], residual[4] = s1 @ v, 0.5 * (v @ v - 1.0)
+            # d(S₁ v)/dv = S₁ + z [𝒯(eᵢvᵀ + veᵢᵀ) v]ᵢ, d(S₁ v)/dz = 𝒯(vvᵀ) v
+            y = t_left @ v + t_right @ v  # (16, 4)
+            jacobian[:4, :4] = s1 + z * (y.T.reshape(4, 4, 4) @ v).T
+            jacobian[:4, 4] = b @ v
+            jacobian[4, :4] = v
+            step = np.linalg.solve(jacobian, -residual)
+            v, z = v + step[:4], z + step[4]
+            if float(np.abs(step).max()) <= 1e-9 * max(1.0, abs(z)):  # quadratic: done
+                break
+        if not (np.isfinite(z) and z > 0.0):
+            return None
+        v = v / np.linalg.norm(v)
+        x = z * (self.g.T @ np.outer(v, v).reshape(16))
+        lowest = float(np.linalg.eigvalsh(c1 + (self.g @ x).reshape(4, 4))[0])
+        if lowest < 0.0:  # rounding: lift f by the shortfall (Φ(I) whitened)
+            x = x + 2.0 * -lowest * np.linalg.solve(self.lower, _PHI_OF_IDENTITY)
+        slack = self.c + self.operator(x)
+        values = np.linalg.eigvalsh(slack)
+        if values[:, 0].min() < 0.0:
+            return None
+        z_full = np.zeros((2, 4, 4))
+        z_full[0] = z * np.outer(v, v)
+        gap = self.gap(x, z_full)
+        if not gap <= gap_tolerance * max(1.0, 0.5 * float(x @ x)):
+            return None
+        return x, gap, steps
 
     def solve(self, x: Array, gap_tolerance: float, max_iterations: int
               ) -> tuple[Array, float, int, float]:
@@ -188,9 +266,8 @@ class _WhitenedBand:
                 x, z = good  # the last iterate strictly inside, whose gap is ``gap``
                 break
             good = x, z
-            u = self.adjoint(z)
             objective = 0.5 * float(x @ x)
-            gap = objective + 0.5 * float(u @ u) + float(np.vdot(z, self.c))  # primal − dual
+            gap = self.gap(x, z)
             tolerance = gap_tolerance * max(1.0, objective)
             if gap <= tolerance or iterations == max_iterations or alpha < 1e-10:
                 break

@@ -31,9 +31,11 @@ Two variants run on the same data:
 The covariance P is left as the recursion made it after an active projection (a
 documented choice): the band is a constraint, not a measurement, so it adds no
 information; Φ̄ is the exact minimizer over the band of the quadratic the recursion
-carries, (Φ − Φ̂)ᵀP⁻¹(Φ − Φ̂), and the next update continues from Φ̄ with the same P. Forgetting still inflates P in directions the motion does not excite;
-the excitation check of :mod:`~robot_tv_dynamics.estimation.online` holds the update
-(and the inflation) when a block is poorly excited.
+carries, (Φ − Φ̂)ᵀP⁻¹(Φ − Φ̂), and the next update continues from Φ̄ with the same P.
+Forgetting still inflates P in directions the motion does not excite (which makes the
+projection cheap to move there); the excitation check of
+:mod:`~robot_tv_dynamics.estimation.online` holds the update (and the inflation) when a
+block is poorly excited.
 """
 
 from __future__ import annotations
