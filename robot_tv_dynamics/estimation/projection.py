@@ -60,7 +60,8 @@ PSEUDO_INERTIA_BASIS: Array = pseudo_inertia(np.eye(10))
 PSEUDO_INERTIA_BASIS.setflags(write=False)
 
 _BARRIER_DEGREE = 8  # two 4×4 log-det barriers
-_RANK_ONE_STEPS = 12  # Newton steps of the rank-one fast path
+_RANK_ONE_STEPS = 12
+_LIFT = 1e-11  # the rank-one result is lifted to λ_min(f) = ε (1 + _LIFT), off rounding  # Newton steps of the rank-one fast path
 _INTERIOR = 1e-2  # the start's distance from the band's edges, in units of ε
 
 
@@ -174,6 +175,7 @@ class _WhitenedBand:
 
     def __init__(self, lower: Array, f_hat: Array, epsilon: float, beta: float) -> None:
         self.lower = lower
+        self.epsilon = epsilon
         self.g = _BASIS_ROWS.T @ lower  # vec(Σ x_k G_k) = g @ x, G_k = f(L e_k)
         eye = np.eye(4)
         self.c = np.stack((f_hat - epsilon * eye, beta * eye - f_hat))  # S(0)
@@ -232,9 +234,10 @@ class _WhitenedBand:
             return None
         v = v / np.linalg.norm(v)
         x = z * (self.g.T @ np.outer(v, v).reshape(16))
-        lowest = float(np.linalg.eigvalsh(c1 + (self.g @ x).reshape(4, 4))[0])
-        if lowest < 0.0:  # rounding: lift f by the shortfall (Φ(I) whitened)
-            x = x + 2.0 * -lowest * np.linalg.solve(self.lower, _PHI_OF_IDENTITY)
+        lowest = float(np.linalg.eigvalsh(c1 + (self.g @ x).reshape(4, 4))[0])  # ≈ 0
+        if lowest < _LIFT * self.epsilon:  # off the edge by more than rounding: f += η I
+            lift = _LIFT * self.epsilon - lowest
+            x = x + lift * np.linalg.solve(self.lower, _PHI_OF_IDENTITY)
         slack = self.c + self.operator(x)
         values = np.linalg.eigvalsh(slack)
         if values[:, 0].min() < 0.0:
