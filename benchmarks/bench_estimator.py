@@ -268,7 +268,7 @@ def report_projections(captured: list[tuple], updates: int) -> None:
     if not captured:
         print(f"    metric projection: never active in {updates} updates")
         return
-    for solver in ("rank-one", "interior-point"):
+    for solver in ("low-rank", "interior-point"):
         chosen = [c for c in captured if c[1] == solver]
         if not chosen:
             continue
