@@ -129,8 +129,8 @@ def project_in_metric(phi: npt.ArrayLike, covariance: npt.ArrayLike, epsilon: fl
         start: a point of the band to warm-start from (the previous estimate); used
             when strictly inside, else ignored.
         gap_tolerance: stop when the certified optimality gap of ½(Φ − Φ̂)ᵀP⁻¹(Φ − Φ̂)
-            is below gap_tolerance · max(1, its value at the start) [1] (Φ̄ within
-            √(2·gap) standard deviations of the optimum).
+            is below gap_tolerance · max(1, its value at Φ̄) [1] (Φ̄ within √(2·gap)
+            standard deviations of the optimum).
         max_iterations: predictor-corrector steps allowed.
         low_rank: try the low-rank fast path first (False: the interior point only).
 
@@ -180,7 +180,7 @@ def project_in_metric(phi: npt.ArrayLike, covariance: npt.ArrayLike, epsilon: fl
 
 
 class _WhitenedBand:
-    """min ½‖x‖² s.t. S(x) = C + 𝒜(x) ⪰ 0 (two 4×4 blocks), by HKM predictor-corrector."""
+    """min ½‖x‖² s.t. S(x) = C + 𝒜(x) ⪰ 0 (two 4×4 blocks): low-rank path and IPM."""
 
     def __init__(self, lower: Array, f_hat: Array, epsilon: float, beta: float) -> None:
         self.lower = lower
