@@ -7,7 +7,10 @@ For the Panda (load on panda_hand) and the UR5 (load on wrist_3_link), a 1 kHz s
 well-excited samples (a simulated Fourier motion under a constant payload) goes through
 :class:`~robot_tv_dynamics.estimation.OnlineLoadEstimator`, one method at a time; printed:
 µs per sample of the whole pipeline (q̈ filter, delay line, regressor rows, base-model τ,
-excitation check, update), of its parts, and the ratio to one ``pin.rnea`` call. A 1 kHz
+excitation check, update), of its parts, and the ratio to one ``pin.rnea`` call; for the
+projected method also the cost of each active projection onto the band (replayed on the
+instances the run produced, by solver), and a ``projected-euclidean`` row: the same RLS
+with the eigenvalue clipping it used before issue 13. A 1 kHz
 joint_states stream leaves 1000 µs per sample; the node adds message conversion and
 publishing (``publish_period``) on top. No timing is asserted anywhere.
 
@@ -22,6 +25,8 @@ latency from stamp to ``payload_estimate`` receipt, and the node's CPU (% of one
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import os
 import sys
 import time
@@ -41,7 +46,10 @@ from robot_tv_dynamics.estimation import (  # noqa: E402
     METHODS,
     LoadEstimatorSettings,
     OnlineLoadEstimator,
+    RecursiveLeastSquares,
+    project_in_metric,
 )
+from robot_tv_dynamics.estimation import rls as rls_module  # noqa: E402
 from robot_tv_dynamics.identification.excitation import FourierTrajectory  # noqa: E402
 
 ROBOTS = {"panda": "panda_hand", "ur5": "wrist_3_link"}
@@ -210,12 +218,18 @@ def main() -> None:
         rnea = per_call(lambda pm=pm, data=data, q_pin=q_pin, v=v: pin.rnea(
             pm, data, q_pin, v, v), 2000)
         print(f"{robot} ({model.nv} dof, load on {link}): pin.rnea {rnea:.2f} µs")
-        for method in METHODS:
-            est = OnlineLoadEstimator(model, link, LoadEstimatorSettings(method=method))
-            start = time.perf_counter()
-            for k in range(t.size):
-                est.add_sample(t[k], q[k], qd[k], tau[k])
-            total = (time.perf_counter() - start) / t.size * 1e6
+        for method in (*METHODS, "projected-euclidean"):
+            est = OnlineLoadEstimator(model, link, LoadEstimatorSettings(
+                method=method.split("-")[0]))
+            if method == "projected-euclidean":  # before issue 13: eigenvalue clipping
+                est.estimator = RecursiveLeastSquares(est.estimator.phi, dataclasses.replace(
+                    est.estimator.config, projection="euclidean"), projected=True)
+            captured: list[tuple] = []
+            with capture_projections(captured):
+                start = time.perf_counter()
+                for k in range(t.size):
+                    est.add_sample(t[k], q[k], qd[k], tau[k])
+                total = (time.perf_counter() - start) / t.size * 1e6
             meas, check, w = est.measurement, est.excitation, est.weights
             x = (q[5], qd[5], qd[5], tau[5])
             rows = meas.measure(*x)
@@ -224,10 +238,46 @@ def main() -> None:
                 "excitation check": per_call(
                     lambda check=check, r=rows.regressor, w=w: check.add(r, w), 500),
             }
-            print(f"  {method:9s}: {total:7.1f} µs per sample ({total / rnea:5.1f}× rnea; "
+            print(f"  {method:19s}: {total:7.1f} µs per sample ({total / rnea:5.1f}× rnea; "
                   f"{est.estimator.updates} updates, {est.held} held); " + ", ".join(
                       f"{name} {value:.1f} µs" for name, value in parts.items()))
+            if method == "projected":
+                report_projections(captured, est.estimator.updates)
 
+
+@contextlib.contextmanager
+def capture_projections(captured: list[tuple]):
+    """Record (arguments, solver) of every active metric projection RLS makes meanwhile."""
+    original = rls_module.project_in_metric
+
+    def recording(*args, **kwargs):
+        result = original(*args, **kwargs)
+        if result.active:
+            captured.append((args, result.solver, result.iterations))
+        return result
+
+    rls_module.project_in_metric = recording
+    try:
+        yield
+    finally:
+        rls_module.project_in_metric = original
+
+
+def report_projections(captured: list[tuple], updates: int) -> None:
+    """µs per active projection (replayed on the recorded instances), by solver."""
+    if not captured:
+        print(f"    metric projection: never active in {updates} updates")
+        return
+    for solver in ("low-rank", "interior-point"):
+        chosen = [c for c in captured if c[1] == solver]
+        if not chosen:
+            continue
+        cost = np.array([per_call(lambda a=args: project_in_metric(*a), 20)
+                         for args, _, _ in chosen])
+        steps = np.mean([c[2] for c in chosen])
+        print(f"    metric projection active {len(chosen)} of {updates} updates ({solver}, "
+              f"{steps:.1f} steps): median {np.median(cost):.0f} µs, p90 "
+              f"{np.percentile(cost, 90):.0f} µs, max {cost.max():.0f} µs")
 
 if __name__ == "__main__":
     main()

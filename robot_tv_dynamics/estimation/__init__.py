@@ -3,6 +3,8 @@
 - :mod:`~.interface`: the :class:`PayloadEstimator` protocol every method implements;
 - :mod:`~.rls`: recursive least squares with forgetting, classical and projected onto
   the uniform band {ε I ⪯ f(Φ) ⪯ β I} (Definition 3);
+- :mod:`~.projection`: that projection in the estimator's metric P⁻¹ (a small SDP, solved
+  to a certified duality gap);
 - :mod:`~.geometric`: an EKF on log-Cholesky parameters of f(Φ) − ε I, consistent by
   construction, with a rate model (Θ̇̂);
 - :mod:`~.measurement`: regressor rows and the load body's torque share from efforts;
@@ -28,6 +30,7 @@ from robot_tv_dynamics.estimation.online import (
     load_estimate,
     make_estimator,
 )
+from robot_tv_dynamics.estimation.projection import MetricProjection, project_in_metric
 from robot_tv_dynamics.estimation.rls import EstimatorConfig, RecursiveLeastSquares
 
 __all__ = [
@@ -40,11 +43,13 @@ __all__ = [
     "LoadEstimate",
     "LoadEstimatorSettings",
     "LoadMeasurement",
+    "MetricProjection",
     "OnlineLoadEstimator",
     "PayloadEstimator",
     "PayloadMeasurement",
     "RecursiveLeastSquares",
     "load_estimate",
     "make_estimator",
+    "project_in_metric",
     "payload_measurement",
 ]

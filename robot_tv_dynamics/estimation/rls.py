@@ -17,11 +17,25 @@ Two variants run on the same data:
 
 - :class:`RecursiveLeastSquares` with ``projected=False`` (*classical*): nothing keeps
   Φ̂ physical;
-- ``projected=True``: after every update Φ̂ is projected onto the uniformly consistent
-  set {ε I ⪯ f(Φ) ⪯ β I} (Definition 3) by clipping the eigenvalues of f(Φ̂)
-  (:func:`~robot_tv_dynamics.inertia.project_uniformly_consistent`), so
+- ``projected=True``: after every update that leaves the uniformly consistent set
+  {ε I ⪯ f(Φ) ⪯ β I} (Definition 3), Φ̂ is replaced by its nearest point of the set in
+  the estimator's own metric P⁻¹
+  (:func:`~robot_tv_dynamics.estimation.projection.project_in_metric`), so
   λ_min(f(Φ̂)) ≥ ε at all times and, by Theorem 2, λ_min(M(q, Θ̂)) ≥ α₁ > 0 when the
-  other bodies are consistent and the Jacobian is normal.
+  other bodies are consistent and the Jacobian is normal. The projection moves Φ̂
+  along the directions the data know least; clipping the eigenvalues of f(Φ̂) instead
+  (``EstimatorConfig(projection="euclidean")``, the nearest point in the Frobenius norm
+  of f) moves well-determined directions too, which the recursion then fights: on a
+  constant, well-excited payload its COM and inertia wander (docs/estimation.md).
+
+The covariance P is left as the recursion made it after an active projection (a
+documented choice): the band is a constraint, not a measurement, so it adds no
+information; Φ̄ is the exact minimizer over the band of the quadratic the recursion
+carries, (Φ − Φ̂)ᵀP⁻¹(Φ − Φ̂), and the next update continues from Φ̄ with the same P.
+Forgetting still inflates P in directions the motion does not excite (which makes the
+projection cheap to move there); the excitation check of
+:mod:`~robot_tv_dynamics.estimation.online` holds the update (and the inflation) when a
+block is poorly excited.
 """
 
 from __future__ import annotations
@@ -33,6 +47,7 @@ import numpy as np
 import numpy.typing as npt
 
 from robot_tv_dynamics.estimation.interface import noise_covariance
+from robot_tv_dynamics.estimation.projection import MetricProjection, project_in_metric
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import (
     Array,
@@ -40,6 +55,9 @@ from robot_tv_dynamics.inertia import (
     consistency_margin,
     project_uniformly_consistent,
 )
+
+#: How ``projected`` RLS maps Φ̂ back into the band (:class:`EstimatorConfig`).
+PROJECTIONS = ("metric", "euclidean")
 
 
 @dataclass(frozen=True)
@@ -55,6 +73,10 @@ class EstimatorConfig:
             [N·m or N] (weights the rows; the same for every joint).
         epsilon: ε > 0 of the projection {ε I ⪯ f(Φ) ⪯ β I} [kg·m² or kg].
         beta: β ≥ ε of the projection [kg·m² or kg].
+        projection: ``"metric"`` (the nearest point of the band in the metric P⁻¹,
+            :func:`~robot_tv_dynamics.estimation.projection.project_in_metric`) or
+            ``"euclidean"`` (f(Φ̂)'s eigenvalues clipped into [ε, β], the nearest point
+            in the Frobenius norm of f; kept for comparison: it fights the recursion).
     """
 
     forgetting: float = 0.995
@@ -62,6 +84,7 @@ class EstimatorConfig:
     noise_std: float = 0.05
     epsilon: float = 1e-4
     beta: float = 100.0
+    projection: str = "metric"
 
     def __post_init__(self) -> None:
         """Check the ranges.
@@ -80,6 +103,9 @@ class EstimatorConfig:
                 and 0.0 < self.epsilon <= self.beta):
             raise InvalidInputError(
                 "epsilon, beta", f"need 0 < epsilon <= beta, got {self.epsilon}, {self.beta}")
+        if self.projection not in PROJECTIONS:
+            raise InvalidInputError(
+                "projection", f'"{self.projection}" is not one of {list(PROJECTIONS)}')
 
     def initial_covariance(self) -> Array:
         """P₀ = diag(σ_m², σ_h², σ_h², σ_h², σ_I², …), (10, 10)."""
@@ -97,7 +123,8 @@ class RecursiveLeastSquares:
         \hatΦ \leftarrow \hatΦ + K (y - R \hatΦ),\quad
         P \leftarrow (P - K R P)/λ
 
-    and, when ``projected``, :math:`\hatΦ \leftarrow Π_{[ε, β]}(\hatΦ)`. With per-row
+    and, when ``projected``, :math:`\hatΦ \leftarrow \arg\min_{εI ⪯ f(Φ) ⪯ βI}
+    (Φ - \hatΦ)^\top P^{-1} (Φ - \hatΦ)` (the identity inside the band). With per-row
     ``weights`` w (1/σ²), S = diag(1/w) replaces σ² I. It gives no Φ̇̂
     (``phi_rate`` is None).
     """
@@ -110,10 +137,14 @@ class RecursiveLeastSquares:
         self.config = config
         self.projected = projected
         self.phi = check_finite(phi0, "phi0", (10,)).copy()
-        if projected:
-            self.phi = project_uniformly_consistent(self.phi, config.epsilon, config.beta)
         self.covariance = config.initial_covariance()
         self.updates = 0
+        #: updates whose Φ̂ left the band and was projected back (``projected`` only)
+        self.projections = 0
+        #: the last active metric projection (None before the first, or ``euclidean``)
+        self.last_projection: MetricProjection | None = None
+        if projected:
+            self.phi = self._project(None)
 
     @property
     def method(self) -> str:
@@ -155,6 +186,7 @@ class RecursiveLeastSquares:
         r = check_finite(regressor, "regressor", (None, 10))
         y = check_finite(y, "y", (r.shape[0],))
         lam, p = self.config.forgetting, self.covariance
+        previous = self.phi
         pr = p @ r.T
         s = r @ pr + lam * noise_covariance(weights, self.config.noise_std, r.shape[0])
         gain = np.linalg.solve(s, pr.T).T  # (10, k)
@@ -162,7 +194,19 @@ class RecursiveLeastSquares:
         p = (p - gain @ pr.T) / lam
         self.covariance = 0.5 * (p + p.T)
         if self.projected:
-            self.phi = project_uniformly_consistent(
-                self.phi, self.config.epsilon, self.config.beta)
+            self.phi = self._project(previous)
         self.updates += 1
         return self.phi.copy()
+
+    def _project(self, previous: Array | None) -> Array:
+        """Φ̂ mapped into the band (itself when inside), warm-started from ``previous``."""
+        cfg = self.config
+        if cfg.projection == "euclidean":
+            projected = project_uniformly_consistent(self.phi, cfg.epsilon, cfg.beta)
+            self.projections += bool(np.any(projected != self.phi))
+            return projected
+        result = project_in_metric(self.phi, self.covariance, cfg.epsilon, cfg.beta, previous)
+        if result.active:
+            self.projections += 1
+            self.last_projection = result
+        return result.phi

@@ -25,9 +25,14 @@ def _run(panda, data, method, **settings):
     return est
 
 
-@pytest.mark.parametrize("method", ("classical", "geometric"))
+@pytest.mark.parametrize("method", ("classical", "projected", "geometric"))
 def test_a_constant_well_excited_payload_is_recovered(panda, excited_data, method):
-    est = _run(panda, excited_data, method)
+    est = OnlineLoadEstimator(panda, LINK, LoadEstimatorSettings(
+        method=method, noise_std=(NOISE,)))
+    margins = []
+    for t, q, qd, tau in excited_data:
+        if est.add_sample(100.0 + t, q, qd, tau):
+            margins.append(est.margin)
     truth = payload_phi()
     load = est.load
     # stated tolerances after 10 s: mass 0.03 kg, COM 1.5 cm, inertia about the link
@@ -36,16 +41,11 @@ def test_a_constant_well_excited_payload_is_recovered(panda, excited_data, metho
     np.testing.assert_allclose(load.com, [0.01, 0.0, 0.08], atol=0.015)
     np.testing.assert_allclose(load.phi[4:], truth[4:], atol=0.02)
     assert est.held <= 20  # only the warm-up
-
-
-def test_projected_estimate_keeps_the_band_and_the_mass_on_a_well_excited_payload(
-        panda, excited_data):
-    # Today's eigenvalue-clipping projection fights the RLS recursion once active (the true
-    # body is within 4.4 ε of the band's edge here): its COM and inertia wander (found
-    # while building the node, docs/estimation.md); the mass and the band hold.
-    est = _run(panda, excited_data, "projected")
-    assert abs(est.load.mass - 0.6) < 0.1, est.load.mass
-    assert est.estimator.consistent
+    assert len(margins) == est.estimator.updates > 1900
+    if method != "classical":  # the band holds after every update
+        assert min(margins) >= est.epsilon * (1.0 - 1e-9), (min(margins), est.epsilon)
+    if method == "projected":  # and the projection was active on the way
+        assert est.estimator.projections > 0
 
 
 def test_an_arm_at_rest_is_held_and_does_not_drift(panda):
