@@ -95,10 +95,6 @@ def parse_dim_label(label: str) -> tuple[str, list[str] | None]:
 
 
 # ---------------------------------------------------------------------------- joint states
-_POSITION_SQUARED = limits.POSITION ** 2
-_VELOCITY_SQUARED = limits.VELOCITY ** 2
-
-
 class JointStateReader:
     """Reads q, q̇ in model joint order from sensor_msgs/JointState, matched by name.
 
@@ -172,9 +168,9 @@ class JointStateReader:
         take = self.indices(names)
         q = np.frombuffer(msg.position, dtype=np.float64)[take] if n else np.zeros(0)
         qd = np.frombuffer(msg.velocity, dtype=np.float64)[take] if n else np.zeros(0)
-        # fast path: both sums of squares within the bounds means every entry is finite
-        # and within them (NaN and overflow fail the comparison and take the full checks)
-        if q @ q <= _POSITION_SQUARED and qd @ qd <= _VELOCITY_SQUARED:
+        # fast path: the largest magnitudes within the bounds (a NaN makes the maximum NaN
+        # and fails the comparison: the full checks below name the joint)
+        if n and np.abs(q).max() <= limits.POSITION and np.abs(qd).max() <= limits.VELOCITY:
             return q, qd
         if not np.isfinite(q).all():
             bad = self.joint_names[int(np.flatnonzero(~np.isfinite(q))[0])]

@@ -55,6 +55,8 @@ RSS_WINDOW = 8.0  # s at 1 kHz
 RSS_BOUND_MB = 8.0
 HUGE = 1e308
 DENORMAL = 5e-324
+#: The rare giants, sent once each in phase 1: huge arrays, a 5 MB URDF, long trajectories.
+GIANTS = ("1e4 entries", "1e5 entries", "5 MB", "too many points")
 
 
 # ---------------------------------------------------------------------------- fixtures
@@ -158,9 +160,11 @@ class Fuzzer:
                 lambda: js(qd=with_entry(zeros_q, 2, HUGE)), "velocity: value"),
             ("dynamics", "joint_states", "empty"): (
                 lambda: js(q=[], qd=[], names_=[]), "lacks the model joints"),
-            ("dynamics", "joint_states", "1e5 entries"): (
-                lambda: js(q=np.zeros(big), qd=np.zeros(big),
-                           names_=[f"j{i}" for i in range(big)]), "is not in the URDF"),
+            # 10⁴ joints (≈ 0.3 MB): a best-effort message of megabytes is lost in DDS
+            # fragments often enough to make the reason's arrival a matter of luck
+            ("dynamics", "joint_states", "1e4 entries"): (
+                lambda: js(q=np.zeros(big // 10), qd=np.zeros(big // 10),
+                           names_=[f"j{i}" for i in range(big // 10)]), "is not in the URDF"),
             ("dynamics", "joint_states", "sizes"): (
                 lambda: js(q=zeros_q[:-1], qd=zeros_q), "entries for"),
             ("dynamics", "joint_states", "duplicate names"): (
@@ -263,7 +267,7 @@ class Fuzzer:
         """A random message for ``topic``: a bad kind, or random (often bad) content."""
         rng = self.rng
         kinds = [k for k in self.kinds if k[0] == node and k[1] == topic
-                 and k[2] not in ("1e5 entries", "5 MB", "too many points")]
+                 and k[2] not in GIANTS]
         if kinds and rng.uniform() < 0.5:
             return self.kinds[kinds[rng.integers(len(kinds))]][0]()
         pool = np.array([np.nan, np.inf, -np.inf, HUGE, -HUGE, DENORMAL, 0.0, -1.0, 1e6, 1e-3])
@@ -334,7 +338,7 @@ def test_fuzzing_every_input_kills_nothing_gives_reasons_and_keeps_answering(
                 k: n.output()[-2000:] for k, n in nodes.items() if not n.alive}
     # the rare giants once each: 10⁵-element arrays, a 5 MB URDF, 10⁴-point trajectories
     for key, (build, _) in fuzz.kinds.items():
-        if key[2] in ("1e5 entries", "5 MB", "too many points"):
+        if key[2] in GIANTS:
             pubs[key[:2]].publish(build())
             sent += 1
     planned = trajectory(panda.joint_names, rng.uniform(-1, 1, (10_000, panda.nv)))
@@ -349,10 +353,20 @@ def test_fuzzing_every_input_kills_nothing_gives_reasons_and_keeps_answering(
     client.sync(state, rng)
     for (node, topic, kind), (build, reason) in fuzz.kinds.items():
         since = len(diagnostics[node])
-        pubs[(node, topic)].publish(build())
+        message = build()
+        pubs[(node, topic)].publish(message)
         name = f"{nodes[node].name}: input"
+        sent_at = [time.monotonic()]
 
-        def found(node=node, since=since, name=name, topic=topic, reason=reason):
+        def found(node=node, since=since, name=name, topic=topic, reason=reason,
+                  message=message, sent_at=sent_at, key=(node, topic), kind=kind):
+            # a best-effort stream may lose a message of megabytes (its fragments) before
+            # the node sees it: what is tested is the reason once it arrives, so resend
+            # (not the latched URDF, which the good one replaces afterwards)
+            if (kind in GIANTS and topic != "robot_description"
+                    and time.monotonic() - sent_at[0] > 2.0):
+                pubs[key].publish(message)
+                sent_at[0] = time.monotonic()
             for array in diagnostics[node][since:]:
                 for status in array.status:
                     values = {kv.key: kv.value for kv in status.values}
