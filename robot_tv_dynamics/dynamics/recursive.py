@@ -635,8 +635,12 @@ class RecursiveDynamics:
         tau.setflags(write=False)
         return tau
 
-    def bias(self, q: npt.ArrayLike, qd: npt.ArrayLike) -> Array:
-        """τ at q̈ = 0: (C + M(Θ̇) + H) q̇ + G + JᵀQ₀Ψ̇ of eq. (39), (nv,) [N·m, N], read-only."""
+    def _load_state2(self, q: npt.ArrayLike, qd: npt.ArrayLike) -> Array:
+        """Copy (q, q̇) into the contiguous state buffer (one check); Pinocchio's q.
+
+        Raises:
+            InvalidInputError: a wrong shape or non-finite entry, naming the argument.
+        """
         state = self._state2
         try:
             np.concatenate((q, qd), out=state)
@@ -645,7 +649,11 @@ class RecursiveDynamics:
             finite = False
         if not finite:
             self._fill_state(state, (q, qd), ("q", "qd"))
-        qp = self._pinocchio_q(self._q2)
+        return self._pinocchio_q(self._q2)
+
+    def bias(self, q: npt.ArrayLike, qd: npt.ArrayLike) -> Array:
+        """τ at q̈ = 0: (C + M(Θ̇) + H) q̇ + G + JᵀQ₀Ψ̇ of eq. (39), (nv,) [N·m, N], read-only."""
+        qp = self._load_state2(q, qd)
         return self._bias(qp, self._v2)
 
     def _bias(self, qp: Array, v: Array) -> Array:
@@ -779,15 +787,7 @@ class RecursiveDynamics:
         """
         if self._momentum_axes is None:
             self._momentum_setup()
-        state = self._state2
-        try:
-            np.concatenate((q, qd), out=state)
-            finite = len(q) == len(qd) and math.isfinite(state @ state)  # type: ignore[arg-type]
-        except (ValueError, TypeError):
-            finite = False
-        if not finite:
-            self._fill_state(state, (q, qd), ("q", "qd"))
-        qp = self._pinocchio_q(self._q2)
+        qp = self._load_state2(q, qd)
         main = self._main
         np.matmul(self._loads[:, _PSI], _GAMMA_FROM_PSI, out=main.momentum_forces)
         np.negative(main.momentum_forces, out=main.momentum_forces)
