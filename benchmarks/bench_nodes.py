@@ -19,8 +19,9 @@ SCHED_FIFO priority P (needs the permission; 0 = normal scheduling); ``--baselin
 ``benchmarks/echo_node.py`` in the node's place (an rclpy node that only echoes q, q̇:
 the CPU floor of rclpy and DDS under the same traffic).
 
-Reported: the fraction of samples answered, latency from input stamp to torque receipt
-(p50, p99, max), and the CPU of each process from /proc/<pid>/stat (% of one core).
+Reported: the fraction of samples answered, the unanswered samples as runs of consecutive
+ones (how many, the longest, where the first start), latency from input stamp to torque
+receipt (p50, p99, max), and the CPU of each process from /proc/<pid>/stat (% of one core).
 Goal: ≥ 99.9 % answered and p99 < 2 ms.
 
     source scripts/ros_env.sh
@@ -116,6 +117,7 @@ def run_publisher(args: argparse.Namespace) -> None:
     late = 0
     start = time.monotonic() + 0.05
     first_stamp = None
+    stamps = []
     cpu0 = cpu_seconds(os.getpid())
     for k in range(total):
         due = start + k * period
@@ -138,11 +140,15 @@ def run_publisher(args: argparse.Namespace) -> None:
         js_pub.publish(msg)
         if k == warmup:
             first_stamp = now_ns
+        if k >= warmup:
+            stamps.append(now_ns)
         if k % theta_every == 0:
             theta_pub.publish(body_array(theta * (1.0 + 0.2 * np.sin(0.5 * phase)),
                                          model.body_names))
     cpu = cpu_seconds(os.getpid()) - cpu0
     wall = time.monotonic() - start
+    if args.stamps_file:  # a file: 10⁴ stamps would fill the stdout pipe the parent reads last
+        np.save(args.stamps_file, np.array(stamps, dtype=np.int64))
     print(json.dumps({"sent": total - warmup, "first_stamp_ns": first_stamp,
                       "late_by_a_period": late, "publisher_cpu_percent": 100 * cpu / wall}),
           flush=True)
@@ -157,6 +163,7 @@ def percentile(values, q):
 
 
 def run_benchmark(args: argparse.Namespace) -> dict:
+    import numpy as np
     from particle_lagrangian import find_example_robot_urdf
     from sensor_msgs.msg import JointState
 
@@ -167,6 +174,7 @@ def run_benchmark(args: argparse.Namespace) -> dict:
     namespace = f"/bench{os.getpid()}"
     cache = tempfile.mkdtemp(prefix="bench_nodes_cache_")
     log = open(Path(cache) / "dynamics_node.log", "w")
+    stamps_file = str(Path(cache) / "stamps.npy")
     ros_args = ["--ros-args", "-r", f"__ns:={namespace}", "-p",
                 f"urdf_path:={find_example_robot_urdf('panda')}", "-p", f"cache_dir:={cache}",
                 "-p", "jacobian_samples:=256",
@@ -200,12 +208,20 @@ def run_benchmark(args: argparse.Namespace) -> dict:
             node.create_subscription(Float64MultiArray, f"{namespace}/{topic}", count, 1000)
     executor = make_executor(rclpy)
     executor.add_node(node)
+    # the answers' path must be discovered before the publisher starts: otherwise the first
+    # 1–2 s of the measured window are lost to DDS discovery, not to the node
+    deadline = time.monotonic() + 60.0
+    while node.count_publishers(f"{namespace}/generalized_torques") == 0:
+        if time.monotonic() > deadline or node_process.poll() is not None:
+            raise SystemExit("benchmark: dynamics_node's generalized_torques never appeared")
+        executor.spin_once(timeout_sec=0.05)
     publisher = None
     try:
         publisher = subprocess.Popen(
             [sys.executable, __file__, "--role", "publisher", "--namespace", namespace,
              "--rate", str(args.rate), "--duration", str(args.duration),
-             "--theta-rate", str(args.theta_rate), *(["--efforts"] if args.efforts else [])],
+             "--theta-rate", str(args.theta_rate), "--stamps-file", stamps_file,
+             *(["--efforts"] if args.efforts else [])],
             env=env, stdout=subprocess.PIPE, text=True, preexec_fn=realtime)
         cpu_start = None
         while publisher.poll() is None:
@@ -230,6 +246,16 @@ def run_benchmark(args: argparse.Namespace) -> dict:
     first = summary["first_stamp_ns"]
     measured = {stamp: recv for stamp, recv in arrivals if stamp >= first}
     latencies_ms = [(recv - stamp) / 1e6 for stamp, recv in measured.items()]
+    # unanswered samples as runs of consecutive ones: (start [s into the run], length)
+    gaps: list[list[float]] = []
+    for k, stamp in enumerate(int(x) for x in np.load(stamps_file)):
+        if stamp in measured:
+            continue
+        if gaps and gaps[-1][2] == k - 1:
+            gaps[-1][1] += 1
+            gaps[-1][2] = k
+        else:
+            gaps.append([(stamp - first) / 1e9, 1, k])
     wall = cpu_end[0] - cpu_start[0] if cpu_start else float("nan")
     result = {
         "rate_hz": args.rate, "duration_s": args.duration, "theta_rate_hz": args.theta_rate,
@@ -248,6 +274,9 @@ def run_benchmark(args: argparse.Namespace) -> dict:
             "dynamics_node": 100 * (cpu_end[1] - cpu_start[1]) / wall if cpu_start else None,
             "receiver": 100 * (cpu_end[2] - cpu_start[2]) / wall if cpu_start else None,
             "publisher": summary["publisher_cpu_percent"]},
+        "unanswered_runs": {"count": len(gaps),
+                            "longest": max((g[1] for g in gaps), default=0),
+                            "first_five_start_s_and_length": [g[:2] for g in gaps[:5]]},
         "publisher_late_by_a_period": summary["late_by_a_period"],
         "cores": os.cpu_count(),
         "load_average_1min": {"start": load_start[0], "end": load_end[0]},
@@ -278,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", action="store_true",
                         help="run benchmarks/echo_node.py (rclpy and DDS only: echoes q, q̇) "
                              "in the node's place: the floor under the node's CPU")
+    parser.add_argument("--stamps-file", default="", help=argparse.SUPPRESS)
     parser.add_argument("--json", help="also write the result to this file")
     args = parser.parse_args(argv)
     if args.role == "publisher":
