@@ -248,9 +248,23 @@ def pairing_error(out: Path, window: list[float]) -> float:
     return float(max(errors))
 
 
-def window_peak(t: np.ndarray, r: np.ndarray, window: list[float]) -> float:
-    inside = (t >= window[0] - 1e-9) & (t <= window[1] + 1e-9)
+def window_peak(t: np.ndarray, r: np.ndarray, window: list[float], widen: float = 0.0) -> float:
+    inside = (t >= window[0] - widen - 1e-9) & (t <= window[1] + widen + 1e-9)
     return float(np.abs(r[inside]).max())
+
+
+def assert_peak_in_window(value: float, t: np.ndarray, r: np.ndarray, window: list[float],
+                          tolerance: float) -> None:
+    """``value`` (the summary's peak) against the replay's peak over ``window``.
+
+    A sample at a window's edge falls inside or outside depending on how the summary and
+    the replay round the stamps (the classical residual still rises at the end of the
+    fill, 0.07 N·m per sample): the replay's peak is taken over the window shrunk and
+    widened by half a sample, and ``value`` must lie between them (± ``tolerance``).
+    """
+    low = window_peak(t, r, window, -SAMPLE / 2)
+    high = window_peak(t, r, window, SAMPLE / 2)
+    assert low - tolerance <= value <= high + tolerance, (value, low, high, tolerance)
 
 
 @pytest.mark.ros
@@ -268,10 +282,10 @@ def test_the_summary_agrees_with_an_independent_replay_of_the_bag(panda_run, kin
     obs = summary["observers"][kind]
     loading, collision = summary["loading_window_s"], summary["collision_window_s"]
     mismatch = pairing_error(out, loading)  # 0 when the node's Θ was the tick's
-    assert obs["peak_during_loading"]["value"] == pytest.approx(
-        window_peak(t, r, loading), abs=PEAK_TOLERANCE + mismatch), mismatch
-    assert obs["peak_during_collision"]["value"] == pytest.approx(
-        window_peak(t, r, collision), abs=PEAK_TOLERANCE)
+    assert_peak_in_window(obs["peak_during_loading"]["value"], t, r, loading,
+                          PEAK_TOLERANCE + mismatch)
+    assert_peak_in_window(obs["peak_during_collision"]["value"], t, r, collision,
+                          PEAK_TOLERANCE)
     mine = sorted((c["joint"], c["t_start"], c["t_end"], c["phase"]) for c in obs["contacts"])
     theirs = sorted((c["joint"], c["t_start"] + offset,
                      None if c["t_end"] is None else c["t_end"] + offset)
