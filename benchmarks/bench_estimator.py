@@ -82,7 +82,7 @@ def run_publisher(args: argparse.Namespace) -> None:
     """Publish joint_states with efforts at args.rate for args.duration (+1 s warm-up)."""
     import json
 
-    from bench_nodes import BUSY_WAIT, make_node, wait_matched
+    from bench_nodes import make_node, pace, wait_matched
     from sensor_msgs.msg import JointState
 
     from robot_tv_dynamics.ros.conversions import to_float_array
@@ -99,13 +99,7 @@ def run_publisher(args: argparse.Namespace) -> None:
     start = time.monotonic() + 0.05
     late = 0
     for k in range(total):
-        due = start + k * period
-        remaining = due - time.monotonic()
-        if remaining > BUSY_WAIT:
-            time.sleep(remaining - BUSY_WAIT)
-        while time.monotonic() < due:
-            pass
-        late += time.monotonic() - due > period
+        late += pace(start + k * period, period)
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(time.time_ns(), 1_000_000_000)
         msg.position, msg.velocity = to_float_array(q[k]), to_float_array(qd[k])
         msg.effort = to_float_array(tau[k])

@@ -83,6 +83,19 @@ def make_executor(rclpy):
     return EventsExecutor()
 
 
+def pace(due: float, period: float) -> bool:
+    """Wait for the monotonic time ``due`` (sleep, then busy-wait the last BUSY_WAIT s).
+
+    Returns whether the moment was missed by more than a ``period``.
+    """
+    remaining = due - time.monotonic()
+    if remaining > BUSY_WAIT:
+        time.sleep(remaining - BUSY_WAIT)
+    while time.monotonic() < due:
+        pass
+    return time.monotonic() - due > period
+
+
 def wait_matched(rclpy, node, publishers, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while not all(p.get_subscription_count() > 0 for p in publishers):
@@ -120,14 +133,7 @@ def run_publisher(args: argparse.Namespace) -> None:
     stamps = []
     cpu0 = cpu_seconds(os.getpid())
     for k in range(total):
-        due = start + k * period
-        remaining = due - time.monotonic()
-        if remaining > BUSY_WAIT:
-            time.sleep(remaining - BUSY_WAIT)
-        while time.monotonic() < due:
-            pass
-        if time.monotonic() - due > period:
-            late += 1
+        late += pace(start + k * period, period)
         phase = 2 * np.pi * k * period
         q = 0.5 * np.sin(phase * 0.5 + np.arange(model.nv))
         qd = 0.25 * np.cos(phase * 0.5 + np.arange(model.nv))

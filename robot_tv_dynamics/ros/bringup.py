@@ -42,7 +42,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from robot_tv_dynamics.demo.scenario import SCENARIOS
 from robot_tv_dynamics.exceptions import BringUpError
 from robot_tv_dynamics.paths import package_config_dir
 
@@ -56,6 +55,11 @@ SIM_NODE = "sim_node"
 #: The one ``estimate`` adds; with ``use_sim`` its outputs go under ``estimated/``.
 ESTIMATOR_NODE = "estimator_node"
 ESTIMATOR_OUTPUTS = ("inertial_parameters", "inertial_parameter_rates", "payload_estimate")
+
+
+def _scenario_names() -> list[str]:
+    """The built-in loading processes: the files of config/loading (no model import)."""
+    return sorted(path.stem for path in (package_config_dir() / "loading").glob("*.yaml"))
 
 
 def default_config() -> Path:
@@ -372,7 +376,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--namespace", default="", help="namespace of every node")
     parser.add_argument("--scenario", default="",
                         help="with --use-sim: loading process, "
-                             f"{', '.join(SCENARIOS)}, none or a YAML file "
+                             f"{', '.join(_scenario_names())}, none or a YAML file "
                              "(default: the config file's)")
     parser.add_argument("--link", default="",
                         help="with --use-sim: URDF link the load is on (default: the "
