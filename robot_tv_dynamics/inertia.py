@@ -77,6 +77,8 @@ def pseudo_inertia(phi: npt.ArrayLike) -> Array:
         f(\Phi) = \begin{pmatrix} \Sigma & h \\ h^\top & m \end{pmatrix},\quad
         \Sigma = \tfrac12 \mathrm{tr}(I) \mathrm{I}_3 - I
 
+    Linear in Φ: one product with :data:`PSEUDO_BASIS` (built from the formula above).
+
     Args:
         phi: inertial parameters, (10,) or (..., 10), eq. (7) order, about the body
             frame origin [kg, kg·m, kg·m²].
@@ -85,14 +87,26 @@ def pseudo_inertia(phi: npt.ArrayLike) -> Array:
         f(Φ), (4, 4) or (..., 4, 4).
     """
     phi = _check_phi(phi)
+    return (phi @ _PSEUDO_FLAT).reshape(phi.shape[:-1] + (4, 4))
+
+
+def _pseudo_inertia_of_basis() -> Array:
+    """f(e_h) for each basis vector e_h of ℝ¹⁰ by eq. (9) term by term, (10, 4, 4)."""
+    phi = np.eye(10)
     inertia = inertia_matrix(phi)
     trace = np.trace(inertia, axis1=-2, axis2=-1)
-    out = np.empty(phi.shape[:-1] + (4, 4))
-    out[..., :3, :3] = 0.5 * trace[..., None, None] * np.eye(3) - inertia
-    out[..., :3, 3] = phi[..., H1:H3 + 1]
-    out[..., 3, :3] = phi[..., H1:H3 + 1]
-    out[..., 3, 3] = phi[..., M]
+    out = np.empty((10, 4, 4))
+    out[:, :3, :3] = 0.5 * trace[:, None, None] * np.eye(3) - inertia
+    out[:, :3, 3] = phi[:, H1:H3 + 1]
+    out[:, 3, :3] = phi[:, H1:H3 + 1]
+    out[:, 3, 3] = phi[:, M]
     return out
+
+
+#: f(e_h) for each basis vector e_h of ℝ¹⁰: f(Φ) = Σ_h Φ_h PSEUDO_BASIS[h], (10, 4, 4).
+PSEUDO_BASIS: Array = _pseudo_inertia_of_basis()
+PSEUDO_BASIS.setflags(write=False)
+_PSEUDO_FLAT = PSEUDO_BASIS.reshape(10, 16)
 
 
 def phi_from_pseudo_inertia(f: npt.ArrayLike) -> Array:
@@ -113,7 +127,8 @@ def spatial_inertia(phi: npt.ArrayLike) -> Array:
     .. math::
         Z(\Phi) = \begin{pmatrix} m \mathrm{I}_3 & -S(h) \\ -S(h)^\top & I \end{pmatrix}
 
-    Linear in Φ, so it is exact for any Φ (rates Φ̇, regressor basis vectors).
+    Linear in Φ, so it is exact for any Φ (rates Φ̇, regressor basis vectors): one product
+    with :data:`SPATIAL_BASIS` (each entry of Z is ±one entry of Φ, so the product is exact).
 
     Args:
         phi: (10,) or (..., 10), eq. (7) order, about the body frame origin.
@@ -122,18 +137,25 @@ def spatial_inertia(phi: npt.ArrayLike) -> Array:
         Z(Φ), (6, 6) or (..., 6, 6) [kg, kg·m, kg·m²].
     """
     phi = _check_phi(phi)
-    out = np.zeros(phi.shape[:-1] + (6, 6))
-    out[..., 0, 0] = out[..., 1, 1] = out[..., 2, 2] = phi[..., M]
-    s = skew(phi[..., H1:H3 + 1])
-    out[..., :3, 3:] = -s
-    out[..., 3:, :3] = s  # -S(h)^T = S(h)
-    out[..., 3:, 3:] = inertia_matrix(phi)
+    return (phi @ _SPATIAL_FLAT).reshape(phi.shape[:-1] + (6, 6))
+
+
+def _spatial_inertia_of_basis() -> Array:
+    """Z(e_h) for each basis vector e_h of ℝ¹⁰ by eq. (24) block by block, (10, 6, 6)."""
+    phi = np.eye(10)
+    out = np.zeros((10, 6, 6))
+    out[:, 0, 0] = out[:, 1, 1] = out[:, 2, 2] = phi[:, M]
+    s = skew(phi[:, H1:H3 + 1])
+    out[:, :3, 3:] = -s
+    out[:, 3:, :3] = s  # -S(h)^T = S(h)
+    out[:, 3:, 3:] = inertia_matrix(phi)
     return out
 
 
 #: Z(e_h) for each basis vector e_h of ℝ¹⁰: Z(Φ) = Σ_h Φ_h SPATIAL_BASIS[h], (10, 6, 6).
-SPATIAL_BASIS: Array = spatial_inertia(np.eye(10))
+SPATIAL_BASIS: Array = _spatial_inertia_of_basis()
 SPATIAL_BASIS.setflags(write=False)
+_SPATIAL_FLAT = SPATIAL_BASIS.reshape(10, 36)
 
 
 def consistency_margin(phi: npt.ArrayLike) -> Array | float:

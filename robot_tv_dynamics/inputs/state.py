@@ -26,6 +26,7 @@ tested without ROS.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -75,7 +76,8 @@ class ModelState:
         theta_dot: Θ̇ (N, 10).
         gamma: γ = Q₀Ψ (N, 6).
         gamma_dot: Q₀Ψ̇ (N, 6).
-        z_rate_norm: σ_max(Z(Θ̇)) of Theorem 4 for this Θ̇.
+        z_rate_norm: σ_max(Z(Θ̇)) of Theorem 4 for this Θ̇ (computed when first read:
+            only the bounds need it).
     """
 
     t: float
@@ -86,7 +88,11 @@ class ModelState:
     theta_dot: Array
     gamma: Array
     gamma_dot: Array
-    z_rate_norm: float
+
+    @functools.cached_property
+    def z_rate_norm(self) -> float:
+        """σ_max(Z(Θ̇)) of Theorem 4 for this Θ̇ [per s]."""
+        return rate_spatial_inertia_norm(self.theta_dot)
 
 
 class ModelInputs:
@@ -114,8 +120,8 @@ class ModelInputs:
         self._payloads: dict[str, Array] = {}
         self._payload_deltas: dict[str, Array] = {}
         self._payload_delta: Array = np.zeros((n, 10))
-        self._theta_rate_topic: tuple[Array, float] | None = None
-        self._theta_rate_filtered: tuple[Array, float] = (np.zeros((n, 10)), 0.0)
+        self._theta_rate_topic: Array | None = None
+        self._theta_rate_filtered: Array = np.zeros((n, 10))
         self._theta_rate_time = -math.inf
         self._gamma: Array | None = None
         self._gamma_dot: Array | None = None
@@ -211,10 +217,9 @@ class ModelInputs:
         theta = self._checked(theta, limits.THETA, "theta", 10)
         with self.transaction():
             rate = self._theta_filter.update(now, theta, checked=True)
-            norm = rate_spatial_inertia_norm(rate)
-            if not math.isfinite(norm):
+            if not np.isfinite(rate).all():
                 raise InvalidInputError("theta", "its filtered rate Θ̇ is not finite")
-            self._theta_rate_filtered = (rate, norm)
+            self._theta_rate_filtered = rate
             self._theta_time = now
             self._theta_base = theta
             self.theta_from_topic = True
@@ -227,7 +232,7 @@ class ModelInputs:
             InvalidInputError: wrong shape, NaN/Inf or beyond :data:`limits.THETA_RATE`.
         """
         theta_dot = self._checked(theta_dot, limits.THETA_RATE, "theta_dot", 10)
-        self._theta_rate_topic = (theta_dot, rate_spatial_inertia_norm(theta_dot))
+        self._theta_rate_topic = theta_dot
         self._theta_rate_time = now
 
     def set_psi(self, psi: Array, now: float) -> None:
@@ -304,12 +309,10 @@ class ModelInputs:
         self.last_stamp = t
         self.last_q = q
         qdd = self._acceleration(t, qd)
-        theta_dot, z_rate_norm = self._theta_dot(now)
         return ModelState(
-            t=t, q=q, qd=qd, qdd=qdd, theta=self._theta, theta_dot=theta_dot,
+            t=t, q=q, qd=qd, qdd=qdd, theta=self._theta, theta_dot=self._theta_dot(now),
             gamma=self._fresh(self._gamma, self._gamma_time, now),
-            gamma_dot=self._fresh(self._gamma_dot, self._gamma_dot_time, now),
-            z_rate_norm=z_rate_norm)
+            gamma_dot=self._fresh(self._gamma_dot, self._gamma_dot_time, now))
 
     def _acceleration(self, t: float, qd: Array) -> Array:
         """q̈ at stamp t: the reference where it covers t, else the filtered derivative."""
@@ -324,14 +327,14 @@ class ModelInputs:
             return qdd
         return np.asarray(np.where(reference.covered, qdd, estimate))
 
-    def _theta_dot(self, now: float) -> tuple[Array, float]:
-        """Θ̇ (topic, else filtered differences, else 0) and σ_max(Z(Θ̇)) (Theorem 4)."""
+    def _theta_dot(self, now: float) -> Array:
+        """Θ̇: the topic's, else the filtered differences of Θ, else 0."""
         timeout = self.rules.rate_timeout
         if self._theta_rate_topic is not None and (
                 timeout == 0.0 or now - self._theta_rate_time <= timeout):
             return self._theta_rate_topic
         if now - self._theta_time > self.rules.max_gap:
-            return self._zero_theta, 0.0
+            return self._zero_theta
         return self._theta_rate_filtered
 
     def _fresh(self, value: Array | None, stamp: float, now: float) -> Array:
