@@ -24,7 +24,8 @@ from robot_tv_dynamics.friction import FrictionParameters
 from robot_tv_dynamics.inputs import ModelState
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.observer import ContactDetector, MomentumObserver, ObserverConfig
-from robot_tv_dynamics.ros.conversions import make_status, to_float_array
+from robot_tv_dynamics.ros.conversions import make_status
+from robot_tv_dynamics.ros.joint_state_cdr import JointStateOutput
 
 #: ``observer_model`` values: which observers run.
 OBSERVER_MODELS = ("generalized", "classical", "both", "off")
@@ -64,13 +65,14 @@ class ContactOutputs:
             mode=config.contact_mode) for kind in kinds}
         self.publishers = {kind: node.create_publisher(JointState, TOPICS[kind], qos)
                            for kind in kinds}
-        self._messages = {kind: JointState(name=list(model.joint_names)) for kind in kinds}
+        self._outputs = {kind: JointStateOutput(self.publishers[kind], model.joint_names)
+                         for kind in kinds}
         self.samples = 0
         self.dropped = 0
         self.reason = ""
         self.last: dict[str, np.ndarray] = {}
 
-    def on_sample(self, msg: JointState, effort: np.ndarray | None, state: ModelState) -> None:
+    def on_sample(self, msg: Any, effort: np.ndarray | None, state: ModelState) -> None:
         """Advance every observer with one sample's efforts (None: the sample has none)."""
         if not self.observers:
             return
@@ -91,11 +93,9 @@ class ContactOutputs:
                 continue
             self.detectors[kind].forget_closed()
             self.last[kind] = residual
-            out = self._messages[kind]
-            out.header = msg.header
-            out.position, out.velocity = msg.position, msg.velocity
-            out.effort = to_float_array(residual)
-            self.publishers[kind].publish(out)
+            # the sample's stamp and frame, its q and q̇ in model order, r as effort
+            self._outputs[kind].publish(
+                msg.header.stamp, msg.header.frame_id, state.q, state.qd, residual)
         self.samples += 1
 
     def _drop(self, reason: str) -> None:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from geometry_msgs.msg import InertiaStamped
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
@@ -61,7 +62,11 @@ from robot_tv_dynamics.ros.conversions import (
     joint_trajectory_to_reference,
     labelled_array,
     read_stamp,
-    to_float_array,
+)
+from robot_tv_dynamics.ros.joint_state_cdr import (
+    JointStateDecoder,
+    JointStateOutput,
+    JointStateSample,
 )
 from robot_tv_dynamics.ros.parameters import ParameterSpec
 from robot_tv_dynamics.ros.trajectory_conversions import (
@@ -246,12 +251,14 @@ class DynamicsNode(node_base.ModelNode):
         self._extremes: bounds.JacobianExtremes | None = None
         self._answered = 0
         self._subscribers, self._subscribers_checked = (False, False), -math.inf
+        self._clock_seconds = 0.0  # the node clock, read with the subscriber counts
+        self._torques_pub = self.create_publisher(
+            JointState, "generalized_torques", qos.RELIABLE_QOS)
+        self._decoder = JointStateDecoder()
         self._set_model(model)
         self._extremes = self._jacobian_extremes(model)
         self._update_theta_statistics()
 
-        self._torques_pub = self.create_publisher(
-            JointState, "generalized_torques", qos.RELIABLE_QOS)
         self._terms_pub = self.create_publisher(
             Float64MultiArray, "generalized_terms", qos.RELIABLE_QOS)
         self._bounds_pub = self.create_publisher(
@@ -262,8 +269,8 @@ class DynamicsNode(node_base.ModelNode):
         # samples with newer Θ for as long as the backlog lasts)
         stream = qos.stream_qos(cfg.joint_states_depth)
         self._joint_states_sub = self.create_subscription(
-            JointState, "joint_states", self._on_joint_states,
-            qos.stream_qos(cfg.joint_states_depth, cfg.joint_states_reliable))
+            JointState, "joint_states", self._on_joint_states_bytes,
+            qos.stream_qos(cfg.joint_states_depth, cfg.joint_states_reliable), raw=True)
         self.create_subscription(
             Float64MultiArray, "inertial_parameters", self._on_theta, stream)
         self.create_subscription(
@@ -331,8 +338,7 @@ class DynamicsNode(node_base.ModelNode):
         self._psi_reader = BodyArrayReader("psi", model.body_names, "psi", 12)
         self._psi_rate_reader = BodyArrayReader("psi_rates", model.body_names, "psi", 12)
         self._tracker = ConsistencyTracker(n)
-        self._torques_msg = JointState()
-        self._torques_msg.name = list(model.joint_names)
+        self._torques_out = JointStateOutput(self._torques_pub, model.joint_names)
         self._terms_msg = Float64MultiArray()
         self._terms_axes = [("term", TERM_LABELS), ("joint", model.joint_names)]
         self._terms_buffer = np.empty((len(TERM_LABELS), model.nv))
@@ -567,8 +573,20 @@ class DynamicsNode(node_base.ModelNode):
         super().destroy_node()
 
     # ------------------------------------------------------------------ per sample
+    def _on_joint_states_bytes(self, data: bytes) -> None:
+        """A joint_states message as received: decoded (joint_state_cdr), else by rclpy."""
+        sample = self._decoder.decode(data)
+        if sample is None:
+            try:
+                sample = deserialize_message(data, JointState)
+            except Exception as error:
+                self._guard.reject("joint_states", "cannot be deserialized "
+                                   f"({type(error).__name__}: {error})")
+                return
+        self._on_joint_states(sample)
+
     @input_guard.guarded("joint_states")
-    def _on_joint_states(self, msg: JointState) -> None:
+    def _on_joint_states(self, msg: JointState | JointStateSample) -> None:
         # validate before mutate: the stamp and the sample are checked, and τ computed,
         # inside one transaction; a rejected sample leaves the filters and stamps as
         # they were
@@ -583,8 +601,7 @@ class DynamicsNode(node_base.ModelNode):
                           and bounds_wanted)
         terms = kin = None
         try:
-            t = read_stamp(msg.header.stamp, "joint_states.header.stamp",
-                           self.get_clock().now().nanoseconds * 1e-9)
+            t = self._read_stamp(msg.header.stamp)
             self._inputs.check_stamp(t)
             q, qd = self._joints.read(msg)
             with self._inputs.transaction():
@@ -609,13 +626,7 @@ class DynamicsNode(node_base.ModelNode):
             effort = self._joints.read_effort(msg)
         except RobotTvDynamicsError as error:  # τ is answered; the observers skip it
             effort, self._contacts.reason = None, str(error)
-        out = self._torques_msg
-        out.header.stamp = msg.header.stamp
-        out.header.frame_id = msg.header.frame_id
-        out.position = to_float_array(q)
-        out.velocity = to_float_array(qd)
-        out.effort = to_float_array(tau)
-        self._torques_pub.publish(out)
+        self._torques_out.publish(msg.header.stamp, msg.header.frame_id, q, qd, tau)
         self._answered = answered
         if terms is not None:
             if publish_terms:
@@ -634,9 +645,23 @@ class DynamicsNode(node_base.ModelNode):
         """
         if now - self._subscribers_checked >= SUBSCRIBER_CHECK_PERIOD:
             self._subscribers_checked = now
+            self._clock_seconds = self.get_clock().now().nanoseconds * 1e-9
             self._subscribers = (self._terms_pub.get_subscription_count() > 0,
                                  self._bounds_pub.get_subscription_count() > 0)
         return self._subscribers
+
+    def _read_stamp(self, stamp: object) -> float:
+        """A joint_states stamp [s], checked against the node clock.
+
+        The clock is read with the subscriber counts (at most
+        :data:`SUBSCRIBER_CHECK_PERIOD` earlier); a stamp that looks too far ahead of that
+        reading is checked again against the clock read now.
+        """
+        try:
+            return read_stamp(stamp, "joint_states.header.stamp", self._clock_seconds)
+        except InvalidInputError:
+            self._clock_seconds = self.get_clock().now().nanoseconds * 1e-9
+            return read_stamp(stamp, "joint_states.header.stamp", self._clock_seconds)
 
     def _publish_diagnostics(self) -> None:
         self._guard.publish(extra=self._contacts.statuses(self._guard.hardware_id))

@@ -20,6 +20,7 @@ import time
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.serialization import serialize_message
 from geometry_msgs.msg import InertiaStamped
 from ros_harness import (
     BEST_EFFORT,
@@ -160,6 +161,12 @@ class Fuzzer:
                 lambda: js(qd=with_entry(zeros_q, 2, HUGE)), "velocity: value"),
             ("dynamics", "joint_states", "empty"): (
                 lambda: js(q=[], qd=[], names_=[]), "lacks the model joints"),
+            # the node reads joint_states as bytes (ros/joint_state_cdr.py): bytes that
+            # are no JointState are rejected, whatever a publisher sends
+            ("dynamics", "joint_states", "truncated bytes"): (
+                lambda: serialize_message(js())[:60], "cannot be deserialized"),
+            ("dynamics", "joint_states", "big-endian garbage"): (
+                lambda: b"\x00\x00\x00\x00" + bytes(range(7, 90)), "cannot be deserialized"),
             # 10⁴ joints (≈ 0.3 MB): a best-effort message of megabytes is lost in DDS
             # fragments often enough to make the reason's arrival a matter of luck
             ("dynamics", "joint_states", "1e4 entries"): (
