@@ -20,10 +20,13 @@ from particle_lagrangian import particle_state, random_path, truth_torque
 from robot_tv_dynamics import InvalidInputError, PhysicalConsistencyError
 from robot_tv_dynamics.inertia import phi_from_point_masses, pseudo_inertia
 from robot_tv_dynamics.loading import (
+    BodyLoadMap,
     Container,
     DrainProcess,
     FillProcess,
     GraspProcess,
+    LinearLoadingProcess,
+    LoadBodyRows,
     Placement,
     TimelineProcess,
     body_loads,
@@ -448,6 +451,39 @@ def test_body_loads_add_the_load_to_its_owning_body(panda):
     others = [l for l in range(panda.n_bodies) if l != body]
     assert not theta_dot[others].any() and not psi[others].any() and not psi_dot[others].any()
     assert np.abs(theta_dot[body]).max() > 0 and np.abs(psi[body]).max() > 0
+
+
+@pytest.mark.parametrize("kind", EXAMPLES)
+def test_load_body_rows_are_body_loads_in_one_vector(panda, kind):
+    """LoadBodyRows (the fill through its composed linear map, the others through state)
+    gives the load body's rows of body_loads and ν, to 1e-15 of each block's scale."""
+    process = example(kind)
+    mapping = BodyLoadMap(panda, process.link)
+    rows = LoadBodyRows(mapping, process, panda.theta_nominal[mapping.body])
+    assert (kind == "fill") == isinstance(process, LinearLoadingProcess)
+    times = np.linspace(-0.2, process.duration + 0.3, 201)
+    got = np.array([rows(t) for t in times])
+    want = np.array([np.concatenate([
+        *(part[mapping.body] for part in body_loads(panda, process, t, panda.theta_nominal)),
+        [process.state(t).nu]]) for t in times])
+    for block in (slice(0, 10), slice(10, 20), slice(20, 32), slice(32, 44), slice(44, 45)):
+        scale = np.abs(want[:, block]).max()
+        np.testing.assert_allclose(got[:, block], want[:, block], rtol=0, atol=1e-15 * scale)
+    assert not rows(1.0).flags.writeable
+
+
+def test_a_linear_process_whose_first_feature_is_not_one_is_refused(panda):
+    fill = example("fill")
+
+    class Shifted:
+        link, duration, state, describe, state_map = (
+            fill.link, fill.duration, fill.state, fill.describe, fill.state_map)
+
+        def features(self, t):
+            return fill.features(t) + 1.0
+
+    with pytest.raises(InvalidInputError, match="starting with 1"):
+        LoadBodyRows(BodyLoadMap(panda, fill.link), Shifted(), panda.theta_nominal[0])
 
 
 @pytest.mark.parametrize(
