@@ -13,10 +13,12 @@ in the LINK frame (eq. 7 order, about the link origin):
 - ν(t) = ∫σρ‖𝓋‖² of eq. (25), for energy checks.
 
 One module per concept: :mod:`~robot_tv_dynamics.loading.state` (:class:`LoadState`, the
-:class:`LoadingProcess` protocol), :mod:`~robot_tv_dynamics.loading.geometry` (placement,
-container), one module per kind (``fill``, ``drain``, ``grasp``, ``timeline``),
-:mod:`~robot_tv_dynamics.loading.config` (YAML, a registry of builders by kind) and
-:mod:`~robot_tv_dynamics.loading.attach` (:class:`BodyLoadMap`: the load added to Θ).
+:class:`LoadingProcess` protocol and its optional fast form :class:`LinearLoadingProcess`,
+a state linear in a few features of t), :mod:`~robot_tv_dynamics.loading.geometry`
+(placement, container), one module per kind (``fill``, ``drain``, ``grasp``,
+``timeline``), :mod:`~robot_tv_dynamics.loading.config` (YAML, a registry of builders by
+kind) and :mod:`~robot_tv_dynamics.loading.attach` (:class:`BodyLoadMap`: the load added
+to Θ; :class:`LoadBodyRows`: the load body's rows over time as one vector).
 
 The particle motion is prescribed in the body frame, independent of the arm's pose,
 as the paper's model requires for an ODE (Section 3, "Discussion of restrictions"):
@@ -68,6 +70,7 @@ from __future__ import annotations
 
 from robot_tv_dynamics.loading.attach import (
     BodyLoadMap,
+    LoadBodyRows,
     add_body_rows,
     body_loads,
     loads_from_state,
@@ -87,6 +90,8 @@ from robot_tv_dynamics.loading.geometry import Container, Placement
 from robot_tv_dynamics.loading.grasp import GraspProcess
 from robot_tv_dynamics.loading.state import (
     STANDARD_GRAVITY,
+    STATE_SIZE,
+    LinearLoadingProcess,
     LoadingProcess,
     LoadState,
     smoothstep,
@@ -97,12 +102,15 @@ __all__ = [
     "BUILDERS",
     "KINDS",
     "STANDARD_GRAVITY",
+    "STATE_SIZE",
     "BodyLoadMap",
     "add_body_rows",
     "Container",
     "DrainProcess",
     "FillProcess",
     "GraspProcess",
+    "LinearLoadingProcess",
+    "LoadBodyRows",
     "LoadState",
     "LoadingProcess",
     "Placement",

@@ -3,16 +3,21 @@ r"""Adding a link-frame load to the arm's Θ, Θ̇, Ψ, Ψ̇: the one way the pa
 The maps Φ_link ↦ Φ_body and ψ_link ↦ ψ_body are linear (a fixed rigid transform, as
 :meth:`RobotModel.link_load_in_body <robot_tv_dynamics.model.RobotModel.link_load_in_body>`
 applies them); :class:`BodyLoadMap` evaluates them once, so a simulator can call it at
-every integrator stage, and the functions below use it.
+every integrator stage, and the functions below use it. :class:`LoadBodyRows` gives the
+load body's rows over time as one vector, composing the map with a
+:class:`~robot_tv_dynamics.loading.state.LinearLoadingProcess`'s own.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from robot_tv_dynamics.arrays import readonly
+from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import (
     Array,
 )
@@ -20,6 +25,8 @@ from robot_tv_dynamics.loading.geometry import (
     Placement,
 )
 from robot_tv_dynamics.loading.state import (
+    STATE_SIZE,
+    LinearLoadingProcess,
     LoadingProcess,
     LoadState,
 )
@@ -84,6 +91,65 @@ class BodyLoadMap:
         """(Θ, Θ̇, Ψ, Ψ̇) of the arm: ``theta_base`` (N, 10) plus the load, body coordinates."""
         rows = self.in_body(state.phi, state.phi_dot, state.psi, state.psi_dot)
         return add_body_rows(theta_base, self.body, *rows)
+
+
+class LoadBodyRows:
+    """The load body's rows over time as one vector: t ↦ [Φ_body, Φ̇, ψ, ψ̇, ν], (45,).
+
+    Body coordinates; Φ_body is the arm's own row ``phi_base`` plus the load, Φ̇, ψ, ψ̇
+    are the load's alone (the rows of Θ̇, Ψ, Ψ̇), ν is the process's. For a
+    :class:`~robot_tv_dynamics.loading.state.LinearLoadingProcess` the body map, the
+    process's ``state_map`` and ``phi_base`` (in the column of the constant feature) are
+    composed once, so a call is the process's ``features(t)`` and one product; for any
+    other process, ``state(t)`` and one (45, 45) product. The composition changes only
+    the rounding: the same values to ~1e-16 of the largest term.
+    """
+
+    def __init__(self, mapping: BodyLoadMap, process: LoadingProcess, phi_base: Array) -> None:
+        """Compose ``mapping`` (the process's link into its body) with ``process``.
+
+        Args:
+            mapping: the body map of ``process.link``.
+            process: the loading process.
+            phi_base: Φ of the body without the load, (10,) [kg, kg·m, kg·m²].
+
+        Raises:
+            InvalidInputError: a linear process whose map has the wrong shape or whose
+                first feature is not the constant 1.
+        """
+        self.body = mapping.body
+        self.process = process
+        body_map = np.zeros((STATE_SIZE, STATE_SIZE))
+        body_map[0:10, 0:10] = body_map[10:20, 10:20] = mapping.phi_matrix
+        body_map[20:32, 20:32] = body_map[32:44, 32:44] = mapping.psi_matrix
+        body_map[44, 44] = 1.0
+        self._base = np.asarray(phi_base, dtype=np.float64).copy()
+        self._features: Callable[[float], Array] | None = None
+        if isinstance(process, LinearLoadingProcess):
+            state_map = np.asarray(process.state_map, dtype=np.float64)
+            x0 = np.asarray(process.features(float(process.duration)))
+            if state_map.ndim != 2 or state_map.shape[0] != STATE_SIZE or x0.shape != (
+                    state_map.shape[1],) or x0[0] != 1.0:
+                raise InvalidInputError(
+                    "process", f"a linear loading process needs state_map ({STATE_SIZE}, k) "
+                    f"and features (k,) starting with 1; got {state_map.shape}, {x0.shape}")
+            composed = body_map @ state_map
+            composed[0:10, 0] += self._base
+            self._map = np.ascontiguousarray(composed)
+            self._features = process.features
+        else:
+            self._map = body_map
+
+    def __call__(self, t: float) -> Array:
+        """[Φ_body, Φ̇, ψ, ψ̇, ν] at time ``t`` [s], (45,), body coordinates, read-only."""
+        if self._features is not None:
+            out = self._map @ self._features(t)
+        else:
+            state = self.process.state(t)
+            out = self._map @ np.concatenate(
+                (state.phi, state.phi_dot, state.psi, state.psi_dot, (state.nu,)))
+            out[0:10] += self._base
+        return readonly(out)
 
 
 def add_body_rows(

@@ -20,7 +20,6 @@ from robot_tv_dynamics.arrays import readonly
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.loading.geometry import (
-    _EXPONENTS,
     _POWERS,
     Container,
     _ContainerFrame,
@@ -33,8 +32,7 @@ from robot_tv_dynamics.loading.state import (
     _positive,
 )
 
-_EXPONENT_COLUMN = _EXPONENTS[:, None]
-_concatenate = np.concatenate
+_array = np.array
 
 
 def _state(values: Array, nu: float) -> LoadState:
@@ -48,6 +46,11 @@ class FillProcess:
     """A container on a link filled by a stream from an inlet on the same link.
 
     See the module docstring (``fill``) for the model; all quantities are closed form.
+    The state is linear in 23 features of t: ``state(t)`` is :attr:`state_map` ``@``
+    :meth:`features` ``(t)``.
+
+    Attributes:
+        state_map: x ↦ [Φ, Φ̇, ψ, ψ̇, ν], (45, 23), link frame, read-only.
     """
 
     def __init__(
@@ -124,8 +127,11 @@ class FillProcess:
         self.fall_time = self._fall_time(0.0)  # T₀: inlet to the empty bottom
         self.landing_end = self.fill_time + self._fall_time(self.final_level)
         self.duration = self.start + self.landing_end
-        self._map = self._state_map(_ContainerFrame(container))
-        self._empty = readonly(self._map[:, 0].copy())
+        self.state_map = readonly(self._state_map(_ContainerFrame(container)))
+        self._first = readonly(np.eye(1, 23).ravel())  # x before the start: the constant 1
+        self._empty = _state(self.state_map[:, 0].copy(), 0.0)
+        self._rho_a, self._r2 = self.density * container.area, container.radius**2
+        self._rho_a2 = self._rho_a**2
 
     def _state_map(self, frame: _ContainerFrame) -> Array:
         """The linear map of :meth:`state`, x ↦ [Φ, Φ̇, ψ, ψ̇, ν] (45,), link frame.
@@ -166,15 +172,24 @@ class FillProcess:
             age = (-b + math.sqrt(b * b - 2.0 * self.a * c)) / self.a
         return age, -self.k / (self.a * age + b)
 
-    def state(self, t: float) -> LoadState:
-        """Φ, Φ̇, ψ, ψ̇, ν of shell + liquid column + airborne stream at time ``t``."""
+    def features(self, t: float) -> Array:
+        """The 23 features x(t) of :attr:`state_map`: the state at t is ``state_map @ x``.
+
+        x = [1, m_stream, ṁ_stream, pool moments (m, hz, sxx, szz) and their rates
+        (:meth:`~.geometry.Container.column_moments`), D (6, 2) row-major] with
+        D = [s^k|_lo^hi, (s^k ṡ)|_lo^hi], k = 0…5, over the airborne ages [lo, hi]: the
+        stream integrals q ∫_lo^hi g(s) ds are polynomial in the ages, and their rates
+        q (g(hi) ḣi − g(lo) l̇o) (Leibniz' rule) are linear in D too. Python floats, one
+        array at the end: a dozen NumPy calls on 2- to 6-vectors cost more than the sums.
+        """
         tau = float(t) - self.start
         if tau <= 0.0:
-            return _state(self._empty, 0.0)
+            return self._first.copy()
         q = self.q
-        open_valve = tau < self.fill_time
-        entered, entered_rate = (q * tau, q) if open_valve else (q * self.fill_time, 0.0)
-        lo, lo_rate = (0.0, 0.0) if open_valve else (tau - self.fill_time, 1.0)
+        if tau < self.fill_time:  # the valve is open
+            entered, entered_rate, lo, lo_rate = q * tau, q, 0.0, 0.0
+        else:
+            entered, entered_rate, lo, lo_rate = q * self.fill_time, 0.0, tau - self.fill_time, 1.0
         if tau >= self.landing_end:
             hi, hi_rate = lo, 0.0  # the last particle has landed
         elif tau < self.fall_time:
@@ -183,15 +198,26 @@ class FillProcess:
             hi, hi_rate = self._surface_age(tau)
         if hi <= lo:  # the last particle has landed
             lo = hi = lo_rate = hi_rate = 0.0
-        # airborne stream: q ∫_lo^hi g(s) ds (g = z, z², w, z w, w²) = q G·(s^k)|_lo^hi and,
-        # by Leibniz' rule, its rate q (g(hi) ḣi − g(lo) l̇o): linear in D, as in _state_map
-        powers = np.array((hi, lo)) ** _EXPONENT_COLUMN  # (6, 2): s^k at hi and lo
-        ends = powers @ np.array(((1.0, hi_rate), (-1.0, -lo_rate)))
-        m_stream = q * (hi - lo)
-        pool, pool_dot = self.container.column_moments(
-            max(entered - m_stream, 0.0), entered_rate - q * (hi_rate - lo_rate), self.density)
-        values = self._map @ _concatenate(
-            ((1.0, m_stream, q * (hi_rate - lo_rate)), pool, pool_dot, ends.reshape(-1)))
+        m_stream, m_stream_rate = q * (hi - lo), q * (hi_rate - lo_rate)
+        m = max(entered - m_stream, 0.0)  # the pool (column_moments, inlined)
+        md = entered_rate - m_stream_rate
+        rho_a, r2, rho_a2 = self._rho_a, self._r2, self._rho_a2
+        h2, l2 = hi * hi, lo * lo
+        h3, l3, h4, l4 = h2 * hi, l2 * lo, h2 * h2, l2 * l2
+        h5, l5 = h4 * hi, l4 * lo
+        return _array((
+            1.0, m_stream, m_stream_rate,
+            m, m * m / (2.0 * rho_a), m * r2 / 4.0, m**3 / (3.0 * rho_a2),
+            md, md * m / rho_a, md * r2 / 4.0, md * m * m / rho_a2,
+            0.0, hi_rate - lo_rate, hi - lo, hi * hi_rate - lo * lo_rate,
+            h2 - l2, h2 * hi_rate - l2 * lo_rate, h3 - l3, h3 * hi_rate - l3 * lo_rate,
+            h4 - l4, h4 * hi_rate - l4 * lo_rate, h5 - l5, h5 * hi_rate - l5 * lo_rate))
+
+    def state(self, t: float) -> LoadState:
+        """Φ, Φ̇, ψ, ψ̇, ν of shell + liquid column + airborne stream at time ``t``."""
+        if float(t) - self.start <= 0.0:
+            return self._empty  # the shell alone (read-only, shared)
+        values = self.state_map @ self.features(t)
         return _state(values, values[44])
 
     def describe(self) -> str:

@@ -20,6 +20,7 @@ from robot_tv_dynamics.loading.state import (
     LoadState,
 )
 
+#: Index of ∫σρ 𝓋₃ x₃ in ψ (eq. 27 layout ``psi[3 + 3 i + j] = ∫σρ 𝓋_i x_j``).
 _PSI_ZZ = 3 + 3 * 2 + 2
 #: Powers of the age kept by the stream integrals (z² integrated is of degree 5).
 _POWERS = 6

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -22,10 +22,8 @@ from robot_tv_dynamics.inertia import (
 
 #: Standard gravity [m/s²], the default stream acceleration and Torricelli's g.
 STANDARD_GRAVITY = 9.81
-#: Index of ∫σρ 𝓋₃ x₃ in ψ (eq. 27 layout ``psi[3 + 3 i + j] = ∫σρ 𝓋_i x_j``).
-
-
-
+#: Length of a load's state as one vector [Φ, Φ̇, ψ, ψ̇, ν] (10 + 10 + 12 + 12 + 1).
+STATE_SIZE = 45
 
 
 @dataclass(frozen=True)
@@ -66,6 +64,26 @@ class LoadingProcess(Protocol):
 
     def describe(self) -> str:
         """One line for logs and reports (e.g. "fill a 0.5 kg cup on panda_hand ...")."""
+        ...
+
+
+@runtime_checkable
+class LinearLoadingProcess(LoadingProcess, Protocol):
+    """A loading process whose state is one fixed linear map of a few features of t.
+
+    ``state(t)`` is ``state_map @ features(t)`` split as [Φ, Φ̇, ψ, ψ̇, ν] (link frame),
+    and ``features(t)[0]`` is the constant 1 (so an affine term is a column of the map).
+    A consumer that maps the load on by another fixed linear map
+    (:class:`~robot_tv_dynamics.loading.attach.LoadBodyRows`: into body coordinates,
+    plus the arm's own row) composes the two once and then needs the features and one
+    product per time. ``fill`` is one (:class:`~robot_tv_dynamics.loading.FillProcess`).
+    """
+
+    #: x ↦ [Φ, Φ̇, ψ, ψ̇, ν], (:data:`STATE_SIZE`, k), read-only.
+    state_map: Array
+
+    def features(self, t: float) -> Array:
+        """x(t), (k,), with x[0] = 1: the state at ``t`` is ``state_map @ x``."""
         ...
 
 

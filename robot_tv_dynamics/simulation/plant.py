@@ -14,10 +14,15 @@ Loads once per step
 -------------------
 The loading process (:mod:`robot_tv_dynamics.loading`) is evaluated **once per step**,
 at the step's end t + h (which is the next step's start, so the sample at t is exact),
-and the evaluator's loads change **once per step**, by one row
+as the load body's rows in one vector
+(:class:`~robot_tv_dynamics.loading.LoadBodyRows`; for a linear process such as the
+fill, its features and one product with its state map composed with the body map), and
+the evaluator's loads change **once per step**, by that one row
 (:meth:`~robot_tv_dynamics.dynamics.RecursiveDynamics.set_body_loads`: only the load
-body's row of Θ, Θ̇, Ψ, Ψ̇ varies): stages 1 and 2 (times t and t + h/2) take the loads at
-t, stages 3 and 4 (t + h/2 and t + h) those at t + h. Written as q̈ = f(t, q, q̇) with the
+body's row of Θ, Θ̇, Ψ, Ψ̇ varies); a :class:`Loads` record (the whole-arm arrays) is
+made only when :meth:`ArmSimulator.loads` asks for one. Stages 1 and 2 (times t and
+t + h/2) take the loads at t, stages 3 and 4 (t + h/2 and t + h) those at t + h.
+Written as q̈ = f(t, q, q̇) with the
 time dependence through the loads, this is RK4 whose loads see the stage times
 c̃ = (0, 0, 1, 1) instead of c = (0, ½, ½, 1). Every order condition up to order 3 still
 holds (Σbᵢc̃ᵢ = ½, Σbᵢcᵢc̃ᵢ = ⅓, Σbᵢaᵢⱼc̃ⱼ = ⅙) except Σbᵢc̃ᵢ² = ⅓ (it is ½): the O(h)
@@ -60,18 +65,20 @@ from robot_tv_dynamics.exceptions import (
     SimulationDivergedError,
 )
 from robot_tv_dynamics.inertia import Array
-from robot_tv_dynamics.loading import BodyLoadMap, LoadingProcess, add_body_rows
+from robot_tv_dynamics.loading import BodyLoadMap, LoadBodyRows, LoadingProcess
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.observer.wrench import ExternalWrench
 
 _concatenate = np.concatenate
+_vdot = np.vdot
 
 
 class Loads:
     """Θ, Θ̇, Ψ (as γ = Q₀ψ too), Ψ̇ and ν of the whole arm at one time.
 
-    The load body's rows are computed with the record; the whole-arm arrays are built on
-    first access (a plant step needs only the rows) and are read-only.
+    Made from the load body's rows (one vector of
+    :class:`~robot_tv_dynamics.loading.LoadBodyRows`); the whole-arm arrays are built on
+    first access and are read-only.
 
     Attributes:
         theta: Θ (N, 10) [kg, kg·m, kg·m²].
@@ -86,22 +93,29 @@ class Loads:
             own plus the load's), (10,), (10,), (12,), (12,); None without a process.
     """
 
-    def __init__(self, theta_base: Array, body: int | None,
-                 load: tuple[Array, Array, Array, Array] | None, nu: float) -> None:
-        """``theta_base`` plus the ``load`` (Φ, Φ̇, ψ, ψ̇ in body coordinates) on ``body``."""
-        self._theta_base, self._load, self.body, self.nu = theta_base, load, body, float(nu)
+    def __init__(self, theta_base: Array, body: int | None, vector: Array | None) -> None:
+        """``theta_base`` with row ``body`` replaced by the load body's rows.
+
+        Args:
+            theta_base: Θ without the load, (N, 10).
+            body: the load body's row; None without a loading process.
+            vector: [Φ_body, Φ̇, ψ, ψ̇, ν] (45,) of that body (``LoadBodyRows``, read-only),
+                body coordinates, Φ_body the total; None without a loading process.
+        """
+        self._theta_base, self.body, self._vector = theta_base, body, vector
         self.rows: tuple[Array, Array, Array, Array] | None = None
-        if load is not None and body is not None:
-            self.rows = (theta_base[body] + load[0], load[1], load[2], load[3])
+        self.nu = 0.0
+        if vector is not None and body is not None:
+            self.rows = (vector[0:10], vector[10:20], vector[20:32], vector[32:44])
+            self.nu = float(vector[44])
 
     @cached_property
     def _arrays(self) -> tuple[Array, Array, Array, Array]:
         n = self._theta_base.shape[0]
-        if self._load is None or self.body is None:
-            out = (self._theta_base.copy(), np.zeros((n, 10)), np.zeros((n, 12)),
-                   np.zeros((n, 12)))
-        else:
-            out = add_body_rows(self._theta_base, self.body, *self._load)
+        out = (self._theta_base.copy(), np.zeros((n, 10)), np.zeros((n, 12)), np.zeros((n, 12)))
+        if self.rows is not None:
+            for array, row in zip(out, self.rows, strict=True):
+                array[self.body] = row
         for array in out:
             readonly(array)
         return out
@@ -179,17 +193,29 @@ class ArmSimulator:
                            else model.check_theta(theta_base).copy())
         self._map = None if process is None else BodyLoadMap(model, process.link)
         self.load_body = None if self._map is None else self._map.body
+        # t ↦ the load body's rows [Φ, Φ̇, ψ, ψ̇, ν] (45,): one vector per evaluation
+        self._rows = (None if self._map is None or process is None
+                      else LoadBodyRows(self._map, process, self.theta_base[self._map.body]))
         # the recursive backend of eq. (39), loads held: one row changes once per step
         self._rd = model.dynamics()
         self._rd.set_loads(self.theta_base)
-        self._held: object = None  # the Loads record the evaluator holds
+        self._held_t: float | None = None  # the time whose loads the evaluator holds
+        self._held_rows: Array | None = None  # and their row vector
         self._nv, self._shape = model.nv, (model.nv,)
-        self._stages = np.empty((5, 2 * model.nv))  # [q, q̇] and the four RK4 slopes
-        h = self.dt
-        # RK4 stage states and the step as weights over the rows of _stages
-        self._weights = (np.array([1.0, 0.5 * h]), np.array([1.0, 0.0, 0.5 * h]),
-                         np.array([1.0, 0.0, 0.0, h]),
-                         np.array([1.0, h / 6.0, h / 3.0, h / 3.0, h / 6.0]))
+        # classical RK4 on (q, q̇) written for q̈ = f: with X = [q; q̇; k1; k2; k3; k4]
+        # (6, nv), k_i the q̈ of stage i, each stage state (q_i; q̇_i) and the step are
+        # W @ X[:j], (2, nv): one product (q_3 = q + h/2 q̇_2 = q + h/2 q̇ + h²/4 k1, …)
+        nv, h = model.nv, self.dt
+        self._x = np.empty((6, nv))
+        self._x_rows = (self._x[:3], self._x[:4], self._x[:5], self._x)
+        self._y0 = self._x.reshape(-1)[:2 * nv]  # the rows q, q̇ as one vector (a view)
+        self._weights = (
+            np.array([[1.0, h / 2, 0.0], [0.0, 1.0, h / 2]]),  # q + h/2 q̇, q̇ + h/2 k1
+            np.array([[1.0, h / 2, h * h / 4, 0.0], [0.0, 1.0, 0.0, h / 2]]),
+            np.array([[1.0, h, 0.0, h * h / 2, 0.0], [0.0, 1.0, 0.0, 0.0, h]]),
+            np.array([[1.0, h, h * h / 6, h * h / 6, h * h / 6, 0.0],
+                      [0.0, 1.0, h / 6, h / 3, h / 3, h / 6]]),
+        )
         self.wrenches = tuple(wrenches)
         for wrench in self.wrenches:
             model.link_attachment(wrench.link)  # a clear error for an unknown link now
@@ -206,17 +232,19 @@ class ArmSimulator:
 
     # ------------------------------------------------------------------ loads
     def loads(self, t: float) -> Loads:
-        """Θ, Θ̇, Ψ, Ψ̇, ν at time ``t`` (memoised for the last few stage times)."""
+        """Θ, Θ̇, Ψ, Ψ̇, ν at time ``t`` (memoised for the last few times asked for).
+
+        At the time whose loads the evaluator holds (the current step's start) the record
+        is made from the rows it holds: no second evaluation of the process.
+        """
         cached = self._cache.get(t)
         if cached is not None:
             return cached
-        if self.process is None or self._map is None:
-            loads = Loads(self.theta_base, None, None, 0.0)
+        if self._rows is None:
+            loads = Loads(self.theta_base, None, None)
         else:
-            state = self.process.state(t)
-            loads = Loads(self.theta_base, self._map.body,
-                          self._map.in_body(state.phi, state.phi_dot, state.psi, state.psi_dot),
-                          state.nu)
+            rows = self._held_rows if t == self._held_t else self._rows(t)
+            loads = Loads(self.theta_base, self.load_body, rows)
         if len(self._cache) > 4:
             self._cache.clear()
         self._cache[t] = loads
@@ -229,12 +257,18 @@ class ArmSimulator:
             self._kin = self.model.kinematics(self.q)
         return self._kin
 
-    def _hold(self, loads: Loads) -> None:
-        """Hold ``loads`` in the evaluator (a no-op when it holds them already)."""
-        if self._held is not loads:
-            if loads.rows is not None:  # without a process the evaluator holds theta_base
-                self._rd.set_body_loads(loads.body, *loads.rows)  # type: ignore[arg-type]
-            self._held = loads
+    def _hold(self, t: float) -> None:
+        """Hold the loads at time ``t`` in the evaluator (a no-op when it holds them already).
+
+        Without a process the evaluator holds ``theta_base`` from the start.
+        """
+        if self._rows is None or t == self._held_t:
+            return
+        cached = self._cache.get(t)
+        rows = self._rows(t) if cached is None or cached._vector is None else cached._vector
+        self._rd.set_body_loads(self.load_body, rows[0:10], rows[10:20],  # type: ignore[arg-type]
+                                rows[20:32], rows[32:44])
+        self._held_t, self._held_rows = t, rows
 
     def _acceleration(self, q: Array, qd: Array, tau: Array, t: float) -> Array:
         """q̈ of eq. (39) for the held loads (the recursive backend: ABA with f^ext)."""
@@ -273,7 +307,7 @@ class ArmSimulator:
     def acceleration(self, tau: npt.ArrayLike) -> Array:
         """q̈ at the current state for torque τ (eq. 39 with w = 0, the loads at ``t``)."""
         tau = self.model.check_joint_vector(tau, "tau")
-        self._hold(self.loads(self.t))
+        self._hold(self.t)
         return self._acceleration(self.q, self.qd, tau, self.t)
 
     def step(self, tau: npt.ArrayLike) -> Array:
@@ -294,31 +328,30 @@ class ArmSimulator:
             tau = self.model.check_joint_vector(tau, "tau")
         if self.wrenches:
             tau = tau + self.external_torque()
-        t, nv, stages = self.t, self._nv, self._stages
+        t, x = self.t, self._x
+        x3, x4, x5, x6 = self._x_rows
         w2, w3, w4, w_step = self._weights
-        start = self.loads(t)
-        end = self.loads(self._t_origin + (self.steps + 1) * self.dt)  # bitwise the next t
-        self._hold(start)
+        if t != self._held_t:  # usually held: the previous step ended at t
+            self._hold(t)
         fd = self._rd.forward_dynamics_unchecked  # a non-finite stage shows in y below
         q, qd = self.q, self.qd
         try:
-            _concatenate((q, qd), 0, stages[0])
-            k1 = fd(q, qd, tau)
-            _concatenate((qd, k1), 0, stages[1])
-            y = w2 @ stages[:2]
-            _concatenate((y[nv:], fd(y[:nv], y[nv:], tau)), 0, stages[2])
-            self._hold(end)
-            y = w3 @ stages[:3]
-            _concatenate((y[nv:], fd(y[:nv], y[nv:], tau)), 0, stages[3])
-            y = w4 @ stages[:4]
-            _concatenate((y[nv:], fd(y[:nv], y[nv:], tau)), 0, stages[4])
+            _concatenate((q, qd), 0, self._y0)
+            x[2] = k1 = fd(q, qd, tau)
+            y = w2 @ x3  # (q_i; q̇_i): rows by index (unpacking the array costs 3× more)
+            x[3] = fd(y[0], y[1], tau)
+            self._hold(self._t_origin + (self.steps + 1) * self.dt)  # bitwise the next t
+            y = w3 @ x4
+            x[4] = fd(y[0], y[1], tau)
+            y = w4 @ x5
+            x[5] = fd(y[0], y[1], tau)
         except PhysicalConsistencyError:
             raise SimulationDivergedError(t, "M(q, Θ) is not positive definite") from None
-        y = w_step @ stages
-        if not math.isfinite(y @ y):  # every stage enters y: a non-finite one shows here
+        y = w_step @ x6
+        if not math.isfinite(_vdot(y, y)):  # every stage enters y: a non-finite one shows here
             raise SimulationDivergedError(t, "non-finite joint state")
         k1.setflags(write=False)
-        self.q, self.qd = y[:nv], y[nv:]
+        self.q, self.qd = y[0], y[1]
         self.steps += 1
         self.t = self._t_origin + self.steps * self.dt  # no accumulated rounding
         self._kin = None
