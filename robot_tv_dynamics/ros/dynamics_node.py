@@ -40,7 +40,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from geometry_msgs.msg import InertiaStamped
-from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
@@ -64,9 +63,9 @@ from robot_tv_dynamics.ros.conversions import (
     read_stamp,
 )
 from robot_tv_dynamics.ros.joint_state_cdr import (
-    JointStateDecoder,
     JointStateOutput,
     JointStateSample,
+    subscribe_joint_states,
 )
 from robot_tv_dynamics.ros.parameters import ParameterSpec
 from robot_tv_dynamics.ros.trajectory_conversions import (
@@ -254,7 +253,6 @@ class DynamicsNode(node_base.ModelNode):
         self._clock_seconds = 0.0  # the node clock, read with the subscriber counts
         self._torques_pub = self.create_publisher(
             JointState, "generalized_torques", qos.RELIABLE_QOS)
-        self._decoder = JointStateDecoder()
         self._set_model(model)
         self._extremes = self._jacobian_extremes(model)
         self._update_theta_statistics()
@@ -268,9 +266,10 @@ class DynamicsNode(node_base.ModelNode):
         # the Θ that arrived with them (a shallower Θ queue would drop those and pair old
         # samples with newer Θ for as long as the backlog lasts)
         stream = qos.stream_qos(cfg.joint_states_depth)
-        self._joint_states_sub = self.create_subscription(
-            JointState, "joint_states", self._on_joint_states_bytes,
-            qos.stream_qos(cfg.joint_states_depth, cfg.joint_states_reliable), raw=True)
+        self._joint_states_sub = subscribe_joint_states(
+            self, "joint_states", self._on_joint_states,
+            qos.stream_qos(cfg.joint_states_depth, cfg.joint_states_reliable),
+            lambda reason: self._guard.reject("joint_states", reason))
         self.create_subscription(
             Float64MultiArray, "inertial_parameters", self._on_theta, stream)
         self.create_subscription(
@@ -573,18 +572,6 @@ class DynamicsNode(node_base.ModelNode):
         super().destroy_node()
 
     # ------------------------------------------------------------------ per sample
-    def _on_joint_states_bytes(self, data: bytes) -> None:
-        """A joint_states message as received: decoded (joint_state_cdr), else by rclpy."""
-        sample = self._decoder.decode(data)
-        if sample is None:
-            try:
-                sample = deserialize_message(data, JointState)
-            except Exception as error:
-                self._guard.reject("joint_states", "cannot be deserialized "
-                                   f"({type(error).__name__}: {error})")
-                return
-        self._on_joint_states(sample)
-
     @input_guard.guarded("joint_states")
     def _on_joint_states(self, msg: JointState | JointStateSample) -> None:
         # validate before mutate: the stamp and the sample are checked, and τ computed,

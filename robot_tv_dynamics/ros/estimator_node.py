@@ -50,6 +50,7 @@ from robot_tv_dynamics.ros.conversions import (
     body_array,
     make_status,
 )
+from robot_tv_dynamics.ros.joint_state_cdr import subscribe_joint_states
 from robot_tv_dynamics.ros.parameters import ParameterSpec
 
 NODE_NAME = "estimator_node"
@@ -255,9 +256,10 @@ class EstimatorNode(node_base.ModelNode):
             Float64MultiArray, "inertial_parameter_rates", qos.RELIABLE_QOS)
         self._payload_pub = self.create_publisher(
             InertiaStamped, "payload_estimate", qos.RELIABLE_QOS)
-        self.create_subscription(
-            JointState, "joint_states", self._on_joint_states,
-            qos.stream_qos(cfg.joint_states_depth, cfg.joint_states_reliable))
+        subscribe_joint_states(  # bytes, decoded without building messages
+            self, "joint_states", self._on_joint_states,
+            qos.stream_qos(cfg.joint_states_depth, cfg.joint_states_reliable),
+            lambda reason: self._guard.reject("joint_states", reason))
         self.create_timer(cfg.diagnostics_period, self._publish_diagnostics)
         est = self._estimator
         self.get_logger().info(
@@ -348,7 +350,7 @@ class EstimatorNode(node_base.ModelNode):
             self._rate_pub.publish(body_array(rate, names, "phi"))
         load = est.load
         msg = InertiaStamped()
-        msg.header.stamp = stamp
+        msg.header.stamp.sec, msg.header.stamp.nanosec = stamp.sec, stamp.nanosec
         msg.header.frame_id = est.measurement.link
         inertia = msg.inertia
         inertia.m = float(load.mass)

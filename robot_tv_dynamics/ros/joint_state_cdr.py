@@ -28,6 +28,8 @@ from one sample to the next, so:
   with rclpy, which reports what is wrong.
 - :class:`JointStateEncoder` lays out the constant part once per frame id and writes the
   stamp and the arrays into it.
+- :func:`subscribe_joint_states` makes the raw subscription and hands the callback a
+  decoded sample, or rclpy's message where the decoder declines.
 - :class:`JointStateOutput` publishes through the encoder only after checking, at
   construction, that rclpy's own ``deserialize_message`` reads its bytes back as the
   message meant (names, frame id, stamp, arrays exactly); otherwise it publishes
@@ -38,7 +40,7 @@ from one sample to the next, so:
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -271,3 +273,30 @@ class JointStateOutput:
         out.velocity = to_float_array(velocity)
         out.effort = to_float_array(effort)
         self.publisher.publish(out)
+
+
+def subscribe_joint_states(
+    node: Any, topic: str, callback: Callable[[Any], None], qos: Any,
+    reject: Callable[[str], None],
+) -> Any:
+    """Subscribe ``topic`` as bytes; ``callback`` gets a :class:`JointStateSample` or a JointState.
+
+    Each message is decoded by a :class:`JointStateDecoder`, else deserialized by rclpy;
+    bytes that rclpy cannot read either go to ``reject`` with the reason.
+
+    Returns:
+        The rclpy subscription.
+    """
+    decoder = JointStateDecoder()
+
+    def on_bytes(data: bytes) -> None:
+        sample: Any = decoder.decode(data)
+        if sample is None:
+            try:
+                sample = deserialize_message(data, JointState)
+            except Exception as error:  # what rclpy says about the bytes is the reason
+                reject(f"cannot be deserialized ({type(error).__name__}: {error})")
+                return
+        callback(sample)
+
+    return node.create_subscription(JointState, topic, on_bytes, qos, raw=True)

@@ -20,8 +20,8 @@ import time
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
-from rclpy.serialization import serialize_message
 from geometry_msgs.msg import InertiaStamped
+from rclpy.serialization import serialize_message
 from ros_harness import (
     BEST_EFFORT,
     LATCHED,
