@@ -1,7 +1,7 @@
 """The floor under dynamics_node's CPU: an rclpy node that only echoes joint_states.
 
-It subscribes ``joint_states`` and ``inertial_parameters`` with dynamics_node's QoS and
-executor (rclpy's EventsExecutor where this rclpy has it) and answers every joint_states
+It subscribes ``joint_states`` and ``inertial_parameters`` with dynamics_node's QoS,
+executor (rclpy's EventsExecutor where this rclpy has it) and run loop, and answers every joint_states
 with a ``generalized_torques`` JointState carrying the same stamp, q and q̇ and zero
 effort: message handling and DDS, no dynamics, no input checks. ``bench_nodes.py
 --baseline`` runs it in the node's place; the difference between the two runs is what
@@ -24,7 +24,7 @@ def main() -> int:
 
     sys.path.insert(0, __file__.rsplit("/benchmarks/", 1)[0])
     from robot_tv_dynamics.ros import qos
-    from robot_tv_dynamics.ros.node_base import make_executor
+    from robot_tv_dynamics.ros.node_base import make_executor, spin
 
     rclpy.init(args=sys.argv)
     node = Node("dynamics_node", automatically_declare_parameters_from_overrides=True)
@@ -43,11 +43,9 @@ def main() -> int:
     node.create_subscription(Float64MultiArray, "inertial_parameters", lambda _m: None,
                              qos.stream_qos(10))
     executor = make_executor(type("Config", (), {"executor": "events"})())
-    executor.add_node(node)
     node.get_logger().info("ready")
     try:
-        while rclpy.ok():
-            executor.spin_once(timeout_sec=0.1)
+        spin(node, executor)  # the nodes' own run loop
     except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
         pass
     node.destroy_node()
