@@ -1,9 +1,9 @@
 """The floor under dynamics_node's CPU: an rclpy node that only echoes joint_states.
 
 It subscribes ``joint_states`` and ``inertial_parameters`` with dynamics_node's QoS,
-executor (rclpy's EventsExecutor where this rclpy has it) and run loop, and answers every joint_states
-with a ``generalized_torques`` JointState carrying the same stamp, q and q̇ and zero
-effort: message handling and DDS, no dynamics, no input checks. ``bench_nodes.py
+executor (rclpy's EventsExecutor where this rclpy has it) and run loop, and answers
+every joint_states with a ``generalized_torques`` JointState carrying the same stamp,
+q and q̇ and zero effort: message handling and DDS, no dynamics, no input checks. ``bench_nodes.py
 --baseline`` runs it in the node's place; the difference between the two runs is what
 the package's own Python costs per sample.
 

@@ -26,9 +26,10 @@ tested without ROS.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -88,11 +89,13 @@ class ModelState:
     theta_dot: Array
     gamma: Array
     gamma_dot: Array
+    _rate_norm: Callable[[Array], float] = dataclasses.field(
+        default=rate_spatial_inertia_norm, repr=False, compare=False)
 
     @functools.cached_property
     def z_rate_norm(self) -> float:
         """σ_max(Z(Θ̇)) of Theorem 4 for this Θ̇ [per s]."""
-        return rate_spatial_inertia_norm(self.theta_dot)
+        return self._rate_norm(self.theta_dot)
 
 
 class ModelInputs:
@@ -122,6 +125,7 @@ class ModelInputs:
         self._payload_delta: Array = np.zeros((n, 10))
         self._theta_rate_topic: Array | None = None
         self._theta_rate_filtered: Array = np.zeros((n, 10))
+        self._rate_norm_cache: tuple[Array, float] | None = None
         self._theta_rate_time = -math.inf
         self._gamma: Array | None = None
         self._gamma_dot: Array | None = None
@@ -312,7 +316,8 @@ class ModelInputs:
         return ModelState(
             t=t, q=q, qd=qd, qdd=qdd, theta=self._theta, theta_dot=self._theta_dot(now),
             gamma=self._fresh(self._gamma, self._gamma_time, now),
-            gamma_dot=self._fresh(self._gamma_dot, self._gamma_dot_time, now))
+            gamma_dot=self._fresh(self._gamma_dot, self._gamma_dot_time, now),
+            _rate_norm=self._rate_norm)
 
     def _acceleration(self, t: float, qd: Array) -> Array:
         """q̈ at stamp t: the reference where it covers t, else the filtered derivative."""
@@ -326,6 +331,15 @@ class ModelInputs:
         if reference.covers_all_joints:
             return qdd
         return np.asarray(np.where(reference.covered, qdd, estimate))
+
+    def _rate_norm(self, theta_dot: Array) -> float:
+        """σ_max(Z(Θ̇)), computed once per Θ̇ array (they are replaced, never mutated)."""
+        cached = self._rate_norm_cache
+        if cached is not None and cached[0] is theta_dot:
+            return cached[1]
+        norm = rate_spatial_inertia_norm(theta_dot)
+        self._rate_norm_cache = (theta_dot, norm)
+        return norm
 
     def _theta_dot(self, now: float) -> Array:
         """Θ̇: the topic's, else the filtered differences of Θ, else 0."""

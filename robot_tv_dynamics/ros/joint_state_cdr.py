@@ -21,11 +21,12 @@ from one sample to the next, so:
 
 - :class:`JointStateDecoder` parses the first message of each layout completely (frame id
   and names, every bound checked) and afterwards reads only the stamp and the arrays at
-  the offsets it learnt, as long as the bytes from the frame id to the end of the names
-  and the three counts are the same. Bytes after the effort array are ignored, as rclpy
-  ignores them (serializers may leave padding there). Anything else (big endian, a
-  truncated or inconsistent message) makes it return None, and the caller deserializes
-  with rclpy, which reports what is wrong.
+  the offsets it learnt, as long as the encapsulation, the bytes from the frame id to
+  the end of the names and the three counts are the same. Bytes after the effort array
+  are ignored, as rclpy ignores them (serializers may leave padding there). Anything
+  else (big endian, another encapsulation, a truncated or inconsistent message, a string
+  with a NUL inside) makes it return None, and the caller deserializes with rclpy,
+  which reports what is wrong.
 - :class:`JointStateEncoder` lays out the constant part once per frame id and writes the
   stamp and the arrays into it.
 - :func:`subscribe_joint_states` makes the raw subscription and hands the callback a
@@ -102,7 +103,8 @@ class JointStateDecoder:
             data: one serialized ``sensor_msgs/JointState`` (encapsulation header included).
         """
         key = self._key
-        if key is not None and len(data) == self._size and data[_HEAD + 8:self._end] == key:
+        if (key is not None and len(data) == self._size and data[:2] == CDR_LE
+                and data[_HEAD + 8:self._end] == key):
             a, count_a, b, count_b, c, count_c = self._counts
             if (data[a:a + 4] == count_a and data[b:b + 4] == count_b
                     and data[c:c + 4] == count_c):
@@ -152,9 +154,10 @@ class JointStateDecoder:
         """The string at ``offset`` (length, bytes, NUL) and the offset after it."""
         (length,) = _U32.unpack_from(data, offset)
         start, stop = offset + 4, offset + 4 + length
-        if length == 0 or stop > len(data) or data[stop - 1] != 0:
-            raise ValueError("not a CDR string")
-        return data[start:stop - 1].decode("utf-8"), stop
+        text = data[start:stop - 1]
+        if length == 0 or stop > len(data) or data[stop - 1] != 0 or b"\x00" in text:
+            raise ValueError("not a CDR string")  # (rclpy cuts a string at its first NUL)
+        return text.decode("utf-8"), stop
 
     def _sample(self, data: bytes) -> JointStateSample:
         sample = JointStateSample()

@@ -211,15 +211,16 @@ class StopRequest:
 def spin(node: Node, executor: Any, stop: StopRequest | None = None) -> None:
     """Run ``executor`` on ``node`` until a stop is requested or the context shuts down.
 
-    ``spin_until_future_complete`` on a future that never completes, with a timeout of
-    at most 0.1 s: each call runs every callback that comes due for that long and
-    returns, so a recorded signal ends the loop within that time, between callbacks,
-    never inside one. A node with a ``finished`` event (sim_node with a ``duration``)
-    also ends the loop when it is set (checked every 0.05 s). One call per 0.1 s instead
-    of one ``spin_once`` per callback: at 1 kHz, the loop's own ``context.ok()`` and
-    parent check cost ≈ 2 % of a core. (The EventsExecutor's ``spin()`` in rclpy 7.1
-    neither runs timers nor returns on SIGINT; ``spin_until_future_complete`` with a
-    timeout does both.)
+    ``spin_until_future_complete`` on a future that is never done (a new one per call),
+    with a timeout of at most 0.1 s: each call runs every callback that comes due for that
+    long and returns, so a recorded signal ends the loop within that time, between
+    callbacks, never inside one. A node with a ``finished`` event (sim_node with a
+    ``duration``) also ends the loop when it is set (checked every 0.05 s). With the
+    EventsExecutor that is one Python-level call per 0.1 s instead of one ``spin_once``
+    per callback: at 1 kHz the loop's own ``context.ok()`` and parent check cost ≈ 2 % of
+    a core (rclpy's Python executors loop over ``spin_once`` inside the call anyway).
+    The EventsExecutor's ``spin()`` in rclpy 7.1 neither runs timers nor returns on
+    SIGINT; ``spin_until_future_complete`` with a timeout does both.
     """
     stop = stop if stop is not None else StopRequest()
     stop.starting = False
@@ -227,10 +228,12 @@ def spin(node: Node, executor: Any, stop: StopRequest | None = None) -> None:
     finished = getattr(node, "finished", None)
     timeout = 0.1 if finished is None else 0.05
     context = node.context
-    never = Future()  # each call runs callbacks for ``timeout``, then returns
     while not stop.requested and context.ok() and not (
             finished is not None and finished.is_set()):
-        executor.spin_until_future_complete(never, timeout_sec=timeout)
+        # each call runs callbacks for ``timeout``, then returns; a fresh future each time,
+        # since rclpy's executors add a done-callback to it per call (the
+        # SingleThreadedExecutor one per callback) that a never-done future would keep
+        executor.spin_until_future_complete(Future(), timeout_sec=timeout)
         stop.check_parent()
 
 

@@ -92,10 +92,18 @@ def test_decoder_returns_none_for_malformed_bytes() -> None:
         assert decoder.decode(data[:cut]) is None, cut
     longer = data + bytes(16)  # bytes after the message are ignored, as rclpy does
     assert_same(decoder.decode(longer), deserialize_message(longer, JointState))
-    assert decoder.decode(b"\x00\x00" + data[2:]) is None  # big-endian CDR: rclpy's job
+    # with the layout learnt: another encapsulation is rclpy's job (big endian, XCDR2)
+    assert decoder.decode(data) is not None
+    for head in (b"\x00\x00", b"\x00\x07", b"\x01\x01"):
+        assert decoder.decode(head + data[2:]) is None, head
     huge = bytearray(data)
-    huge[28:32] = (2**31).to_bytes(4, "little")  # a name count far beyond the bytes
+    assert int.from_bytes(huge[24:28], "little") == 3  # the name count
+    huge[24:28] = (2**31).to_bytes(4, "little")  # a name count far beyond the bytes
     assert decoder.decode(bytes(huge)) is None
+    inner = serialize_message(JointState(name=["aQb"], position=[1.0], velocity=[2.0]))
+    inner = inner.replace(b"aQb", b"a\x00b")  # a NUL inside a name: rclpy reads "a"
+    assert deserialize_message(inner, JointState).name == ["a"]
+    assert decoder.decode(inner) is None  # so it is rclpy's reading, not ours
     assert decoder.decode(b"") is None
 
 
