@@ -113,14 +113,70 @@ _matmul = np.matmul
 #: np.dot: a third of np.matmul's call cost on these small 2-D operands (out C-contiguous)
 _dot = np.dot
 _isfinite = math.isfinite
+_minimum = np.minimum.reduce  # over all axes with None: a fifth cheaper than ndarray.min()
 
 
-# Columns of the loads buffer (N, 56): Θ | h⊗c, c = h/m (work space) | Θ̇ | ψ | ψ̇.
-_THETA, _HC, _COM, _THETA_DOT, _PSI, _PSI_DOT = (
-    slice(0, 10), slice(10, 19), slice(19, 22), slice(22, 32), slice(32, 44), slice(44, 56))
-_WIDTH, _WORK, _RATES = 56, slice(0, 22), slice(22, 56)
-# Columns of the products loads @ _big_map (N, 49): rule | B_l (6, 6) row-major | b_l.
+# Columns of a loads buffer (N, 56): c = h/m, h⊗c (work space) | Θ | Θ̇ | ψ | ψ̇. The inputs
+# Θ | Θ̇ | ψ | ψ̇ are what set_loads copies in (one concatenation) and what the products read;
+# the work space and Θ are what the inertias are computed from.
+_COM, _HC, _THETA, _THETA_DOT, _PSI, _PSI_DOT = (
+    slice(0, 3), slice(3, 12), slice(12, 22), slice(22, 32), slice(32, 44), slice(44, 56))
+_WIDTH, _WORK, _INPUTS, _RATES = 56, slice(0, 22), slice(12, 56), slice(22, 56)
+# Columns of the products inputs @ _big_map (N, 49): rule | B_l (6, 6) row-major | b_l.
 _RULE, _BLOCKS, _OFFSET = slice(0, 7), slice(7, 43), slice(43, 49)
+
+
+def _inertia_work_map() -> Array:
+    """(22, 10): a work row [c, h⊗c (row-major), Φ] ↦ Pinocchio's Inertia storage (m, c, I_c)."""
+    out = np.zeros((_WORK.stop, 10))
+    out[_COM, 1:4] = np.eye(3)  # c = h/m, written by the divide
+    out[_HC] = INERTIA_MAP[10:19]
+    out[_THETA] = INERTIA_MAP[:10]
+    out.setflags(write=False)
+    return out
+
+
+_INERTIA_WORK_MAP = _inertia_work_map()
+
+
+def _hold_views(work: Array) -> tuple[Array, ...]:
+    """The views the inertia update needs into a column-major buffer starting c | h⊗c | Θ.
+
+    Returns:
+        (h, m, h as a column, c, c as a row, h⊗c, the work columns, their map to
+        Pinocchio's Inertia storage).
+    """
+    n = work.shape[0]
+    hc, com = work[:, _HC].reshape(n, 3, 3), work[:, _COM]
+    if not np.shares_memory(hc, work):
+        raise RuntimeError("h⊗c cannot be viewed in place")  # pragma: no cover
+    theta = work[:, _THETA]
+    return (theta[:, 1:4], theta[:, 0:1], theta[:, 1:4, None], com, com[:, None, :], hc,
+            work[:, _WORK], _INERTIA_WORK_MAP)
+
+
+class _LoadsBuffer:
+    """One loads buffer (N, 56), column-major, with a joint state (3 nv) after it in memory.
+
+    Column-major so that c, h⊗c and the inputs Θ | Θ̇ | ψ | ψ̇ are contiguous blocks: one
+    dot product checks the inputs (``inputs_flat``) or the inputs and the state
+    (``inputs_and_state``) for finiteness.
+    """
+
+    __slots__ = ("loads", "inputs", "inputs_flat", "inputs_and_state", "state", "q", "v",
+                 "a", "hold")
+
+    def __init__(self, n: int, nv: int) -> None:
+        store = np.zeros(_WIDTH * n + 3 * nv)
+        self.loads = store[:_WIDTH * n].reshape(_WIDTH, n).T
+        self.inputs = self.loads[:, _INPUTS]
+        self.inputs_flat = store[_INPUTS.start * n:_WIDTH * n]
+        self.inputs_and_state = store[_INPUTS.start * n:]
+        self.state = store[_WIDTH * n:]
+        self.q, self.v, self.a = (self.state[k * nv:(k + 1) * nv] for k in range(3))
+        self.hold = _hold_views(self.loads)
+        if not (self.loads.flags.f_contiguous and np.shares_memory(self.inputs, store)):
+            raise RuntimeError("the loads buffer is not column-major")  # pragma: no cover
 
 
 def _definite(xx: float, xy: float, yy: float, xz: float, yz: float, zz: float) -> bool:
@@ -177,25 +233,21 @@ class RecursiveDynamics:
         self.com_range = COM_RANGE_FACTOR * self._reach
         masses = np.asarray(model.theta_nominal)[:, 0]
         self._shift_floor = float(masses.mean()) if masses.mean() > 0 else 1.0
-        big = np.zeros((_WIDTH, 49))
+        big = np.zeros((_INPUTS.stop - _INPUTS.start, 49))  # rows: the input columns
         big[0, _RULE] = [1.0] + [self.com_range] * 6  # [m, c m − h_i, c m + h_i] > 0
         for i in range(3):
             big[1 + i, 1 + 2 * i], big[1 + i, 2 + 2 * i] = -1.0, 1.0
-        big[_RATES, 7:] = RATE_MAP
+        big[_RATES.start - _INPUTS.start:, 7:] = RATE_MAP
         self._big_map = big
-        # two loads buffers: set_loads fills the spare one and swaps only when it is valid;
-        # column-major, so that c, h⊗c and the flattened buffer are contiguous blocks
-        self._loads = np.zeros((n, _WIDTH), order="F")
-        self._spare = np.zeros((n, _WIDTH), order="F")
+        # two loads buffers: set_loads fills the spare one and swaps only when it is valid
+        self._buffer, self._spare = _LoadsBuffer(n, nv), _LoadsBuffer(n, nv)
         self._products = np.zeros((n, 49))
         self._blocks = self._products[:, _BLOCKS].reshape(n, 6, 6)
         if not np.shares_memory(self._blocks, self._products):
             raise RuntimeError("B_l cannot be viewed in place")  # pragma: no cover
         self._rule, self._offset_source = self._products[:, _RULE], self._products[:, _OFFSET]
-        self._shifted_work = np.zeros((n, _WORK.stop), order="F")  # [Θ + K | h⊗c | c]
-        self._loads_plan = self._plan(self._loads)
-        self._spare_plan = self._plan(self._spare)
-        self._shifted_plan = self._plan(self._shifted_work)
+        self._shifted_work = np.zeros((n, _WORK.stop), order="F")  # [c | h⊗c | Θ + K]
+        self._shifted_hold = _hold_views(self._shifted_work)
         self._wrench_map = np.zeros((6 * n, 6 * n))  # block diagonal of B_l[:, :6]
         self._wrench_blocks = _block_diagonal_view(self._wrench_map, n, 6)
         self._wrench_offset = np.zeros(6 * n)  # −Q₀ψ̇_l stacked
@@ -247,7 +299,7 @@ class RecursiveDynamics:
         return out
 
     def _column(self, columns: slice) -> Array:
-        out = self._loads[:, columns].copy()
+        out = self._buffer.loads[:, columns].copy()
         out.setflags(write=False)
         return out
 
@@ -296,48 +348,103 @@ class RecursiveDynamics:
         theta_dot_a = zero10 if theta_dot is None else theta_dot
         psi_a = zero12 if psi is None else psi
         psi_dot_a = zero12 if psi_dot is None else psi_dot
-        spare, plan = self._spare, self._spare_plan
+        spare = self._spare
         try:  # the common case: four arrays of the right shapes, finite
+            # (ψ̇'s shape follows: the concatenation needs N rows and 44 columns in all)
             if not (theta.shape == theta_dot_a.shape == self._shape10  # type: ignore[union-attr]
-                    and psi_a.shape == psi_dot_a.shape == self._shape12):  # type: ignore[union-attr]
+                    and psi_a.shape == self._shape12):  # type: ignore[union-attr]
                 raise ValueError
-            _concatenate((theta, zero12, theta_dot_a, psi_a, psi_dot_a), 1, spare)
-            flat = plan[8]
-            finite = _isfinite(flat @ flat)
+            _concatenate((theta, theta_dot_a, psi_a, psi_dot_a), 1, spare.inputs)
+            flat = spare.inputs_flat
+            finite = _isfinite(flat.dot(flat))
         except (AttributeError, ValueError, TypeError):
             finite = False
         if not finite:  # lists, γ layouts, or bad input: argument by argument
-            self._fill_loads(spare, theta, theta_dot, psi, psi_dot)
-        self._loads, self._spare = spare, self._loads
-        self._loads_plan, self._spare_plan = plan, self._loads_plan
+            self._fill_loads(spare.loads, theta, theta_dot, psi, psi_dot)
+        self._buffer, self._spare = spare, self._buffer
         self._update(theta_dot is None and psi is None and psi_dot is None, psi_dot is None)
+
+    def set_loads_and_inverse_dynamics(
+        self,
+        q: npt.ArrayLike,
+        qd: npt.ArrayLike,
+        qdd: npt.ArrayLike,
+        theta: npt.ArrayLike,
+        theta_dot: npt.ArrayLike | None = None,
+        psi: npt.ArrayLike | None = None,
+        psi_dot: npt.ArrayLike | None = None,
+    ) -> Array:
+        """:meth:`set_loads` then :meth:`inverse_dynamics`, in one call (new loads every call).
+
+        The same results and errors as the two calls (the loads are held afterwards, also
+        when a joint vector is refused), with one copy and one finiteness check of the
+        loads and the joint vectors together.
+
+        Args:
+            q: joint positions (nv,) [rad, m].
+            qd: joint velocities (nv,) [rad/s, m/s].
+            qdd: joint accelerations (nv,) [rad/s², m/s²].
+            theta: Θ, (N, 10), as :meth:`set_loads`.
+            theta_dot: Θ̇, (N, 10), or None = 0.
+            psi: Ψ, (N, 12), or γ (N, 6), or None = 0.
+            psi_dot: Ψ̇ in either layout, or None = 0.
+
+        Returns:
+            τ, (nv,) [N·m, N], read-only.
+
+        Raises:
+            InvalidInputError: a wrong shape or a non-finite entry, naming the argument.
+        """
+        zero10, zero12, nv = self._zero10, self._zero12, self._nv
+        theta_dot_a = zero10 if theta_dot is None else theta_dot
+        psi_a = zero12 if psi is None else psi
+        psi_dot_a = zero12 if psi_dot is None else psi_dot
+        spare = self._spare
+        try:
+            if not (theta.shape == theta_dot_a.shape == self._shape10  # type: ignore[union-attr]
+                    and psi_a.shape == self._shape12  # type: ignore[union-attr]
+                    and len(q) == nv and len(qd) == nv and len(qdd) == nv):  # type: ignore[arg-type]
+                raise ValueError
+            _concatenate((theta, theta_dot_a, psi_a, psi_dot_a), 1, spare.inputs)
+            _concatenate((q, qd, qdd), 0, spare.state)
+            flat = spare.inputs_and_state
+            finite = _isfinite(flat.dot(flat))
+        except (AttributeError, ValueError, TypeError):
+            finite = False
+        if not finite:  # lists, γ layouts, or bad input: the two calls name the argument
+            self.set_loads(theta, theta_dot, psi, psi_dot)
+            return self.inverse_dynamics(q, qd, qdd)
+        self._buffer, self._spare = spare, self._buffer
+        self._update(theta_dot is None and psi is None and psi_dot is None, psi_dot is None)
+        return self._torque(spare.q, spare.v, spare.a)
 
     def set_theta(self, theta: npt.ArrayLike) -> None:
         """Hold a new Θ, (N, 10) (see :meth:`set_loads`); the other loads are kept."""
-        self._loads[:, _THETA] = check_finite(theta, "theta", (self._n, 10))
+        self._buffer.loads[:, _THETA] = check_finite(theta, "theta", (self._n, 10))
         self._update(self._rates_zero, self._offset_zero)
 
     def set_theta_dot(self, theta_dot: npt.ArrayLike | None) -> None:
         """Hold a new Θ̇, (N, 10) or None = 0; the other loads are kept."""
-        self._loads[:, _THETA_DOT] = (self._zero10 if theta_dot is None
+        self._buffer.loads[:, _THETA_DOT] = (self._zero10 if theta_dot is None
                                       else check_finite(theta_dot, "theta_dot", (self._n, 10)))
         self._update(None, self._offset_zero)
 
     def set_psi(self, psi: npt.ArrayLike | None) -> None:
         """Hold a new Ψ, (N, 12) or γ (N, 6), or None = 0; the other loads are kept."""
-        self._loads[:, _PSI] = self._zero12 if psi is None else self._checked_psi(psi, "psi")
+        self._buffer.loads[:, _PSI] = self._zero12 if psi is None else self._checked_psi(psi, "psi")
         self._update(None, self._offset_zero)
 
     def set_psi_dot(self, psi_dot: npt.ArrayLike | None) -> None:
         """Hold a new Ψ̇, (N, 12) or γ̇ (N, 6), or None = 0; the other loads are kept."""
-        self._loads[:, _PSI_DOT] = (self._zero12 if psi_dot is None
+        self._buffer.loads[:, _PSI_DOT] = (self._zero12 if psi_dot is None
                                     else self._checked_psi(psi_dot, "psi_dot"))
         self._update(None, None)
 
     # ------------------------------------------------------------------ one body's loads
     def _init_rows(self) -> None:
         """The buffers of :meth:`set_body_loads`: one row of the loads and its maps."""
-        self._row = np.zeros(_WIDTH)
+        self._row = np.zeros(_WIDTH)  # its work space stays zero
+        self._row_inputs = self._row[_INPUTS]
         self._row_rates, self._row_psi_dot = self._row[_RATES], self._row[_PSI_DOT]
         self._row_zero10, self._row_zero12 = np.zeros(10), np.zeros(12)
         # [B_l (6, 6) row-major, b_l] of one row, as the columns 7: of _products
@@ -383,16 +490,16 @@ class RecursiveDynamics:
             if not (theta.shape == theta_dot_a.shape == zero10.shape  # type: ignore[union-attr]
                     and psi_a.shape == psi_dot_a.shape == zero12.shape):  # type: ignore[union-attr]
                 raise ValueError
-            _concatenate((theta, zero12, theta_dot_a, psi_a, psi_dot_a), 0, row)
-            finite = _isfinite(row @ row)
+            _concatenate((theta, theta_dot_a, psi_a, psi_dot_a), 0, self._row_inputs)
+            finite = _isfinite(self._row_inputs.dot(self._row_inputs))
         except (AttributeError, ValueError, TypeError):
             finite = False
         if not finite:
             self._fill_loads(row, theta, theta_dot, psi, psi_dot)
         if body.__class__ is not int or not 0 <= body < self._n:
             body = self._checked_body(body)
-        loads = self._loads
-        m, h1, h2, h3, ixx, iyy, izz, ixy, iyz, ixz = row[:10].tolist()
+        loads = self._buffer.loads
+        m, h1, h2, h3, ixx, iyy, izz, ixy, iyz, ixz = row[_THETA].tolist()
         reach = self.com_range * m
         rates = self._row_rates @ self._row_rates > 0.0 or self._row_rates.any()  # (underflow)
         if (self._shifted or not (m > 0.0 and reach - h1 > 0.0 and reach + h1 > 0.0
@@ -404,7 +511,7 @@ class RecursiveDynamics:
             self._update(None, None)
             return
         if not self._rates_zero:
-            _matmul(self._row_rates, self._rate_map, self._row_products)
+            _dot(self._row_rates, self._rate_map, self._row_products)
             self._wrench_blocks[body] = self._row_block
             if not self._offset_zero:
                 self._offset_target[body] = self._row_offset
@@ -472,7 +579,6 @@ class RecursiveDynamics:
         )
         (loads[..., _THETA], loads[..., _THETA_DOT], loads[..., _PSI],
          loads[..., _PSI_DOT]) = values
-        loads[..., _HC.start:_COM.stop] = 0.0
 
     def _update(self, rates_zero: bool | None, offset_zero: bool | None) -> None:
         """Recompute the f^ext map and the held inertias from the loads buffer.
@@ -481,8 +587,9 @@ class RecursiveDynamics:
             rates_zero: whether Θ̇, Ψ, Ψ̇ are all zero (None: find out).
             offset_zero: whether Ψ̇ is zero (None: find out).
         """
-        loads, main = self._loads, self._main
-        _dot(loads, self._big_map, self._products)
+        buffer, main = self._buffer, self._main
+        loads = buffer.loads
+        _dot(buffer.inputs, self._big_map, self._products)
         if rates_zero is None:
             rates_zero = not loads[:, _RATES].any()
         if offset_zero is None:
@@ -495,9 +602,9 @@ class RecursiveDynamics:
             self._wrench_blocks[...] = self._blocks
             if not offset_zero:
                 self._offset_target[...] = self._offset_source
-        if self._rule.min() > 0.0:
-            # _hold(self._loads_plan), inlined
-            h, m, h_column, com, com_row, hc, work, inertia_map, _ = self._loads_plan
+        if _minimum(self._rule, None) > 0.0:
+            # _hold(buffer.hold), inlined
+            h, m, h_column, com, com_row, hc, work, inertia_map = buffer.hold
             np.divide(h, m, com)
             np.multiply(h_column, com_row, hc)
             self._inertia_product(work, inertia_map, main.inertias)
@@ -515,35 +622,16 @@ class RecursiveDynamics:
         shift = np.where(held, 0.0, shift + self._shift_floor)
         shifted[:, 0] += shift
         self._shifted_work[:, _THETA] = shifted
-        self._hold(self._shifted_plan)
+        self._hold(self._shifted_hold)
         self._shift.inertias[:] = 0.0
         self._shift.inertias[:, 0] = shift
         self._shift.push_inertias()
         self._held[:] = held
         self._shifted = True
 
-    def _plan(self, work: Array) -> tuple[Array, ...]:
-        """The views :meth:`_hold` needs into a column-major buffer starting Θ | h⊗c | c.
-
-        Returns:
-            (h, m, h as a column, c, c as a row, h⊗c, the buffer, its map to Pinocchio's
-            Inertia storage, the buffer flattened).
-        """
-        n, width = work.shape
-        hc, com = work[:, _HC].reshape(n, 3, 3), work[:, _COM]
-        flat = work.ravel(order="F")
-        if not (np.shares_memory(hc, work) and np.shares_memory(flat, work)):
-            raise RuntimeError("h⊗c cannot be viewed in place")  # pragma: no cover
-        inertia_map = np.zeros((width, 10))
-        inertia_map[:_HC.stop] = INERTIA_MAP
-        inertia_map[_COM, 1:4] = np.eye(3)  # c = h/m, written by the divide
-        theta = work[:, _THETA]
-        return (theta[:, 1:4], theta[:, 0:1], theta[:, 1:4, None], com, com[:, None, :], hc,
-                work, inertia_map, flat)
-
-    def _hold(self, plan: tuple[Array, ...]) -> None:
-        """Write Θ (m > 0 in every row) into the model as (m, c, I_c), per :meth:`_plan`."""
-        h, m, h_column, com, com_row, hc, work, inertia_map, _ = plan
+    def _hold(self, views: tuple[Array, ...]) -> None:
+        """Write Θ (m > 0 in every row) into the model as (m, c, I_c), per :func:`_hold_views`."""
+        h, m, h_column, com, com_row, hc, work, inertia_map = views
         np.divide(h, m, com)
         np.multiply(h_column, com_row, hc)
         self._inertia_product(work, inertia_map, self._main.inertias)
@@ -622,8 +710,12 @@ class RecursiveDynamics:
             InvalidInputError: a wrong shape or non-finite entry, naming the argument.
         """
         self._load_state3(q, qd, qdd, "qdd")
-        qp = self._pinocchio_q(self._q3) if self._continuous else self._q3
-        v, a, (model, data, fext, storage) = self._v3, self._a3, self._hot
+        return self._torque(self._q3, self._v3, self._a3)
+
+    def _torque(self, q: Array, v: Array, a: Array) -> Array:
+        """τ of eq. (39) for the held loads at a checked state (views of a state buffer)."""
+        qp = self._pinocchio_q(q) if self._continuous else q
+        model, data, fext, storage = self._hot
         if not self._rates_zero:  # _external_forces, inlined for the shared-buffer case
             if storage is None:
                 _forward_kinematics(model, data, qp, v)
@@ -793,7 +885,7 @@ class RecursiveDynamics:
             self._momentum_setup()
         qp = self._load_state2(q, qd)
         main = self._main
-        np.matmul(self._loads[:, _PSI], _GAMMA_FROM_PSI, out=main.momentum_forces)
+        np.matmul(self._buffer.loads[:, _PSI], _GAMMA_FROM_PSI, out=main.momentum_forces)
         np.negative(main.momentum_forces, out=main.momentum_forces)
         main.push_momentum_forces()
         p, beta = self._momentum_of(main, qp, self._v2, main.momentum_fext)
