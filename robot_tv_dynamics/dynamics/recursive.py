@@ -113,7 +113,7 @@ _matmul = np.matmul
 #: np.dot: a third of np.matmul's call cost on these small 2-D operands (out C-contiguous)
 _dot = np.dot
 _isfinite = math.isfinite
-_add = np.add
+_add, _divide, _multiply = np.add, np.divide, np.multiply
 _minimum = np.minimum.reduce  # over all axes with None: a fifth cheaper than ndarray.min()
 
 
@@ -125,7 +125,8 @@ _COM, _HC, _THETA, _THETA_DOT, _PSI, _PSI_DOT = (
     slice(0, 3), slice(3, 12), slice(12, 22), slice(22, 32), slice(32, 44), slice(44, 56))
 _WIDTH, _LOADS_WIDTH = 59, 56  # with and without the state columns
 _WORK, _INPUTS, _RATES = slice(0, 22), slice(12, 56), slice(22, 56)
-# Columns of the products inputs @ _big_map (N, 49): rule | B_l (6, 6) row-major | b_l.
+# Rows of the products _big_map @ inputsᵀ (49, N): rule | B_l (6, 6) row-major | b_l (rows,
+# so that the rule is one contiguous vector: its argmin costs a quarter of a min-reduction).
 _RULE, _BLOCKS, _OFFSET = slice(0, 7), slice(7, 43), slice(43, 49)
 
 
@@ -145,17 +146,20 @@ _INERTIA_WORK_MAP = _inertia_work_map()
 def _hold_views(work: Array) -> tuple[Array, ...]:
     """The views the inertia update needs into a column-major buffer starting c | h⊗c | Θ.
 
+    Transposed (body index last), so that the divide and the multiply run along
+    contiguous columns: a fifth cheaper than on the (N, ...) views.
+
     Returns:
-        (h, m, h as a column, c, c as a row, h⊗c, the work columns, their map to
-        Pinocchio's Inertia storage).
+        (hᵀ, mᵀ, hᵀ as (3, 1, N), cᵀ, cᵀ as (1, 3, N), (h⊗c) as (3, 3, N), the work
+        columns, their map to Pinocchio's Inertia storage).
     """
     n = work.shape[0]
-    hc, com = work[:, _HC].reshape(n, 3, 3), work[:, _COM]
-    if not np.shares_memory(hc, work):
+    columns = work.T  # (width, N), C-contiguous rows
+    hc, com, theta = columns[_HC].reshape(3, 3, n), columns[_COM], columns[_THETA]
+    if not (np.shares_memory(hc, work) and columns.flags.c_contiguous):
         raise RuntimeError("h⊗c cannot be viewed in place")  # pragma: no cover
-    theta = work[:, _THETA]
-    return (theta[:, 1:4], theta[:, 0:1], theta[:, 1:4, None], com, com[:, None, :], hc,
-            work[:, _WORK], _INERTIA_WORK_MAP)
+    return (theta[1:4], theta[0:1], theta[1:4, None, :], com, com[None], hc, work[:, _WORK],
+            _INERTIA_WORK_MAP)
 
 
 class _LoadsBuffer:
@@ -242,15 +246,17 @@ class RecursiveDynamics:
         for i in range(3):
             big[1 + i, 1 + 2 * i], big[1 + i, 2 + 2 * i] = -1.0, 1.0
         big[_RATES.start - _INPUTS.start:, _BLOCKS.start:] = RATE_MAP
-        big.setflags(write=False)
-        self._big_map = big
+        self._big_map = np.ascontiguousarray(big.T)  # (49, 44)
+        self._big_map.setflags(write=False)
         # two loads buffers: set_loads fills the spare one and swaps only when it is valid
         self._buffer, self._spare = _LoadsBuffer(n), _LoadsBuffer(n)
-        self._products = np.zeros((n, 49))
-        self._blocks = self._products[:, _BLOCKS].reshape(n, 6, 6)
-        if not np.shares_memory(self._blocks, self._products):
+        self._products = np.zeros((49, n))
+        self._blocks = self._products[_BLOCKS].reshape(6, 6, n).transpose(2, 0, 1)
+        self._rule_flat = self._products[_RULE].reshape(-1)
+        if not (np.shares_memory(self._blocks, self._products)
+                and np.shares_memory(self._rule_flat, self._products)):
             raise RuntimeError("B_l cannot be viewed in place")  # pragma: no cover
-        self._rule, self._offset_source = self._products[:, _RULE], self._products[:, _OFFSET]
+        self._rule, self._offset_source = self._products[_RULE], self._products[_OFFSET].T
         self._shifted_work = np.zeros((n, _WORK.stop), order="F")  # [c | h⊗c | Θ + K]
         self._shifted_hold = _hold_views(self._shifted_work)
         self._wrench_map = np.zeros((6 * n, 6 * n))  # block diagonal of B_l[:, :6]
@@ -262,6 +268,7 @@ class RecursiveDynamics:
         self._hot = (main.model, main.data, main.fext, None if main.shared else main)
         # np.dot writes only into a C-contiguous out (Pinocchio's inertias are, at 80 bytes)
         self._inertia_product = _dot if main.inertias.flags.c_contiguous else _matmul
+        self._inertias = main.inertias
         self._velocities = self._main.velocities.reshape(-1)
         self._forces = self._main.forces.reshape(-1)
         if self._main.shared and not (np.shares_memory(self._velocities, self._main.velocities)
@@ -423,14 +430,37 @@ class RecursiveDynamics:
             self.set_loads(theta, theta_dot, psi, psi_dot)
             return self.inverse_dynamics(q, qd, qdd)
         self._buffer, self._spare = spare, self._buffer
-        _dot(spare.inputs, self._big_map, self._products)  # _update, inlined
-        if _minimum(self._rule, None) > 0.0:
-            self._hold_direct(theta_dot is None and psi is None and psi_dot is None,
-                              psi_dot is None)
-        else:
-            self._hold_shifted(theta_dot is None and psi is None and psi_dot is None,
-                               psi_dot is None)
-        return self._torque(spare.q, spare.v, spare.a)
+        _dot(self._big_map, spare.inputs.T, self._products)  # _update, inlined
+        rule = self._rule_flat
+        rates_zero, offset_zero = (theta_dot is None and psi is None and psi_dot is None,
+                                   psi_dot is None)
+        if not rule[rule.argmin()] > 0.0:
+            self._hold_shifted(rates_zero, offset_zero)
+            return self._torque(spare.q, spare.v, spare.a)
+        if rates_zero or self._shifted:
+            self._hold_direct(rates_zero, offset_zero)
+            return self._torque(spare.q, spare.v, spare.a)
+        # The common case, inlined (a Python call costs about 1 % of this method):
+        # _hold_direct with rates given and no shifted rows before, then _torque.
+        self._rates_zero, self._offset_zero, self._aba_ok = False, offset_zero, None
+        self._wrench_blocks[...] = self._blocks
+        if not offset_zero:
+            self._offset_target[...] = self._offset_source
+        h, m, h_column, com, com_row, hc, work, inertia_map = spare.hold
+        _divide(h, m, com)
+        _multiply(h_column, com_row, hc)
+        self._inertia_product(work, inertia_map, self._inertias)
+        q, v = spare.q, spare.v
+        qp = self._pinocchio_q(q) if self._continuous else q
+        model, data, fext, _ = self._hot
+        _forward_kinematics(model, data, qp, v)
+        forces = self._forces
+        _dot(self._wrench_map, self._velocities, forces)
+        if not offset_zero:
+            _add(forces, self._wrench_offset, forces)
+        tau = _rnea(model, data, qp, v, spare.a, fext)
+        tau.setflags(False)
+        return tau
 
     def set_theta(self, theta: npt.ArrayLike) -> None:
         """Hold a new Θ, (N, 10) (see :meth:`set_loads`); the other loads are kept."""
@@ -601,8 +631,9 @@ class RecursiveDynamics:
             rates_zero: whether Θ̇, Ψ, Ψ̇ are all zero (None: find out).
             offset_zero: whether Ψ̇ is zero (None: find out).
         """
-        _dot(self._buffer.inputs, self._big_map, self._products)
-        if _minimum(self._rule, None) > 0.0:
+        _dot(self._big_map, self._buffer.inputs.T, self._products)
+        rule = self._rule_flat
+        if rule[rule.argmin()] > 0.0:  # (the first NaN, if any: not > 0)
             self._hold_direct(rates_zero, offset_zero)
         else:
             self._hold_shifted(rates_zero, offset_zero)
@@ -649,7 +680,7 @@ class RecursiveDynamics:
     def _hold_shifted(self, rates_zero: bool | None, offset_zero: bool | None) -> None:
         """Hold Θ + K and K (module docstring), given the loads buffer's products."""
         self._hold_wrenches(rates_zero, offset_zero)
-        held = (self._rule > 0.0).all(axis=1)
+        held = (self._rule > 0.0).all(axis=0)
         shifted = self._buffer.loads[:, _THETA].copy()
         shift = np.abs(shifted[:, 0]) + np.abs(shifted[:, 1:4]).max(axis=1) / self._reach
         shift = np.where(held, 0.0, shift + self._shift_floor)
