@@ -114,7 +114,6 @@ _matmul = np.matmul
 _dot = np.dot
 _isfinite = math.isfinite
 _add, _divide, _multiply = np.add, np.divide, np.multiply
-_minimum = np.minimum.reduce  # over all axes with None: a fifth cheaper than ndarray.min()
 
 
 # Columns of a loads buffer (N, 59), column-major: c = h/m, h⊗c (work space) | Θ | Θ̇ | ψ | ψ̇
@@ -450,8 +449,8 @@ class RecursiveDynamics:
         _divide(h, m, com)
         _multiply(h_column, com_row, hc)
         self._inertia_product(work, inertia_map, self._inertias)
-        q, v = spare.q, spare.v
-        qp = self._pinocchio_q(q) if self._continuous else q
+        v = spare.v
+        qp = self._pinocchio_q(spare.q) if self._continuous else spare.q
         model, data, fext, _ = self._hot
         _forward_kinematics(model, data, qp, v)
         forces = self._forces
@@ -840,7 +839,7 @@ class RecursiveDynamics:
         m = np.array(_crba(self._main.model, self._main.data, qp))
         if self._shifted:
             m -= _crba(self._shift.model, self._shift.data, qp)
-        m.setflags(False)
+        m.setflags(write=False)
         return m
 
     def _aba_exact(self) -> bool:
