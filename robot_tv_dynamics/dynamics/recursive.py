@@ -267,13 +267,18 @@ class RecursiveDynamics:
         self._hot = (main.model, main.data, main.fext, None if main.shared else main)
         # np.dot writes only into a C-contiguous out (Pinocchio's inertias are, at 80 bytes)
         self._inertia_product = _dot if main.inertias.flags.c_contiguous else _matmul
-        self._inertias = main.inertias
         self._velocities = self._main.velocities.reshape(-1)
         self._forces = self._main.forces.reshape(-1)
         if self._main.shared and not (np.shares_memory(self._velocities, self._main.velocities)
                                       and np.shares_memory(self._forces, self._main.forces)):
             raise RuntimeError("Pinocchio vectors are not contiguous")  # pragma: no cover
         self._zero10, self._zero12 = np.zeros((n, 10)), np.zeros((n, 12))
+        #: what the common case of set_loads_and_inverse_dynamics reads, in one lookup
+        self._one_call = (self._big_map, self._products, self._rule_flat, self._wrench_blocks,
+                          self._blocks, self._offset_target, self._offset_source,
+                          self._inertia_product, main.inertias, main.model, main.data,
+                          main.fext, self._wrench_map, self._velocities, self._forces,
+                          self._wrench_offset)
         self._shape10, self._shape12 = (n, 10), (n, 12)
         # the joint state fits the loads buffer's three state columns
         self._state_columns = nv == n and main.shared
@@ -429,8 +434,10 @@ class RecursiveDynamics:
             self.set_loads(theta, theta_dot, psi, psi_dot)
             return self.inverse_dynamics(q, qd, qdd)
         self._buffer, self._spare = spare, self._buffer
-        _dot(self._big_map, spare.inputs.T, self._products)  # _update, inlined
-        rule = self._rule_flat
+        (big_map, products, rule, wrench_blocks, blocks, offset_target, offset_source,
+         inertia_product, inertias, model, data, fext, wrench_map, velocities, forces,
+         offset) = self._one_call
+        _dot(big_map, spare.inputs.T, products)  # _update, inlined
         rates_zero, offset_zero = (theta_dot is None and psi is None and psi_dot is None,
                                    psi_dot is None)
         if not rule[rule.argmin()] > 0.0:
@@ -439,24 +446,22 @@ class RecursiveDynamics:
         if rates_zero or self._shifted:
             self._hold_direct(rates_zero, offset_zero)
             return self._torque(spare.q, spare.v, spare.a)
-        # The common case, inlined (a Python call costs about 1 % of this method):
-        # _hold_direct with rates given and no shifted rows before, then _torque.
+        # The common case, inlined (a Python call or a dozen attribute lookups cost about
+        # 1 % of this method): _hold_direct with rates given and no shifted rows, _torque.
         self._rates_zero, self._offset_zero, self._aba_ok = False, offset_zero, None
-        self._wrench_blocks[...] = self._blocks
+        wrench_blocks[...] = blocks
         if not offset_zero:
-            self._offset_target[...] = self._offset_source
+            offset_target[...] = offset_source
         h, m, h_column, com, com_row, hc, work, inertia_map = spare.hold
         _divide(h, m, com)
         _multiply(h_column, com_row, hc)
-        self._inertia_product(work, inertia_map, self._inertias)
+        inertia_product(work, inertia_map, inertias)
         v = spare.v
         qp = self._pinocchio_q(spare.q) if self._continuous else spare.q
-        model, data, fext, _ = self._hot
         _forward_kinematics(model, data, qp, v)
-        forces = self._forces
-        _dot(self._wrench_map, self._velocities, forces)
+        _dot(wrench_map, velocities, forces)
         if not offset_zero:
-            _add(forces, self._wrench_offset, forces)
+            _add(forces, offset, forces)
         tau = _rnea(model, data, qp, v, spare.a, fext)
         tau.setflags(False)
         return tau
