@@ -434,33 +434,17 @@ class RecursiveDynamics:
             self.set_loads(theta, theta_dot, psi, psi_dot)
             return self.inverse_dynamics(q, qd, qdd)
         self._buffer, self._spare = spare, self._buffer
-        (big_map, products, rule, wrench_blocks, blocks, offset_target, offset_source,
-         inertia_product, inertias, model, data, fext, wrench_map, velocities, forces,
-         offset) = self._one_call
-        _dot(big_map, spare.inputs.T, products)  # _update, inlined
-        rates_zero, offset_zero = (theta_dot is None and psi is None and psi_dot is None,
-                                   psi_dot is None)
-        if not rule[rule.argmin()] > 0.0:
-            self._hold_shifted(rates_zero, offset_zero)
+        self._update(theta_dot is None and psi is None and psi_dot is None, psi_dot is None)
+        if self._rates_zero or self._shifted:
             return self._torque(spare.q, spare.v, spare.a)
-        if rates_zero or self._shifted:
-            self._hold_direct(rates_zero, offset_zero)
-            return self._torque(spare.q, spare.v, spare.a)
-        # The common case, inlined (a Python call or a dozen attribute lookups cost about
-        # 1 % of this method): _hold_direct with rates given and no shifted rows, _torque.
-        self._rates_zero, self._offset_zero, self._aba_ok = False, offset_zero, None
-        wrench_blocks[...] = blocks
-        if not offset_zero:
-            offset_target[...] = offset_source
-        h, m, h_column, com, com_row, hc, work, inertia_map = spare.hold
-        _divide(h, m, com)
-        _multiply(h_column, com_row, hc)
-        inertia_product(work, inertia_map, inertias)
+        # _torque, inlined for the common case (a Python call or a dozen attribute lookups
+        # cost about 1 % of this method): rates given, every row held directly
+        model, data, fext, wrench_map, velocities, forces, offset = self._one_call[9:]
         v = spare.v
         qp = self._pinocchio_q(spare.q) if self._continuous else spare.q
         _forward_kinematics(model, data, qp, v)
         _dot(wrench_map, velocities, forces)
-        if not offset_zero:
+        if not self._offset_zero:
             _add(forces, offset, forces)
         tau = _rnea(model, data, qp, v, spare.a, fext)
         tau.setflags(False)
@@ -635,12 +619,27 @@ class RecursiveDynamics:
             rates_zero: whether Θ̇, Ψ, Ψ̇ are all zero (None: find out).
             offset_zero: whether Ψ̇ is zero (None: find out).
         """
-        _dot(self._big_map, self._buffer.inputs.T, self._products)
-        rule = self._rule_flat
-        if rule[rule.argmin()] > 0.0:  # (the first NaN, if any: not > 0)
-            self._hold_direct(rates_zero, offset_zero)
-        else:
+        (big_map, products, rule, wrench_blocks, blocks, offset_target, offset_source,
+         inertia_product, inertias) = self._one_call[:9]
+        buffer = self._buffer
+        _dot(big_map, buffer.inputs.T, products)
+        if not rule[rule.argmin()] > 0.0:  # (the first NaN, if any: not > 0)
             self._hold_shifted(rates_zero, offset_zero)
+            return
+        if (rates_zero is not False or offset_zero is None or self._shifted
+                or self._hot[3] is not None):
+            self._hold_direct(rates_zero, offset_zero)
+            return
+        # _hold_direct, inlined for the common case (rates given, no rows shifted before,
+        # shared buffers): a Python call costs about 2 % of set_loads
+        self._rates_zero, self._offset_zero, self._aba_ok = False, offset_zero, None
+        wrench_blocks[...] = blocks
+        if not offset_zero:
+            offset_target[...] = offset_source
+        h, m, h_column, com, com_row, hc, work, inertia_map = buffer.hold
+        _divide(h, m, com)
+        _multiply(h_column, com_row, hc)
+        inertia_product(work, inertia_map, inertias)
 
     def _hold_wrenches(self, rates_zero: bool | None, offset_zero: bool | None) -> None:
         """The f^ext map from the products (B_l into the block diagonal, b_l), and the flags."""
@@ -660,21 +659,8 @@ class RecursiveDynamics:
 
     def _hold_direct(self, rates_zero: bool | None, offset_zero: bool | None) -> None:
         """Hold the loads buffer's Θ as is (every row passes the rule), given its products."""
-        main = self._main
-        if rates_zero is None or offset_zero is None or rates_zero:
-            self._hold_wrenches(rates_zero, offset_zero)
-        else:  # _hold_wrenches, inlined for the common case (all rates given)
-            self._rates_zero, self._offset_zero, self._aba_ok = False, offset_zero, None
-            self._wrench_blocks[...] = self._blocks
-            if not offset_zero:
-                self._offset_target[...] = self._offset_source
-        # _hold(self._buffer.hold), inlined
-        h, m, h_column, com, com_row, hc, work, inertia_map = self._buffer.hold
-        np.divide(h, m, com)
-        np.multiply(h_column, com_row, hc)
-        self._inertia_product(work, inertia_map, main.inertias)
-        if not main.shared:
-            main.push_inertias()
+        self._hold_wrenches(rates_zero, offset_zero)
+        self._hold(self._buffer.hold)
         if self._shifted:
             self._shift.inertias[:] = 0.0
             self._shift.push_inertias()
