@@ -68,14 +68,30 @@ Z(Φ_l) ≻ 0 check, instead of the whole update. Whenever that is not exact —
 be shifted, shifted rows are held, or the rates or Ψ̇ turn non-zero where all were zero —
 it runs the whole update of :meth:`~RecursiveDynamics.set_loads`.
 
-Costs measured by ``benchmarks/bench_dynamics.py`` (pin 4.1, in units of one ``pin.rnea``
-call in the same process, Panda / UR5, on a shared 2-core machine): τ with the loads held
-4.0 / 4.8; τ with Θ, Θ̇, Ψ, Ψ̇ new every call 11.9 / 15.1 (``set_loads`` alone 6.8 / 8.9:
-nine NumPy calls of 0.2–1.4 µs each — the copy into one buffer, its finiteness check,
-the products with the wrench and inertia maps, the rule, c = h/m, h⊗c, two copies into
-the f^ext map — plus the evaluation's 4–5 µs; the goal of 10× is not reached);
-``set_body_loads`` 4.8 / 6.7; ABA 5.3 / 6.1 (3.7 / 3.9 unchecked, as the simulator's RK4
-stages call it); CRBA 2.2 / 2.7; the public API only 16 / 17.
+Loads new every call
+--------------------
+:meth:`RecursiveDynamics.set_loads_and_inverse_dynamics` (behind ``RobotModel.torque``) is
+:meth:`~RecursiveDynamics.set_loads` then :meth:`~RecursiveDynamics.inverse_dynamics`,
+equal to the two calls to the last bit, with fewer NumPy calls: Θ | Θ̇ | ψ | ψ̇ and
+q, q̇, q̈ go into one column-major loads buffer (two concatenations) and one dot product
+x·x over both checks them for finiteness (a NaN or ±Inf makes it non-finite without a
+floating-point warning; an overflowing huge entry merely takes the argument-by-argument
+path). One product of the inputs with a constant map then gives the rule (as one
+contiguous vector: its argmin costs a quarter of a min-reduction), B_l and b_l.
+Folding the finiteness check into that product would save a call, but ``np.dot`` warns
+("invalid value") where an Inf meets a zero coefficient, so the check stays apart. Lists,
+the γ layout, a model with nv ≠ N or ``shared_buffers=False`` take the two calls.
+
+Costs measured by ``benchmarks/bench_dynamics.py`` (pin 4.1, numpy 2.4, in units of one
+``pin.rnea`` call in the same process, Panda / UR5, on a shared 2-core machine): τ with
+the loads held 3.5 / 3.8; τ with Θ, Θ̇, Ψ, Ψ̇ new every call 9.0 / 10.8 (10.7 / 9.9 µs;
+the goal of 10× is met on the Panda, not on the UR5: the call makes 16 NumPy and
+Pinocchio calls — two concatenations, the finiteness dot, the products, the rule's
+argmin and its entry, two copies into the f^ext map, c = h/m, h⊗c, the inertia product,
+forward kinematics, the f^ext product, its offset, RNEA, the read-only flag — of
+0.15–1 µs each in sequence, and the UR5's RNEA takes 0.85 µs); ``set_loads`` alone
+5.3 / 6.6; ``set_body_loads`` 4.6 / 6.0; ABA 4.7 / 5.0 (3.5 / 3.4 unchecked, as the
+simulator's RK4 stages call it); CRBA 1.9 / 2.2; the public API only 16 / 15.
 """
 
 from __future__ import annotations
@@ -207,8 +223,9 @@ class RecursiveDynamics:
     :meth:`set_theta_dot`, :meth:`set_psi`, :meth:`set_psi_dot`, or one body's row with
     :meth:`set_body_loads`); they stay until the next ``set_*``. Shapes are checked once
     per load change; each evaluation call makes one finiteness check over its joint
-    vectors (copied into one contiguous buffer) and returns a new read-only array. Not
-    thread-safe: use one evaluator per thread.
+    vectors (copied into one contiguous buffer) and returns a new read-only array. With
+    new loads for every τ, :meth:`set_loads_and_inverse_dynamics` does both in one call.
+    Not thread-safe: use one evaluator per thread.
 
     Example:
         >>> rd = RecursiveDynamics(model)
@@ -395,8 +412,9 @@ class RecursiveDynamics:
         """:meth:`set_loads` then :meth:`inverse_dynamics`, in one call (new loads every call).
 
         The same results and errors as the two calls (the loads are held afterwards, also
-        when a joint vector is refused), with one copy and one finiteness check of the
-        loads and the joint vectors together.
+        when a joint vector is refused), with the loads and the joint vectors copied into
+        one buffer and checked for finiteness together (module docstring, "Loads new
+        every call").
 
         Args:
             q: joint positions (nv,) [rad, m].
