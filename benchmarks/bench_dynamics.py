@@ -6,8 +6,9 @@ Run: ``bash scripts/run_main.sh`` sets up the venv; then
 Prints µs per call and the ratio to ``pin.rnea`` for the Panda and the UR5: first the
 term-by-term reference (``RobotModel``), then the recursive path
 (``robot_tv_dynamics.dynamics.recursive``) against its goals, ≤ 5 × rnea with the
-loads held and ≤ 10 × with Θ, Θ̇, Ψ, Ψ̇ new every call (nothing is skipped for unchanged
-values: every call redoes the whole update), and the one-row update ``set_body_loads``
+loads held and ≤ 10 × with Θ, Θ̇, Ψ, Ψ̇ new every call (``RobotModel.torque``, that is
+``set_loads_and_inverse_dynamics``; nothing is skipped for unchanged values: every call
+redoes the whole update), and the one-row update ``set_body_loads``
 and the unchecked forward dynamics that the simulator's RK4 stages use. The recursive rows
 are the best of 9 rounds that time every row in turn (N calls each); on a shared machine,
 run it twice.
@@ -77,7 +78,7 @@ def bench_recursive(name: str, repeat: int) -> list[tuple[str, float, str]]:
         ("pin.rnea", lambda: pin.rnea(model, data, q, qd, qdd), ""),
         ("τ, loads held", lambda: rd.inverse_dynamics(q, qd, qdd), "≤ 5"),
         ("τ, Θ, Θ̇, Ψ, Ψ̇ new every call", new_loads, "≤ 10"),
-        ("  of which set_loads", lambda: rd.set_loads(*loads), ""),
+        ("  set_loads alone (the update part)", lambda: rd.set_loads(*loads), ""),
         ("set_body_loads (one row, all four new)",
          lambda: by_row.set_body_loads(body, *row), ""),
         ("forward dynamics (ABA), loads held", lambda: rd.forward_dynamics(q, qd, tau), ""),

@@ -68,14 +68,30 @@ Z(Φ_l) ≻ 0 check, instead of the whole update. Whenever that is not exact —
 be shifted, shifted rows are held, or the rates or Ψ̇ turn non-zero where all were zero —
 it runs the whole update of :meth:`~RecursiveDynamics.set_loads`.
 
-Costs measured by ``benchmarks/bench_dynamics.py`` (pin 4.1, in units of one ``pin.rnea``
-call in the same process, Panda / UR5, on a shared 2-core machine): τ with the loads held
-4.0 / 4.8; τ with Θ, Θ̇, Ψ, Ψ̇ new every call 11.9 / 15.1 (``set_loads`` alone 6.8 / 8.9:
-nine NumPy calls of 0.2–1.4 µs each — the copy into one buffer, its finiteness check,
-the products with the wrench and inertia maps, the rule, c = h/m, h⊗c, two copies into
-the f^ext map — plus the evaluation's 4–5 µs; the goal of 10× is not reached);
-``set_body_loads`` 4.8 / 6.7; ABA 5.3 / 6.1 (3.7 / 3.9 unchecked, as the simulator's RK4
-stages call it); CRBA 2.2 / 2.7; the public API only 16 / 17.
+Loads new every call
+--------------------
+:meth:`RecursiveDynamics.set_loads_and_inverse_dynamics` (behind ``RobotModel.torque``) is
+:meth:`~RecursiveDynamics.set_loads` then :meth:`~RecursiveDynamics.inverse_dynamics`,
+equal to the two calls to the last bit, with fewer NumPy calls: Θ | Θ̇ | ψ | ψ̇ and
+q, q̇, q̈ go into one column-major loads buffer (two concatenations) and one dot product
+x·x over both checks them for finiteness (a NaN or ±Inf makes it non-finite without a
+floating-point warning; an overflowing huge entry merely takes the argument-by-argument
+path). One product of the inputs with a constant map then gives the rule (as one
+contiguous vector: its argmin costs a quarter of a min-reduction), B_l and b_l.
+Folding the finiteness check into that product would save a call, but ``np.dot`` warns
+("invalid value") where an Inf meets a zero coefficient, so the check stays apart. Lists,
+the γ layout, a model with nv ≠ N or ``shared_buffers=False`` take the two calls.
+
+Costs measured by ``benchmarks/bench_dynamics.py`` (pin 4.1, numpy 2.4, in units of one
+``pin.rnea`` call in the same process, Panda / UR5, on a shared 2-core machine): τ with
+the loads held 3.5 / 3.8; τ with Θ, Θ̇, Ψ, Ψ̇ new every call 9.0 / 10.8 (10.7 / 9.9 µs;
+the goal of 10× is met on the Panda, not on the UR5: the call makes 16 NumPy and
+Pinocchio calls — two concatenations, the finiteness dot, the products, the rule's
+argmin and its entry, two copies into the f^ext map, c = h/m, h⊗c, the inertia product,
+forward kinematics, the f^ext product, its offset, RNEA, the read-only flag — of
+0.15–1 µs each in sequence, and the UR5's RNEA takes 0.85 µs); ``set_loads`` alone
+5.3 / 6.6; ``set_body_loads`` 4.6 / 6.0; ABA 4.7 / 5.0 (3.5 / 3.4 unchecked, as the
+simulator's RK4 stages call it); CRBA 1.9 / 2.2; the public API only 16 / 15.
 """
 
 from __future__ import annotations
@@ -110,15 +126,80 @@ _forward_kinematics = pin.forwardKinematics
 _GAMMA_FROM_PSI = np.ascontiguousarray(Q0.T)
 _concatenate = np.concatenate
 _matmul = np.matmul
+#: np.dot: a third of np.matmul's call cost on these small 2-D operands (out C-contiguous)
+_dot = np.dot
 _isfinite = math.isfinite
+_add, _divide, _multiply = np.add, np.divide, np.multiply
 
 
-# Columns of the loads buffer (N, 56): Θ | h⊗c, c = h/m (work space) | Θ̇ | ψ | ψ̇.
-_THETA, _HC, _COM, _THETA_DOT, _PSI, _PSI_DOT = (
-    slice(0, 10), slice(10, 19), slice(19, 22), slice(22, 32), slice(32, 44), slice(44, 56))
-_WIDTH, _WORK, _RATES = 56, slice(0, 22), slice(22, 56)
-# Columns of the products loads @ _big_map (N, 49): rule | B_l (6, 6) row-major | b_l.
+# Columns of a loads buffer (N, 59), column-major: c = h/m, h⊗c (work space) | Θ | Θ̇ | ψ | ψ̇
+# | q, q̇, q̈. set_loads copies the inputs Θ | Θ̇ | ψ | ψ̇ in with one concatenation,
+# set_loads_and_inverse_dynamics the inputs and the joint state (three columns: nv = N); the
+# products read the inputs, the inertias are computed from the work space and Θ.
+_COM, _HC, _THETA, _THETA_DOT, _PSI, _PSI_DOT = (
+    slice(0, 3), slice(3, 12), slice(12, 22), slice(22, 32), slice(32, 44), slice(44, 56))
+_WIDTH, _LOADS_WIDTH = 59, 56  # with and without the state columns
+_WORK, _INPUTS, _RATES = slice(0, 22), slice(12, 56), slice(22, 56)
+# Rows of the products _big_map @ inputsᵀ (49, N): rule | B_l (6, 6) row-major | b_l (rows,
+# so that the rule is one contiguous vector: its argmin costs a quarter of a min-reduction).
 _RULE, _BLOCKS, _OFFSET = slice(0, 7), slice(7, 43), slice(43, 49)
+
+
+def _inertia_work_map() -> Array:
+    """(22, 10): a work row [c, h⊗c (row-major), Φ] ↦ Pinocchio's Inertia (m, c, I_c)."""
+    out = np.zeros((_WORK.stop, 10))
+    out[_COM, 1:4] = np.eye(3)  # c = h/m, written by the divide
+    out[_HC] = INERTIA_MAP[10:19]
+    out[_THETA] = INERTIA_MAP[:10]
+    out.setflags(write=False)
+    return out
+
+
+_INERTIA_WORK_MAP = _inertia_work_map()
+
+
+def _hold_views(work: Array) -> tuple[Array, ...]:
+    """The views the inertia update needs into a column-major buffer starting c | h⊗c | Θ.
+
+    Transposed (body index last), so that the divide and the multiply run along
+    contiguous columns: a fifth cheaper than on the (N, ...) views.
+
+    Returns:
+        (hᵀ, mᵀ, hᵀ as (3, 1, N), cᵀ, cᵀ as (1, 3, N), (h⊗c) as (3, 3, N), the work
+        columns, their map to Pinocchio's Inertia storage).
+    """
+    n = work.shape[0]
+    columns = work.T  # (width, N), C-contiguous rows
+    hc, com, theta = columns[_HC].reshape(3, 3, n), columns[_COM], columns[_THETA]
+    if not (np.shares_memory(hc, work) and columns.flags.c_contiguous):
+        raise RuntimeError("h⊗c cannot be viewed in place")  # pragma: no cover
+    return (theta[1:4], theta[0:1], theta[1:4, None, :], com, com[None], hc, work[:, _WORK],
+            _INERTIA_WORK_MAP)
+
+
+class _LoadsBuffer:
+    """One loads buffer (N, 59), column-major (columns above), with views of its parts.
+
+    Column-major so that c, h⊗c, the inputs and the state columns are contiguous blocks:
+    one dot product checks the inputs (``inputs_flat``), or the inputs and the state
+    (``inputs_state_flat``), for finiteness; q, q̇, q̈ are contiguous vectors.
+    """
+
+    __slots__ = ("loads", "inputs", "inputs_flat", "inputs_state_flat", "state", "q", "v", "a",
+                 "hold")
+
+    def __init__(self, n: int) -> None:
+        store = np.zeros(_WIDTH * n)
+        self.loads = store.reshape(_WIDTH, n).T
+        self.inputs = self.loads[:, _INPUTS]
+        self.inputs_flat = store[_INPUTS.start * n:_INPUTS.stop * n]
+        self.inputs_state_flat = store[_INPUTS.start * n:]
+        self.state = store[_LOADS_WIDTH * n:]  # q | q̇ | q̈, the last three columns
+        self.q, self.v, self.a = (self.loads[:, k] for k in range(_LOADS_WIDTH, _WIDTH))
+        self.hold = _hold_views(self.loads)
+        if not (self.loads.flags.f_contiguous and self.q.flags.c_contiguous
+                and np.shares_memory(self.q, self.state)):
+            raise RuntimeError("the loads buffer is not column-major")  # pragma: no cover
 
 
 def _definite(xx: float, xy: float, yy: float, xz: float, yz: float, zz: float) -> bool:
@@ -142,8 +223,9 @@ class RecursiveDynamics:
     :meth:`set_theta_dot`, :meth:`set_psi`, :meth:`set_psi_dot`, or one body's row with
     :meth:`set_body_loads`); they stay until the next ``set_*``. Shapes are checked once
     per load change; each evaluation call makes one finiteness check over its joint
-    vectors (copied into one contiguous buffer) and returns a new read-only array. Not
-    thread-safe: use one evaluator per thread.
+    vectors (copied into one contiguous buffer) and returns a new read-only array. With
+    new loads for every τ, :meth:`set_loads_and_inverse_dynamics` does both in one call.
+    Not thread-safe: use one evaluator per thread.
 
     Example:
         >>> rd = RecursiveDynamics(model)
@@ -175,25 +257,24 @@ class RecursiveDynamics:
         self.com_range = COM_RANGE_FACTOR * self._reach
         masses = np.asarray(model.theta_nominal)[:, 0]
         self._shift_floor = float(masses.mean()) if masses.mean() > 0 else 1.0
-        big = np.zeros((_WIDTH, 49))
+        big = np.zeros((_INPUTS.stop - _INPUTS.start, 49))  # rows: the input columns
         big[0, _RULE] = [1.0] + [self.com_range] * 6  # [m, c m − h_i, c m + h_i] > 0
         for i in range(3):
             big[1 + i, 1 + 2 * i], big[1 + i, 2 + 2 * i] = -1.0, 1.0
-        big[_RATES, 7:] = RATE_MAP
-        self._big_map = big
-        # two loads buffers: set_loads fills the spare one and swaps only when it is valid;
-        # column-major, so that c, h⊗c and the flattened buffer are contiguous blocks
-        self._loads = np.zeros((n, _WIDTH), order="F")
-        self._spare = np.zeros((n, _WIDTH), order="F")
-        self._products = np.zeros((n, 49))
-        self._blocks = self._products[:, _BLOCKS].reshape(n, 6, 6)
-        if not np.shares_memory(self._blocks, self._products):
+        big[_RATES.start - _INPUTS.start:, _BLOCKS.start:] = RATE_MAP
+        self._big_map = np.ascontiguousarray(big.T)  # (49, 44)
+        self._big_map.setflags(write=False)
+        # two loads buffers: set_loads fills the spare one and swaps only when it is valid
+        self._buffer, self._spare = _LoadsBuffer(n), _LoadsBuffer(n)
+        self._products = np.zeros((49, n))
+        self._blocks = self._products[_BLOCKS].reshape(6, 6, n).transpose(2, 0, 1)
+        self._rule_flat = self._products[_RULE].reshape(-1)
+        if not (np.shares_memory(self._blocks, self._products)
+                and np.shares_memory(self._rule_flat, self._products)):
             raise RuntimeError("B_l cannot be viewed in place")  # pragma: no cover
-        self._rule, self._offset_source = self._products[:, _RULE], self._products[:, _OFFSET]
-        self._shifted_work = np.zeros((n, _WORK.stop), order="F")  # [Θ + K | h⊗c | c]
-        self._loads_plan = self._plan(self._loads)
-        self._spare_plan = self._plan(self._spare)
-        self._shifted_plan = self._plan(self._shifted_work)
+        self._rule, self._offset_source = self._products[_RULE], self._products[_OFFSET].T
+        self._shifted_work = np.zeros((n, _WORK.stop), order="F")  # [c | h⊗c | Θ + K]
+        self._shifted_hold = _hold_views(self._shifted_work)
         self._wrench_map = np.zeros((6 * n, 6 * n))  # block diagonal of B_l[:, :6]
         self._wrench_blocks = _block_diagonal_view(self._wrench_map, n, 6)
         self._wrench_offset = np.zeros(6 * n)  # −Q₀ψ̇_l stacked
@@ -201,13 +282,23 @@ class RecursiveDynamics:
         main = self._main
         #: what the hot path reads: model, data, f^ext, and the storage if not shared
         self._hot = (main.model, main.data, main.fext, None if main.shared else main)
+        # np.dot writes only into a C-contiguous out (Pinocchio's inertias are, at 80 bytes)
+        self._inertia_product = _dot if main.inertias.flags.c_contiguous else _matmul
         self._velocities = self._main.velocities.reshape(-1)
         self._forces = self._main.forces.reshape(-1)
         if self._main.shared and not (np.shares_memory(self._velocities, self._main.velocities)
                                       and np.shares_memory(self._forces, self._main.forces)):
             raise RuntimeError("Pinocchio vectors are not contiguous")  # pragma: no cover
         self._zero10, self._zero12 = np.zeros((n, 10)), np.zeros((n, 12))
+        #: what the common case of set_loads_and_inverse_dynamics reads, in one lookup
+        self._one_call = (self._big_map, self._products, self._rule_flat, self._wrench_blocks,
+                          self._blocks, self._offset_target, self._offset_source,
+                          self._inertia_product, main.inertias, main.model, main.data,
+                          main.fext, self._wrench_map, self._velocities, self._forces,
+                          self._wrench_offset)
         self._shape10, self._shape12 = (n, 10), (n, 12)
+        # the joint state fits the loads buffer's three state columns
+        self._state_columns = nv == n and main.shared
         # one contiguous buffer per evaluation signature, with views of its parts
         self._state3, self._state2, self._state1 = np.empty(3 * nv), np.empty(2 * nv), np.empty(nv)
         self._q3, self._v3, self._a3 = self._state3[:nv], self._state3[nv:2 * nv], self._state3[
@@ -243,7 +334,7 @@ class RecursiveDynamics:
         return out
 
     def _column(self, columns: slice) -> Array:
-        out = self._loads[:, columns].copy()
+        out = self._buffer.loads[:, columns].copy()
         out.setflags(write=False)
         return out
 
@@ -292,48 +383,118 @@ class RecursiveDynamics:
         theta_dot_a = zero10 if theta_dot is None else theta_dot
         psi_a = zero12 if psi is None else psi
         psi_dot_a = zero12 if psi_dot is None else psi_dot
-        spare, plan = self._spare, self._spare_plan
+        spare = self._spare
         try:  # the common case: four arrays of the right shapes, finite
+            # (ψ̇'s shape follows: the concatenation needs N rows and 44 columns in all)
             if not (theta.shape == theta_dot_a.shape == self._shape10  # type: ignore[union-attr]
-                    and psi_a.shape == psi_dot_a.shape == self._shape12):  # type: ignore[union-attr]
+                    and psi_a.shape == self._shape12):  # type: ignore[union-attr]
                 raise ValueError
-            _concatenate((theta, zero12, theta_dot_a, psi_a, psi_dot_a), 1, spare)
-            flat = plan[8]
-            finite = _isfinite(flat @ flat)
+            _concatenate((theta, theta_dot_a, psi_a, psi_dot_a), 1, spare.inputs)
+            flat = spare.inputs_flat
+            finite = _isfinite(flat.dot(flat))
         except (AttributeError, ValueError, TypeError):
             finite = False
         if not finite:  # lists, γ layouts, or bad input: argument by argument
-            self._fill_loads(spare, theta, theta_dot, psi, psi_dot)
-        self._loads, self._spare = spare, self._loads
-        self._loads_plan, self._spare_plan = plan, self._loads_plan
+            self._fill_loads(spare.loads, theta, theta_dot, psi, psi_dot)
+        self._buffer, self._spare = spare, self._buffer
         self._update(theta_dot is None and psi is None and psi_dot is None, psi_dot is None)
+
+    def set_loads_and_inverse_dynamics(
+        self,
+        q: npt.ArrayLike,
+        qd: npt.ArrayLike,
+        qdd: npt.ArrayLike,
+        theta: npt.ArrayLike,
+        theta_dot: npt.ArrayLike | None = None,
+        psi: npt.ArrayLike | None = None,
+        psi_dot: npt.ArrayLike | None = None,
+    ) -> Array:
+        """:meth:`set_loads` then :meth:`inverse_dynamics`, in one call (new loads every call).
+
+        The same results and errors as the two calls (the loads are held afterwards, also
+        when a joint vector is refused), with the loads and the joint vectors copied into
+        one buffer and checked for finiteness together (module docstring, "Loads new
+        every call").
+
+        Args:
+            q: joint positions (nv,) [rad, m].
+            qd: joint velocities (nv,) [rad/s, m/s].
+            qdd: joint accelerations (nv,) [rad/s², m/s²].
+            theta: Θ, (N, 10), as :meth:`set_loads`.
+            theta_dot: Θ̇, (N, 10), or None = 0.
+            psi: Ψ, (N, 12), or γ (N, 6), or None = 0.
+            psi_dot: Ψ̇ in either layout, or None = 0.
+
+        Returns:
+            τ, (nv,) [N·m, N], read-only.
+
+        Raises:
+            InvalidInputError: a wrong shape or a non-finite entry, naming the argument.
+        """
+        zero10, zero12 = self._zero10, self._zero12
+        theta_dot_a = zero10 if theta_dot is None else theta_dot
+        psi_a = zero12 if psi is None else psi
+        psi_dot_a = zero12 if psi_dot is None else psi_dot
+        spare = self._spare
+        try:  # as set_loads, with q, q̇, q̈ as three more columns: one copy, one check
+            if not (theta.shape == theta_dot_a.shape == self._shape10  # type: ignore[union-attr]
+                    and psi_a.shape == self._shape12  # type: ignore[union-attr]
+                    and self._state_columns  # (q̈'s length follows from the total)
+                    and len(q) == self._nv and len(qd) == self._nv):  # type: ignore[arg-type]
+                raise ValueError
+            _concatenate((theta, theta_dot_a, psi_a, psi_dot_a), 1, spare.inputs)
+            _concatenate((q, qd, qdd), 0, spare.state)
+            flat = spare.inputs_state_flat
+            finite = _isfinite(flat.dot(flat))
+        except (AttributeError, ValueError, TypeError):
+            finite = False
+        if not finite:  # lists, γ layouts, or bad input: the two calls name the argument
+            self.set_loads(theta, theta_dot, psi, psi_dot)
+            return self.inverse_dynamics(q, qd, qdd)
+        self._buffer, self._spare = spare, self._buffer
+        self._update(theta_dot is None and psi is None and psi_dot is None, psi_dot is None)
+        if self._rates_zero or self._shifted:
+            return self._torque(spare.q, spare.v, spare.a)
+        # _torque, inlined for the common case (a Python call or a dozen attribute lookups
+        # cost about 1 % of this method): rates given, every row held directly
+        model, data, fext, wrench_map, velocities, forces, offset = self._one_call[9:]
+        v = spare.v
+        qp = self._pinocchio_q(spare.q) if self._continuous else spare.q
+        _forward_kinematics(model, data, qp, v)
+        _dot(wrench_map, velocities, forces)
+        if not self._offset_zero:
+            _add(forces, offset, forces)
+        tau = _rnea(model, data, qp, v, spare.a, fext)
+        tau.setflags(False)
+        return tau
 
     def set_theta(self, theta: npt.ArrayLike) -> None:
         """Hold a new Θ, (N, 10) (see :meth:`set_loads`); the other loads are kept."""
-        self._loads[:, _THETA] = check_finite(theta, "theta", (self._n, 10))
+        self._buffer.loads[:, _THETA] = check_finite(theta, "theta", (self._n, 10))
         self._update(self._rates_zero, self._offset_zero)
 
     def set_theta_dot(self, theta_dot: npt.ArrayLike | None) -> None:
         """Hold a new Θ̇, (N, 10) or None = 0; the other loads are kept."""
-        self._loads[:, _THETA_DOT] = (self._zero10 if theta_dot is None
+        self._buffer.loads[:, _THETA_DOT] = (self._zero10 if theta_dot is None
                                       else check_finite(theta_dot, "theta_dot", (self._n, 10)))
         self._update(None, self._offset_zero)
 
     def set_psi(self, psi: npt.ArrayLike | None) -> None:
         """Hold a new Ψ, (N, 12) or γ (N, 6), or None = 0; the other loads are kept."""
-        self._loads[:, _PSI] = self._zero12 if psi is None else self._checked_psi(psi, "psi")
+        self._buffer.loads[:, _PSI] = self._zero12 if psi is None else self._checked_psi(psi, "psi")
         self._update(None, self._offset_zero)
 
     def set_psi_dot(self, psi_dot: npt.ArrayLike | None) -> None:
         """Hold a new Ψ̇, (N, 12) or γ̇ (N, 6), or None = 0; the other loads are kept."""
-        self._loads[:, _PSI_DOT] = (self._zero12 if psi_dot is None
+        self._buffer.loads[:, _PSI_DOT] = (self._zero12 if psi_dot is None
                                     else self._checked_psi(psi_dot, "psi_dot"))
         self._update(None, None)
 
     # ------------------------------------------------------------------ one body's loads
     def _init_rows(self) -> None:
         """The buffers of :meth:`set_body_loads`: one row of the loads and its maps."""
-        self._row = np.zeros(_WIDTH)
+        self._row = np.zeros(_LOADS_WIDTH)  # its work space stays zero
+        self._row_inputs = self._row[_INPUTS]
         self._row_rates, self._row_psi_dot = self._row[_RATES], self._row[_PSI_DOT]
         self._row_zero10, self._row_zero12 = np.zeros(10), np.zeros(12)
         # [B_l (6, 6) row-major, b_l] of one row, as the columns 7: of _products
@@ -379,16 +540,16 @@ class RecursiveDynamics:
             if not (theta.shape == theta_dot_a.shape == zero10.shape  # type: ignore[union-attr]
                     and psi_a.shape == psi_dot_a.shape == zero12.shape):  # type: ignore[union-attr]
                 raise ValueError
-            _concatenate((theta, zero12, theta_dot_a, psi_a, psi_dot_a), 0, row)
-            finite = _isfinite(row @ row)
+            _concatenate((theta, theta_dot_a, psi_a, psi_dot_a), 0, self._row_inputs)
+            finite = _isfinite(self._row_inputs.dot(self._row_inputs))
         except (AttributeError, ValueError, TypeError):
             finite = False
         if not finite:
             self._fill_loads(row, theta, theta_dot, psi, psi_dot)
         if body.__class__ is not int or not 0 <= body < self._n:
             body = self._checked_body(body)
-        loads = self._loads
-        m, h1, h2, h3, ixx, iyy, izz, ixy, iyz, ixz = row[:10].tolist()
+        loads = self._buffer.loads
+        m, h1, h2, h3, ixx, iyy, izz, ixy, iyz, ixz = row[_THETA].tolist()
         reach = self.com_range * m
         rates = self._row_rates @ self._row_rates > 0.0 or self._row_rates.any()  # (underflow)
         if (self._shifted or not (m > 0.0 and reach - h1 > 0.0 and reach + h1 > 0.0
@@ -396,15 +557,15 @@ class RecursiveDynamics:
                                   and reach - h3 > 0.0 and reach + h3 > 0.0)
                 or (self._rates_zero and rates)
                 or (self._offset_zero and self._row_psi_dot.any())):
-            loads[body] = row
+            loads[body, :_LOADS_WIDTH] = row
             self._update(None, None)
             return
         if not self._rates_zero:
-            _matmul(self._row_rates, self._rate_map, self._row_products)
+            _dot(self._row_rates, self._rate_map, self._row_products)
             self._wrench_blocks[body] = self._row_block
             if not self._offset_zero:
                 self._offset_target[body] = self._row_offset
-        loads[body] = row
+        loads[body, :_LOADS_WIDTH] = row
         if not (rates or self._rates_zero or loads[:, _RATES].any()):
             self._rates_zero = self._offset_zero = True  # the last non-zero rates are gone
             self._main.forces[:] = 0.0
@@ -468,17 +629,39 @@ class RecursiveDynamics:
         )
         (loads[..., _THETA], loads[..., _THETA_DOT], loads[..., _PSI],
          loads[..., _PSI_DOT]) = values
-        loads[..., _HC.start:_COM.stop] = 0.0
 
     def _update(self, rates_zero: bool | None, offset_zero: bool | None) -> None:
-        """Recompute the f^ext map and the held inertias from the loads buffer.
+        """Recompute the f^ext map and the held inertias from the (checked) loads buffer.
 
         Args:
             rates_zero: whether Θ̇, Ψ, Ψ̇ are all zero (None: find out).
             offset_zero: whether Ψ̇ is zero (None: find out).
         """
-        loads, main = self._loads, self._main
-        _matmul(loads, self._big_map, self._products)
+        (big_map, products, rule, wrench_blocks, blocks, offset_target, offset_source,
+         inertia_product, inertias) = self._one_call[:9]
+        buffer = self._buffer
+        _dot(big_map, buffer.inputs.T, products)
+        if not rule[rule.argmin()] > 0.0:  # (the first NaN, if any: not > 0)
+            self._hold_shifted(rates_zero, offset_zero)
+            return
+        if (rates_zero is not False or offset_zero is None or self._shifted
+                or self._hot[3] is not None):
+            self._hold_direct(rates_zero, offset_zero)
+            return
+        # _hold_direct, inlined for the common case (rates given, no rows shifted before,
+        # shared buffers): a Python call costs about 2 % of set_loads
+        self._rates_zero, self._offset_zero, self._aba_ok = False, offset_zero, None
+        wrench_blocks[...] = blocks
+        if not offset_zero:
+            offset_target[...] = offset_source
+        h, m, h_column, com, com_row, hc, work, inertia_map = buffer.hold
+        _divide(h, m, com)
+        _multiply(h_column, com_row, hc)
+        inertia_product(work, inertia_map, inertias)
+
+    def _hold_wrenches(self, rates_zero: bool | None, offset_zero: bool | None) -> None:
+        """The f^ext map from the products (B_l into the block diagonal, b_l), and the flags."""
+        loads, main = self._buffer.loads, self._main
         if rates_zero is None:
             rates_zero = not loads[:, _RATES].any()
         if offset_zero is None:
@@ -491,58 +674,39 @@ class RecursiveDynamics:
             self._wrench_blocks[...] = self._blocks
             if not offset_zero:
                 self._offset_target[...] = self._offset_source
-        if self._rule.min() > 0.0:
-            # _hold(self._loads_plan), inlined
-            h, m, h_column, com, com_row, hc, work, inertia_map, _ = self._loads_plan
-            np.divide(h, m, com)
-            np.multiply(h_column, com_row, hc)
-            _matmul(work, inertia_map, main.inertias)
-            if not main.shared:
-                main.push_inertias()
-            if self._shifted:
-                self._shift.inertias[:] = 0.0
-                self._shift.push_inertias()
-                self._held[:] = True
-                self._shifted = False
-            return
-        held = (self._rule > 0.0).all(axis=1)
-        shifted = loads[:, _THETA].copy()
+
+    def _hold_direct(self, rates_zero: bool | None, offset_zero: bool | None) -> None:
+        """Hold the loads buffer's Θ as is (every row passes the rule), given its products."""
+        self._hold_wrenches(rates_zero, offset_zero)
+        self._hold(self._buffer.hold)
+        if self._shifted:
+            self._shift.inertias[:] = 0.0
+            self._shift.push_inertias()
+            self._held[:] = True
+            self._shifted = False
+
+    def _hold_shifted(self, rates_zero: bool | None, offset_zero: bool | None) -> None:
+        """Hold Θ + K and K (module docstring), given the loads buffer's products."""
+        self._hold_wrenches(rates_zero, offset_zero)
+        held = (self._rule > 0.0).all(axis=0)
+        shifted = self._buffer.loads[:, _THETA].copy()
         shift = np.abs(shifted[:, 0]) + np.abs(shifted[:, 1:4]).max(axis=1) / self._reach
         shift = np.where(held, 0.0, shift + self._shift_floor)
         shifted[:, 0] += shift
         self._shifted_work[:, _THETA] = shifted
-        self._hold(self._shifted_plan)
+        self._hold(self._shifted_hold)
         self._shift.inertias[:] = 0.0
         self._shift.inertias[:, 0] = shift
         self._shift.push_inertias()
         self._held[:] = held
         self._shifted = True
 
-    def _plan(self, work: Array) -> tuple[Array, ...]:
-        """The views :meth:`_hold` needs into a column-major buffer starting Θ | h⊗c | c.
-
-        Returns:
-            (h, m, h as a column, c, c as a row, h⊗c, the buffer, its map to Pinocchio's
-            Inertia storage, the buffer flattened).
-        """
-        n, width = work.shape
-        hc, com = work[:, _HC].reshape(n, 3, 3), work[:, _COM]
-        flat = work.ravel(order="F")
-        if not (np.shares_memory(hc, work) and np.shares_memory(flat, work)):
-            raise RuntimeError("h⊗c cannot be viewed in place")  # pragma: no cover
-        inertia_map = np.zeros((width, 10))
-        inertia_map[:_HC.stop] = INERTIA_MAP
-        inertia_map[_COM, 1:4] = np.eye(3)  # c = h/m, written by the divide
-        theta = work[:, _THETA]
-        return (theta[:, 1:4], theta[:, 0:1], theta[:, 1:4, None], com, com[:, None, :], hc,
-                work, inertia_map, flat)
-
-    def _hold(self, plan: tuple[Array, ...]) -> None:
-        """Write Θ (m > 0 in every row) into the model as (m, c, I_c), per :meth:`_plan`."""
-        h, m, h_column, com, com_row, hc, work, inertia_map, _ = plan
+    def _hold(self, views: tuple[Array, ...]) -> None:
+        """Write Θ (m > 0 in every row) into the model as (m, c, I_c), per :func:`_hold_views`."""
+        h, m, h_column, com, com_row, hc, work, inertia_map = views
         np.divide(h, m, com)
         np.multiply(h_column, com_row, hc)
-        _matmul(work, inertia_map, self._main.inertias)
+        self._inertia_product(work, inertia_map, self._main.inertias)
         self._main.push_inertias()
 
     # ------------------------------------------------------------------ evaluation
@@ -567,7 +731,7 @@ class RecursiveDynamics:
             if len(q) != nv or len(qd) != nv or len(third) != nv:  # type: ignore[arg-type]
                 raise ValueError
             np.concatenate((q, qd, third), out=state)
-            finite = math.isfinite(state @ state)
+            finite = _isfinite(state.dot(state))
         except (ValueError, TypeError):
             finite = False
         if not finite:
@@ -592,14 +756,14 @@ class RecursiveDynamics:
         _forward_kinematics(model, data, q, qd)
         forces = self._forces
         if main is None:  # shared buffers: V_l and f^ext_l are views of Pinocchio's memory
-            np.matmul(self._wrench_map, self._velocities, out=forces)
+            _dot(self._wrench_map, self._velocities, forces)
             if not self._offset_zero:
-                np.add(forces, self._wrench_offset, out=forces)
+                _add(forces, self._wrench_offset, forces)
             return fext
         main.pull_velocities()
-        np.matmul(self._wrench_map, self._velocities, out=forces)
+        _dot(self._wrench_map, self._velocities, forces)
         if not self._offset_zero:
-            np.add(forces, self._wrench_offset, out=forces)
+            _add(forces, self._wrench_offset, forces)
         main.push_forces()
         return fext
 
@@ -618,21 +782,25 @@ class RecursiveDynamics:
             InvalidInputError: a wrong shape or non-finite entry, naming the argument.
         """
         self._load_state3(q, qd, qdd, "qdd")
-        qp = self._pinocchio_q(self._q3) if self._continuous else self._q3
-        v, a, (model, data, fext, storage) = self._v3, self._a3, self._hot
+        return self._torque(self._q3, self._v3, self._a3)
+
+    def _torque(self, q: Array, v: Array, a: Array) -> Array:
+        """τ of eq. (39) for the held loads at a checked state (views of a state buffer)."""
+        qp = self._pinocchio_q(q) if self._continuous else q
+        model, data, fext, storage = self._hot
         if not self._rates_zero:  # _external_forces, inlined for the shared-buffer case
             if storage is None:
                 _forward_kinematics(model, data, qp, v)
                 forces = self._forces
-                np.matmul(self._wrench_map, self._velocities, out=forces)
+                _dot(self._wrench_map, self._velocities, forces)
                 if not self._offset_zero:
-                    np.add(forces, self._wrench_offset, out=forces)
+                    _add(forces, self._wrench_offset, forces)
             else:
                 self._external_forces(qp, v)
         tau = _rnea(model, data, qp, v, a, fext)
         if self._shifted:
             tau -= _rnea(self._shift.model, self._shift.data, qp, v, a)
-        tau.setflags(write=False)
+        tau.setflags(False)  # positional: 0.1 µs less than write=False
         return tau
 
     def _load_state2(self, q: npt.ArrayLike, qd: npt.ArrayLike) -> Array:
@@ -644,7 +812,7 @@ class RecursiveDynamics:
         state = self._state2
         try:
             np.concatenate((q, qd), out=state)
-            finite = len(q) == len(qd) and math.isfinite(state @ state)  # type: ignore[arg-type]
+            finite = len(q) == len(qd) and _isfinite(state.dot(state))  # type: ignore[arg-type]
         except (ValueError, TypeError):
             finite = False
         if not finite:
@@ -661,7 +829,7 @@ class RecursiveDynamics:
         tau = _rnea(main.model, main.data, qp, v, zero, self._external_forces(qp, v))
         if self._shifted:
             tau -= _rnea(self._shift.model, self._shift.data, qp, v, zero)
-        tau.setflags(write=False)
+        tau.setflags(False)
         return tau
 
     def mass_matrix(self, q: npt.ArrayLike) -> Array:
@@ -669,7 +837,7 @@ class RecursiveDynamics:
         state = self._state1
         try:
             np.copyto(state, q, casting="same_kind")  # no broadcasting: shapes must match
-            finite = np.shape(q) == state.shape and math.isfinite(state @ state)
+            finite = np.shape(q) == state.shape and _isfinite(state.dot(state))
         except (ValueError, TypeError):
             finite = False
         if not finite:
@@ -747,7 +915,7 @@ class RecursiveDynamics:
             qdd = _aba(main.model, main.data, qp, v, effort, self._external_forces(qp, v))
         else:
             qdd = self._solve(qp, v, effort)
-        qdd.setflags(write=False)
+        qdd.setflags(False)
         return qdd
 
     # ------------------------------------------------------------------ momentum
@@ -789,7 +957,7 @@ class RecursiveDynamics:
             self._momentum_setup()
         qp = self._load_state2(q, qd)
         main = self._main
-        np.matmul(self._loads[:, _PSI], _GAMMA_FROM_PSI, out=main.momentum_forces)
+        np.matmul(self._buffer.loads[:, _PSI], _GAMMA_FROM_PSI, out=main.momentum_forces)
         np.negative(main.momentum_forces, out=main.momentum_forces)
         main.push_momentum_forces()
         p, beta = self._momentum_of(main, qp, self._v2, main.momentum_fext)

@@ -467,9 +467,9 @@ class RobotModel:
         Returns:
             τ, (nv,) [N·m, N], read-only.
         """
-        evaluator = self._evaluator()
-        evaluator.set_loads(theta, theta_dot, psi, psi_dot)
-        return evaluator.inverse_dynamics(q, qd, qdd)
+        evaluator = self._recursive or self._evaluator()
+        return evaluator.set_loads_and_inverse_dynamics(q, qd, qdd, theta, theta_dot, psi,
+                                                        psi_dot)
 
     def dynamics(self) -> RecursiveDynamics:
         """A new evaluator of eq. (39) for this arm that holds its loads between calls.

@@ -566,6 +566,98 @@ def test_bad_joint_vectors_name_the_argument(
             getattr(rd, method)(*values)
 
 
+# ----------------------------------------------------------------------------- one call
+def _layouts(robot: RobotModel, rng: np.random.Generator, kind: str) -> list[tuple[str, dict]]:
+    """Loads of one kind in every form set_loads takes: all given, rates None, γ, lists."""
+    loads = _random_loads(robot, rng, kind)
+    return [
+        ("all", loads),
+        ("theta only", dict(theta=loads["theta"])),
+        ("no psi_dot", dict(loads, psi_dot=None)),
+        ("gamma", dict(loads, psi=psi_momentum(loads["psi"]),
+                       psi_dot=psi_momentum(loads["psi_dot"]))),
+        ("lists", {key: value.tolist() for key, value in loads.items()}),
+    ]
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["shared_buffers", "public_api"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_loads_and_torque_in_one_call_equal_the_two_calls(
+        arm: RobotModel, kind: str, shared: bool) -> None:
+    """set_loads_and_inverse_dynamics is set_loads + inverse_dynamics, to the last bit, and
+    holds the same loads afterwards (its fast path, the fallbacks and the shifted rows)."""
+    one, two = (RecursiveDynamics(arm, shared_buffers=shared),
+                RecursiveDynamics(arm, shared_buffers=shared))
+    rng = np.random.default_rng(31)
+    fallbacks, set_loads = [], one.set_loads
+    one.set_loads = lambda *args, **kwargs: (  # type: ignore[method-assign]
+        fallbacks.append(1), set_loads(*args, **kwargs))[1]
+    layouts = _layouts(arm, rng, kind) * 2
+    for name, loads in layouts:
+        q, qd, qdd = _random_state(arm, rng)
+        tau = one.set_loads_and_inverse_dynamics(q, qd, qdd, **loads)
+        two.set_loads(**loads)
+        np.testing.assert_array_equal(tau, two.inverse_dynamics(q, qd, qdd), err_msg=name)
+        assert not tau.flags.writeable
+        for key in LOADS:
+            np.testing.assert_array_equal(getattr(one, key), getattr(two, key), err_msg=name)
+        np.testing.assert_array_equal(one.held_directly, two.held_directly, err_msg=name)
+        q, qd, qdd = _random_state(arm, rng)  # the loads stay held
+        np.testing.assert_array_equal(one.inverse_dynamics(q, qd, qdd),
+                                      two.inverse_dynamics(q, qd, qdd), err_msg=name)
+        np.testing.assert_array_equal(one.mass_matrix(q), two.mass_matrix(q), err_msg=name)
+    # arrays of the right shapes take the one-copy path (lists and γ the two calls)
+    assert len(fallbacks) == (4 if shared else len(layouts))
+    # and against the term-by-term reference
+    loads = _random_loads(arm, rng, kind)
+    reference = arm.inverse_dynamics(q, qd, qdd, **loads).tau
+    assert _relative_error(one.set_loads_and_inverse_dynamics(q, qd, qdd, **loads),
+                           reference) < RTOL
+
+
+ARGUMENTS = ("q", "qd", "qdd") + LOADS
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
+def test_a_non_finite_entry_anywhere_is_refused_and_changes_nothing(
+        panda: RobotModel, value: float) -> None:
+    """Every entry of every argument, in turn, of set_loads and of the one-call path: the
+    error names the argument, no warning is issued, and a refused load changes nothing."""
+    rng = np.random.default_rng(33)
+    good = _random_loads(panda, rng, "consistent")
+    state = dict(zip(("q", "qd", "qdd"), _random_state(panda, rng), strict=True))
+    rd = RecursiveDynamics(panda)
+    rd.set_loads(**good)
+    before = rd.inverse_dynamics(*state.values())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for argument in ARGUMENTS:
+            source = state if argument in state else good
+            for index in np.ndindex(source[argument].shape):
+                spoiled = source[argument].copy()
+                spoiled[index] = value
+                arguments = dict(state, **good)
+                arguments[argument] = spoiled
+                with pytest.raises(InvalidInputError, match=f"^{argument}: "):
+                    rd.set_loads_and_inverse_dynamics(**arguments)
+                if argument in LOADS:
+                    with pytest.raises(InvalidInputError, match=f"^{argument}: "):
+                        rd.set_loads(**{key: arguments[key] for key in LOADS})
+                    for key in LOADS:  # nothing was held
+                        np.testing.assert_array_equal(getattr(rd, key), good[key])
+    np.testing.assert_array_equal(rd.inverse_dynamics(*state.values()), before)
+
+
+def test_the_one_call_path_refuses_joint_vectors_that_add_up(panda: RobotModel) -> None:
+    rd, nv = RecursiveDynamics(panda), panda.nv
+    theta = np.array(panda.theta_nominal)
+    for q, qd, qdd, name in ((np.zeros(nv + 1), np.zeros(nv - 1), np.zeros(nv), "q"),
+                             (np.zeros(nv), np.zeros(nv + 1), np.zeros(nv - 1), "qd"),
+                             (np.zeros(nv), np.zeros(nv), np.zeros((nv, 1)), "qdd")):
+        with pytest.raises(InvalidInputError, match=f"^{name}: "):
+            rd.set_loads_and_inverse_dynamics(q, qd, qdd, theta)
+
+
 # ----------------------------------------------------------------------------- momentum
 @pytest.mark.parametrize("shared", [True, False], ids=["shared_buffers", "public_api"])
 @pytest.mark.parametrize("kind", KINDS)
