@@ -84,7 +84,8 @@ the γ layout, a model with nv ≠ N or ``shared_buffers=False`` take the two ca
 
 Costs measured by ``benchmarks/bench_dynamics.py`` (pin 4.1, numpy 2.4, in units of one
 ``pin.rnea`` call in the same process, Panda / UR5, on a shared 2-core machine): τ with
-the loads held 3.5 / 3.8; τ with Θ, Θ̇, Ψ, Ψ̇ new every call 9.0 / 10.8 (10.7 / 9.9 µs;
+the loads held 3.5 / 3.8–4.0; τ with Θ, Θ̇, Ψ, Ψ̇ new every call 9.0–9.3 / 10.8–11.4
+(10.7–11.1 / 9.8–10.1 µs;
 the goal of 10× is met on the Panda, not on the UR5: the call makes 16 NumPy and
 Pinocchio calls — two concatenations, the finiteness dot, the products, the rule's
 argmin and its entry, two copies into the f^ext map, c = h/m, h⊗c, the inertia product,
@@ -359,6 +360,27 @@ class RecursiveDynamics:
         return self._column(_PSI_DOT)
 
     # ------------------------------------------------------------------ loads
+    def _copy_loads(self, spare: _LoadsBuffer, theta: npt.ArrayLike,
+                    theta_dot: npt.ArrayLike | None, psi: npt.ArrayLike | None,
+                    psi_dot: npt.ArrayLike | None) -> bool:
+        """Copy four arrays of the right shapes into ``spare``'s inputs; False otherwise.
+
+        The common case of :meth:`set_loads` (None = 0); the caller checks finiteness.
+        False for lists, γ layouts and wrong shapes: the caller goes argument by argument.
+        """
+        zero10, zero12 = self._zero10, self._zero12
+        theta_dot_a = zero10 if theta_dot is None else theta_dot
+        psi_a = zero12 if psi is None else psi
+        try:  # (ψ̇'s shape follows: the concatenation needs N rows and 44 columns in all)
+            if not (theta.shape == theta_dot_a.shape == self._shape10  # type: ignore[union-attr]
+                    and psi_a.shape == self._shape12):  # type: ignore[union-attr]
+                return False
+            _concatenate((theta, theta_dot_a, psi_a, zero12 if psi_dot is None else psi_dot),
+                         1, spare.inputs)
+        except (AttributeError, ValueError, TypeError):
+            return False
+        return True
+
     def set_loads(
         self,
         theta: npt.ArrayLike,
@@ -379,20 +401,11 @@ class RecursiveDynamics:
         Raises:
             InvalidInputError: a wrong shape or a non-finite entry, naming the argument.
         """
-        zero10, zero12 = self._zero10, self._zero12
-        theta_dot_a = zero10 if theta_dot is None else theta_dot
-        psi_a = zero12 if psi is None else psi
-        psi_dot_a = zero12 if psi_dot is None else psi_dot
         spare = self._spare
-        try:  # the common case: four arrays of the right shapes, finite
-            # (ψ̇'s shape follows: the concatenation needs N rows and 44 columns in all)
-            if not (theta.shape == theta_dot_a.shape == self._shape10  # type: ignore[union-attr]
-                    and psi_a.shape == self._shape12):  # type: ignore[union-attr]
-                raise ValueError
-            _concatenate((theta, theta_dot_a, psi_a, psi_dot_a), 1, spare.inputs)
+        if self._copy_loads(spare, theta, theta_dot, psi, psi_dot):
             flat = spare.inputs_flat
             finite = _isfinite(flat.dot(flat))
-        except (AttributeError, ValueError, TypeError):
+        else:
             finite = False
         if not finite:  # lists, γ layouts, or bad input: argument by argument
             self._fill_loads(spare.loads, theta, theta_dot, psi, psi_dot)
@@ -431,23 +444,16 @@ class RecursiveDynamics:
         Raises:
             InvalidInputError: a wrong shape or a non-finite entry, naming the argument.
         """
-        zero10, zero12 = self._zero10, self._zero12
-        theta_dot_a = zero10 if theta_dot is None else theta_dot
-        psi_a = zero12 if psi is None else psi
-        psi_dot_a = zero12 if psi_dot is None else psi_dot
         spare = self._spare
-        try:  # as set_loads, with q, q̇, q̈ as three more columns: one copy, one check
-            if not (theta.shape == theta_dot_a.shape == self._shape10  # type: ignore[union-attr]
-                    and psi_a.shape == self._shape12  # type: ignore[union-attr]
-                    and self._state_columns  # (q̈'s length follows from the total)
-                    and len(q) == self._nv and len(qd) == self._nv):  # type: ignore[arg-type]
-                raise ValueError
-            _concatenate((theta, theta_dot_a, psi_a, psi_dot_a), 1, spare.inputs)
-            _concatenate((q, qd, qdd), 0, spare.state)
-            flat = spare.inputs_state_flat
-            finite = _isfinite(flat.dot(flat))
-        except (AttributeError, ValueError, TypeError):
-            finite = False
+        finite = False
+        if self._state_columns and self._copy_loads(spare, theta, theta_dot, psi, psi_dot):
+            try:  # as set_loads, with q, q̇, q̈ as three more columns: one check for all
+                if len(q) == self._nv and len(qd) == self._nv:  # type: ignore[arg-type]
+                    _concatenate((q, qd, qdd), 0, spare.state)  # (q̈'s length: the total)
+                    flat = spare.inputs_state_flat
+                    finite = _isfinite(flat.dot(flat))
+            except (ValueError, TypeError):
+                finite = False
         if not finite:  # lists, γ layouts, or bad input: the two calls name the argument
             self.set_loads(theta, theta_dot, psi, psi_dot)
             return self.inverse_dynamics(q, qd, qdd)

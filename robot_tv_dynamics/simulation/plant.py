@@ -22,13 +22,14 @@ the evaluator's loads change **once per step**, by that one row
 body's row of Θ, Θ̇, Ψ, Ψ̇ varies); a :class:`Loads` record (the whole-arm arrays) is
 made only when :meth:`ArmSimulator.loads` asks for one. Stages 1 and 2 (times t and
 t + h/2) take the loads at t, stages 3 and 4 (t + h/2 and t + h) those at t + h.
-Written as q̈ = f(t, q, q̇) with the
-time dependence through the loads, this is RK4 whose loads see the stage times
-c̃ = (0, 0, 1, 1) instead of c = (0, ½, ½, 1). Every order condition up to order 3 still
-holds (Σbᵢc̃ᵢ = ½, Σbᵢcᵢc̃ᵢ = ⅓, Σbᵢaᵢⱼc̃ⱼ = ⅙) except Σbᵢc̃ᵢ² = ⅓ (it is ½): the O(h)
-load offsets of stages 2 and 3 cancel at first order, the local error is O(h³) (the
-trapezoidal rule's h³/12 · ∂²f/∂t², plus higher terms in which those offsets meet
-∂f/∂(q, q̇), large on the Panda's 15 g fingers) and the global error O(h²).
+Written as q̈ = f(t, q, q̇) with the time dependence through the loads, this is RK4
+whose loads see the stage times c̃ = (0, 0, 1, 1) instead of c = (0, ½, ½, 1). The
+conditions in which c̃ enters hold to order 2 (Σbᵢc̃ᵢ = ½) and, at order 3, those mixing
+it with the state (Σbᵢcᵢc̃ᵢ = ⅓, Σbᵢaᵢⱼc̃ⱼ = ⅙); the one of c̃ alone does not
+(Σbᵢc̃ᵢ² = ½ instead of ⅓): the O(h) load offsets of stages 2 and 3 cancel at first
+order, the local error is O(h³) (the trapezoidal rule's h³/12 · ∂²f/∂t², plus higher
+terms in which those offsets meet ∂f/∂(q, q̇), large on the Panda's 15 g fingers) and
+the global error O(h²).
 
 The error accepted, measured against RK4 with the loads at the exact stage times
 (``test/simulation``; Panda from the ready pose, τ holding it, 0.2 s): during the fill
