@@ -20,6 +20,8 @@ ArrayT = TypeVar("ArrayT", bound=npt.NDArray[Any])
 #: Up to this many entries :func:`check_finite` tests each entry; larger arrays first
 #: test the sum of squares (no temporary), then each entry only if that overflowed.
 _SMALL = 1024
+_FLOAT64 = np.dtype(np.float64)
+_isfinite = np.isfinite
 
 
 def check_finite(value: npt.ArrayLike, argument: str, shape: tuple[int | None, ...]) -> Array:
@@ -36,6 +38,10 @@ def check_finite(value: npt.ArrayLike, argument: str, shape: tuple[int | None, .
     Raises:
         InvalidInputError: wrong shape, or NaN/Inf entries.
     """
+    if (value.__class__ is np.ndarray and value.shape == shape
+            and value.dtype == _FLOAT64 and value.size <= _SMALL
+            and _isfinite(value).all()):  # the per-sample case: nothing to convert
+        return value
     try:
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as error:

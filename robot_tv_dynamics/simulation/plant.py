@@ -202,7 +202,6 @@ class ArmSimulator:
         self._rd.set_loads(self.theta_base)
         self._held_t: float | None = None  # the time whose loads the evaluator holds
         self._held_rows: Array | None = None  # and their row vector
-        self._nv, self._shape = model.nv, (model.nv,)
         # classical RK4 on (q, q̇) written for q̈ = f: with X = [q; q̇; k1; k2; k3; k4]
         # (6, nv), k_i the q̈ of stage i, each stage state (q_i; q̇_i) and the step are
         # W @ X[:j], (2, nv): one product (q_3 = q + h/2 q̇_2 = q + h/2 q̇ + h²/4 k1, …)
@@ -324,9 +323,7 @@ class ArmSimulator:
             InvalidInputError: τ has the wrong shape or non-finite entries.
             SimulationDivergedError: the state became non-finite or M lost definiteness.
         """
-        if not (tau.__class__ is np.ndarray and tau.shape == self._shape
-                and tau.dtype == np.float64 and math.isfinite(tau @ tau)):
-            tau = self.model.check_joint_vector(tau, "tau")
+        tau = self.model.check_joint_vector(tau, "tau")
         if self.wrenches:
             tau = tau + self.external_torque()
         t, x = self.t, self._x
