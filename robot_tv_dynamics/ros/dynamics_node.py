@@ -193,6 +193,8 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
 
 #: generalized_terms / mass_matrix_bounds subscribers are looked up this often [s].
 SUBSCRIBER_CHECK_PERIOD = 0.1
+#: The node clock for the stamp check is read at most this often [s].
+CLOCK_READ_PERIOD = 0.1
 
 
 @dataclass(frozen=True)
@@ -250,7 +252,7 @@ class DynamicsNode(node_base.ModelNode):
         self._extremes: bounds.JacobianExtremes | None = None
         self._answered = 0
         self._subscribers, self._subscribers_checked = (False, False), -math.inf
-        self._clock_seconds = 0.0  # the node clock, read with the subscriber counts
+        self._clock_seconds, self._clock_read = 0.0, -math.inf  # the node clock [s], when
         self._torques_pub = self.create_publisher(
             JointState, "generalized_torques", qos.RELIABLE_QOS)
         self._set_model(model)
@@ -588,7 +590,7 @@ class DynamicsNode(node_base.ModelNode):
                           and bounds_wanted)
         terms = kin = None
         try:
-            t = self._read_stamp(msg.header.stamp)
+            t = self._read_stamp(msg.header.stamp, now)
             self._inputs.check_stamp(t)
             q, qd = self._joints.read(msg)
             with self._inputs.transaction():
@@ -632,18 +634,20 @@ class DynamicsNode(node_base.ModelNode):
         """
         if now - self._subscribers_checked >= SUBSCRIBER_CHECK_PERIOD:
             self._subscribers_checked = now
-            self._clock_seconds = self.get_clock().now().nanoseconds * 1e-9
             self._subscribers = (self._terms_pub.get_subscription_count() > 0,
                                  self._bounds_pub.get_subscription_count() > 0)
         return self._subscribers
 
-    def _read_stamp(self, stamp: object) -> float:
+    def _read_stamp(self, stamp: object, now: float) -> float:
         """A joint_states stamp [s], checked against the node clock.
 
-        The clock is read with the subscriber counts (at most
-        :data:`SUBSCRIBER_CHECK_PERIOD` earlier); a stamp that looks too far ahead of that
-        reading is checked again against the clock read now.
+        The clock (a ``Time`` object per reading) is read at most every
+        :data:`CLOCK_READ_PERIOD` of the monotonic ``now``; a stamp that looks too far
+        ahead of the last reading is checked again against the clock read then.
         """
+        if now - self._clock_read >= CLOCK_READ_PERIOD:
+            self._clock_read = now
+            self._clock_seconds = self.get_clock().now().nanoseconds * 1e-9
         try:
             return read_stamp(stamp, "joint_states.header.stamp", self._clock_seconds)
         except InvalidInputError:

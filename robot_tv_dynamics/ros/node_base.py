@@ -14,10 +14,9 @@ KeyboardInterrupt landing in a callback and logged as FATAL, or an abort in pybi
 installs Python handlers for SIGINT, SIGTERM and SIGHUP that only *record* the request;
 the loop checks it between ``spin_until_future_complete`` calls of at most 0.1 s each,
 then destroys the node and shuts the context down itself. No exception is ever raised
-into a callback. During
-start-up (URDF, Jacobian extremes) the first signal raises :class:`StopRequested` out
-of the constructor instead, so Ctrl-C during a long start-up also ends at once, with
-exit code 0.
+into a callback. During start-up (URDF, Jacobian extremes) the first signal raises
+:class:`StopRequested` out of the constructor instead, so Ctrl-C during a long start-up
+also ends at once, with exit code 0.
 
 **Parents.** A node started by :mod:`robot_tv_dynamics.ros.bringup` gets
 ``ROBOT_TV_DYNAMICS_PARENT_PID`` in its environment: it then asks Linux to send it

@@ -8,14 +8,10 @@ encoded message must deserialize to the message meant.
 from __future__ import annotations
 
 import numpy as np
-import pytest
+from rclpy.serialization import deserialize_message, serialize_message
+from sensor_msgs.msg import JointState
 
-pytest.importorskip("rclpy")
-
-from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-
-from robot_tv_dynamics.ros.joint_state_cdr import (  # noqa: E402
+from robot_tv_dynamics.ros.joint_state_cdr import (
     JointStateDecoder,
     JointStateEncoder,
     JointStateOutput,
