@@ -10,7 +10,7 @@ well-excited samples (a simulated Fourier motion under a constant payload) goes 
 excitation check, update), of its parts, and the ratio to one ``pin.rnea`` call; for the
 projected method also the cost of each active projection onto the band (replayed on the
 instances the run produced, by solver), and a ``projected-euclidean`` row: the same RLS
-with the eigenvalue clipping it used before issue 13. A 1 kHz
+with eigenvalue clipping instead of the projection (the earlier method). A 1 kHz
 joint_states stream leaves 1000 µs per sample; the node adds message conversion and
 publishing (``publish_period``) on top. No timing is asserted anywhere.
 
@@ -215,7 +215,7 @@ def main() -> None:
         for method in (*METHODS, "projected-euclidean"):
             est = OnlineLoadEstimator(model, link, LoadEstimatorSettings(
                 method=method.split("-")[0]))
-            if method == "projected-euclidean":  # before issue 13: eigenvalue clipping
+            if method == "projected-euclidean":  # the earlier method: eigenvalue clipping
                 est.estimator = RecursiveLeastSquares(est.estimator.phi, dataclasses.replace(
                     est.estimator.config, projection="euclidean"), projected=True)
             captured: list[tuple] = []

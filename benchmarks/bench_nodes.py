@@ -22,7 +22,7 @@ the CPU floor of rclpy and DDS under the same traffic).
 Reported: the fraction of samples answered, the unanswered samples as runs of consecutive
 ones (how many, the longest, where the first start), latency from input stamp to torque
 receipt (p50, p99, max), and the CPU of each process from /proc/<pid>/stat (% of one core).
-Goals (issue 11): ≥ 99.9 % answered and p99 < 2 ms (``goal_met``); the node at most
+Goals: ≥ 99.9 % answered and p99 < 2 ms (``goal_met``); the node at most
 ``CPU_GOAL`` = 30 % of a core (``cpu_goal_met``; the goal is for joint_states with q, q̇,
 not for ``--efforts``).
 
@@ -47,7 +47,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "test"))
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-#: The node's CPU goal at 1 kHz [% of one core] (issue 11).
+#: The node's CPU goal at 1 kHz [% of one core] .
 CPU_GOAL = 30.0
 #: The publisher sleeps until this long before each due time, then busy-waits [s].
 BUSY_WAIT = 1.5e-4

@@ -11,7 +11,7 @@ the Panda (9 dof, example-robot-data):
   semi-implicit Euler at 1 kHz, the reason RK4 is the integrator.
 
 Measured on a shared 2-core machine (two runs): plant 39.6–40.4 µs per step, real-time
-factor 24.7–25.2 (issue 11's goal: ≥ 20); closed loop 132–134 µs (7.4–7.6); |ΔE| 2.1e-5 J
+factor 24.7–25.2 (the goal: ≥ 20); closed loop 132–134 µs (7.4–7.6); |ΔE| 2.1e-5 J
 for RK4 (9.9e-6 J over 2 s, the test's span) and 33.6 J for semi-implicit Euler.
 """
 

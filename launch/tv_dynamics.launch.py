@@ -27,10 +27,10 @@ from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
 PACKAGE = "robot_tv_dynamics"
-#: Executables started always; ``sim_node`` (issue: simulated arm) only with use_sim:=true.
+#: Executables started always; ``sim_node`` (the simulated arm) only with use_sim:=true.
 NODES = ("dynamics_node", "monitor_node", "markers_node")
 SIM_NODE = "sim_node"
-#: Added by estimate:=true (issue 13: live payload estimation).
+#: Added by estimate:=true (live payload estimation).
 ESTIMATOR_NODE = "estimator_node"
 #: Its outputs, remapped under ``estimated/`` when use_sim:=true.
 ESTIMATOR_OUTPUTS = ("inertial_parameters", "inertial_parameter_rates", "payload_estimate")

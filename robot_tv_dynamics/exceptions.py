@@ -248,15 +248,19 @@ class StaticHoldingError(RetimingError):
 class RosExtraMissingError(RobotTvDynamicsError):
     """A ROS 2 command runs, but rclpy or a message package is not installed."""
 
-    def __init__(self, command: str, module: str) -> None:
+    def __init__(self, command: str, module: str, source: str | None = None) -> None:
         """Build the error.
 
         Args:
             command: what was started (``dynamics_node``, ``robot-tv-dynamics demo``).
             module: the module that could not be imported (``rclpy``).
+            source: the source tree the package runs from, if it does (the ``[ros]``
+                extra is installed from there: the package is not on PyPI).
         """
         self.command = command
         self.module = module
+        self.source = source
+        where = source if source is not None else "<the robot_tv_dynamics source folder>"
         super().__init__(
             f"{command} needs ROS 2 ({module} is not installed): pip install "
-            "'robot_tv_dynamics[ros]' (the ros-jazzy-* wheels), or source a ROS 2 install")
+            f"'{where}[ros]' (the ros-jazzy-* wheels), or source a ROS 2 install")

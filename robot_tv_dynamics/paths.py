@@ -35,6 +35,12 @@ def _source_config_dir() -> Path | None:
     return None
 
 
+def source_root() -> Path | None:
+    """The source tree the package is imported from (``package.xml`` beside it), or None."""
+    root = Path(__file__).resolve().parents[1]
+    return root if (root / "package.xml").is_file() else None
+
+
 def _ament_config_dir() -> Path | None:
     if not os.environ.get("AMENT_PREFIX_PATH"):
         return None

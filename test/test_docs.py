@@ -105,3 +105,24 @@ def test_the_api_reference_builds_without_a_warning(tmp_path):
     html = (tmp_path / "html" / "api.html").read_text()
     for name in ("RobotModel", "ArmSimulator", "scenario_file", "package_config_dir"):
         assert name in html, name
+
+
+#: What a user of the repository cannot open: the engineers' own design notes and issue
+#: numbers of a tracker that is not public.
+UNOPENABLE = re.compile(r"DESIGN\.md|\b[Ii]ssues? #?\d+|\(#\d+\)|\bbefore issue\b")
+#: Every text a user reads: docs, README, CHANGELOG, code and its docstrings, scripts.
+USER_TEXTS = [*PAGES, REPO / "CHANGELOG.md", *sorted((REPO / "robot_tv_dynamics").rglob("*.py")),
+              *sorted((REPO / "benchmarks").glob("*.py")), *sorted((REPO / "launch").glob("*.py")),
+              *sorted((REPO / "scripts").glob("*")), *sorted((REPO / "config").rglob("*.yaml")),
+              REPO / "pyproject.toml", REPO / "setup.py", REPO / "package.xml"]
+
+
+def test_no_text_refers_to_files_or_issues_a_user_cannot_open():
+    found = []
+    for path in USER_TEXTS:
+        if not path.is_file():
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if UNOPENABLE.search(line):
+                found.append(f"{path.relative_to(REPO)}:{number}: {line.strip()[:100]}")
+    assert not found, "\n".join(found)

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from robot_tv_dynamics.exceptions import RosExtraMissingError
+
 REPO = Path(__file__).resolve().parents[1]
 UR5 = "ur_description/urdf/ur5_robot.urdf"
 PANDA = "panda_description/urdf/panda.urdf"
@@ -145,9 +147,10 @@ def test_a_node_without_the_ros_extra_names_the_extra_in_one_line(core_venv, tmp
     result = run([str(core_venv / "dynamics_node")], cwd=tmp_path, timeout=60)
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "robot_tv_dynamics[ros]" in lines[0], result.stderr
+    # Installed from a wheel there is no source tree to name: the hint says where to run pip.
+    assert len(lines) == 1 and "source folder>[ros]'" in lines[0], result.stderr
     demo = run([str(core_venv / "robot-tv-dynamics"), "demo"], cwd=tmp_path, timeout=60)
-    assert demo.returncode == 2 and "robot_tv_dynamics[ros]" in demo.stderr
+    assert demo.returncode == 2 and "source folder>[ros]'" in demo.stderr
     assert len(demo.stderr.strip().splitlines()) == 1, demo.stderr
 
 
@@ -207,3 +210,12 @@ def test_the_node_entry_points_run_the_node_modules():
         assert getattr(entry_points, name).__name__ == name
     with pytest.raises(Exception, match=r"robot_tv_dynamics\[ros\]"):
         entry_points.require_ros("x_node", modules=("no_such_module_rtd",))
+
+
+def test_the_missing_ros_message_names_the_source_tree_it_runs_from(monkeypatch):
+    from robot_tv_dynamics.ros import entry_points
+    monkeypatch.setattr(entry_points.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(RosExtraMissingError) as caught:
+        entry_points.require_ros("dynamics_node")
+    # The package is not on PyPI: the command that works is the local install of the extra.
+    assert f"pip install '{REPO}[ros]'" in str(caught.value)

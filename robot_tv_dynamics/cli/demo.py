@@ -13,6 +13,7 @@ import importlib.util
 
 from robot_tv_dynamics.demo import SCENARIOS
 from robot_tv_dynamics.exceptions import RosExtraMissingError
+from robot_tv_dynamics.paths import source_root
 
 NAME = "demo"
 #: The demo's DDS side, imported by :func:`run` only (test/test_layering.py checks it).
@@ -60,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
     """
     for module in ROS_MODULES:
         if importlib.util.find_spec(module) is None:
-            raise RosExtraMissingError("robot-tv-dynamics demo", module)
+            root = source_root()
+            raise RosExtraMissingError("robot-tv-dynamics demo", module,
+                                       None if root is None else str(root))
     runner = importlib.import_module(RUNNER)
     return int(runner.run(args))

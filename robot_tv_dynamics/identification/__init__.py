@@ -1,4 +1,4 @@
-"""Identification of Θ and joint friction from measured joint data (issue #12).
+"""Identification of Θ and joint friction from measured joint data.
 
 One concept per module: :mod:`.data` (bag/CSV reading, zero-phase filtering),
 :mod:`.friction` (friction model and file), :mod:`.regressor` (stacked regressors),

@@ -1,4 +1,4 @@
-"""Generalized-momentum observer for arms with time-dependent inertia (issue #14).
+"""Generalized-momentum observer for arms with time-dependent inertia.
 
 - :mod:`.momentum`: p = ∂L/∂q̇ of eq. (30) with the Ψ coupling, and β = ∂L/∂q of its
   balance ṗ = τ + τ_ext + β (by contraction, the reference, and by two RNEA passes,

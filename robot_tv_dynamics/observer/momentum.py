@@ -1,6 +1,6 @@
 r"""The generalized momentum p = ∂L/∂q̇ of eq. (30)/(39) and its balance.
 
-With the kinetic energy of eq. (30) (Q₀ form, DESIGN.md §2) and the body twists
+With the kinetic energy of eq. (30) (Q₀ form, docs/concepts.md) and the body twists
 V_l = J_l(q) q̇ (LOCAL, linear part first),
 
 .. math::

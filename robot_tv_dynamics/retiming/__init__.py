@@ -1,4 +1,4 @@
-"""Effort-feasible time-optimal retiming along a planned path (issue #15).
+"""Effort-feasible time-optimal retiming along a planned path.
 
 :func:`retime` takes a :class:`~robot_tv_dynamics.evaluation.Trajectory` and a payload
 or loading process and returns a :class:`~robot_tv_dynamics.retiming.result.RetimeResult`

@@ -282,7 +282,7 @@ class DynamicsNode(node_base.ModelNode):
             InertiaStamped, "payload", self._on_payload, qos.RELIABLE_QOS)
         self.create_subscription(
             JointTrajectory, "reference", self._on_reference, qos.RELIABLE_QOS)
-        # MoveIt pipeline (issue #7): a planned trajectory → its efforts + a verdict
+        # MoveIt pipeline: a planned trajectory → its efforts + a verdict
         self._planned_pub = self.create_publisher(
             JointTrajectory, "planned_trajectory_efforts", qos.RELIABLE_QOS)
         self.create_subscription(

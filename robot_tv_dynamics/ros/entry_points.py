@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from robot_tv_dynamics.exceptions import RosExtraMissingError
+from robot_tv_dynamics.paths import source_root
 
 #: What a node needs besides the core (the ``[ros]`` extra provides all of it).
 ROS_MODULES = ("rclpy", "std_msgs", "sensor_msgs", "geometry_msgs", "diagnostic_msgs",
@@ -33,7 +34,8 @@ def require_ros(command: str, modules: Sequence[str] = ROS_MODULES) -> None:
         except (ImportError, ValueError):
             found = False
         if not found:
-            raise RosExtraMissingError(command, module)
+            root = source_root()
+            raise RosExtraMissingError(command, module, None if root is None else str(root))
 
 
 def _node_main(name: str) -> Callable[[], int | None]:

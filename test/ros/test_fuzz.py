@@ -483,7 +483,7 @@ def test_dynamics_node_memory_stays_bounded_at_1_khz(tester, nodes, panda):
 
 def test_joint_states_are_answered_while_a_long_planned_trajectory_is_evaluated(
         tester, nodes, panda):
-    """Issue #18, 11: a 10⁴-point planned trajectory (~3 s) no longer blocks the torques."""
+    """A 10⁴-point planned trajectory (~3 s) no longer blocks the torques."""
     dyn = nodes["dynamics"]
     client = DynamicsClient(tester, dyn, panda)
     client.t = float(int(time.time())) + 240.0  # past every stamp sent before
