@@ -8,14 +8,21 @@ recorded bag :mod:`robot_tv_dynamics.demo`.
 from __future__ import annotations
 
 import argparse
+import datetime
 import importlib
 import importlib.util
+import sys
+from pathlib import Path
 
 from robot_tv_dynamics.demo import SCENARIOS
-from robot_tv_dynamics.exceptions import RosExtraMissingError
+from robot_tv_dynamics.exceptions import DemoError, RosExtraMissingError
 from robot_tv_dynamics.paths import source_root
 
 NAME = "demo"
+#: The default output folder, in the working directory.
+DEFAULT_OUT = "demo_output"
+#: The files a run writes; a folder holding any of them holds an earlier run.
+OUTPUTS = ("run.mcap", "report.png", "summary.json")
 #: The demo's DDS side, imported by :func:`run` only (test/test_layering.py checks it).
 RUNNER = "robot_tv_dynamics.ros.demo"
 #: What the demo's DDS side imports besides the core (the ``[ros]`` extra).
@@ -38,9 +45,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "YAML file in that format (default: fill)")
     parser.add_argument("--duration", type=float, default=8.0,
                         help="simulated time [s] (default: 8)")
-    parser.add_argument("--out", default="demo_output",
-                        help="output directory for run.mcap, report.png, summary.json "
-                             "(default: ./demo_output)")
+    parser.add_argument("--out", default=None,
+                        help="output directory for run.mcap, report.png, summary.json; one "
+                             "that holds an earlier run is refused unless --overwrite "
+                             f"(default: ./{DEFAULT_OUT}, or ./{DEFAULT_OUT}_<date-time> "
+                             "when that holds an earlier run: the demo says which)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace the outputs of an earlier run in --out")
     parser.add_argument("--urdf", default="",
                         help="URDF of the arm (default: the Panda of example-robot-data)")
     parser.add_argument("--link", default="",
@@ -64,5 +75,43 @@ def run(args: argparse.Namespace) -> int:
             root = source_root()
             raise RosExtraMissingError("robot-tv-dynamics demo", module,
                                        None if root is None else str(root))
+    args.out = str(output_folder(args.out, args.overwrite))
     runner = importlib.import_module(RUNNER)
     return int(runner.run(args))
+
+
+def _holds_a_run(folder: Path) -> bool:
+    return any((folder / name).exists() for name in OUTPUTS)
+
+
+def output_folder(out: str | None, overwrite: bool = False,
+                  now: datetime.datetime | None = None) -> Path:
+    """Where the demo writes: ``out``, or the default folder, never an earlier run unasked.
+
+    Args:
+        out: ``--out`` as given, None for the default.
+        overwrite: ``--overwrite``: an earlier run in ``out`` may be replaced.
+        now: the time that names a fresh default folder (tests; default: now).
+
+    Returns:
+        ``out``; without ``out``, ``./demo_output`` unless it holds an earlier run, else
+        ``./demo_output_<YYYYmmdd-HHMMSS>`` (said on stderr).
+
+    Raises:
+        DemoError: ``out`` holds an earlier run and ``overwrite`` is not set.
+    """
+    if out is not None:
+        folder = Path(out)
+        earlier = [name for name in OUTPUTS if (folder / name).exists()]
+        if earlier and not overwrite:
+            raise DemoError(f"{folder} holds an earlier run ({', '.join(earlier)}); give "
+                            "another --out, or --overwrite to replace it")
+        return folder
+    folder = Path(DEFAULT_OUT)
+    if _holds_a_run(folder) and not overwrite:
+        stamp = (now or datetime.datetime.now()).strftime("%Y%m%d-%H%M%S")
+        fresh = Path(f"{DEFAULT_OUT}_{stamp}")
+        print(f"demo: ./{DEFAULT_OUT} holds an earlier run; writing to ./{fresh}",
+              file=sys.stderr)
+        return fresh
+    return folder
