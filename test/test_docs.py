@@ -96,6 +96,16 @@ def test_the_simulation_example_in_the_docs_runs():
     assert "load body mass: true" in result.stdout
 
 
+def test_the_python_example_in_the_readme_runs_as_pasted(tmp_path):
+    text = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) == 1, "the README has one python example"
+    result = subprocess.run([sys.executable, "-c", blocks[0]], capture_output=True, text=True,
+                            timeout=120, cwd=tmp_path)  # an empty folder, nothing defined
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert float(result.stdout.split()[-1]) < 1e-9  # the forward/inverse round trip
+
+
 def test_the_api_reference_builds_without_a_warning(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
