@@ -9,6 +9,7 @@ One module per subcommand, each with ``NAME``, ``HELP``, ``DESCRIPTION`` (option
 * ``evaluate``: a planned trajectory under a payload (:mod:`.evaluate`);
 * ``retime``: the fastest timing of that path within the effort limits (:mod:`.retime`);
 * ``excite``: an exciting trajectory for identification within the limits (:mod:`.excite`);
+* ``record``: a simulated arm's joint_states bag, as a real arm records it (:mod:`.record`);
 * ``identify``: physically consistent link inertias and friction from a bag (:mod:`.identify`);
 * ``observe``: the generalized-momentum observer over a recorded bag (:mod:`.observe`);
 * ``estimate``: the live payload estimator replayed over a recorded bag (:mod:`.estimate`).
@@ -36,13 +37,14 @@ from robot_tv_dynamics.cli import (
     excite,
     identify,
     observe,
+    record,
     retime,
 )
 from robot_tv_dynamics.exceptions import RobotTvDynamicsError
 
 #: The subcommands, in ``--help`` order.
 COMMANDS: tuple[ModuleType, ...] = (
-    demo, bounds, evaluate, retime, excite, identify, estimate, observe)
+    demo, bounds, evaluate, retime, excite, record, identify, estimate, observe)
 #: Run when the command line names no subcommand (the README's main job).
 DEFAULT_COMMAND = "demo"
 

@@ -1,0 +1,355 @@
+r"""A simulated recording that looks like a real arm's: the data identify and estimate read.
+
+A real user's input is a bag of ``joint_states`` with efforts from an arm whose inertias
+differ from the URDF's CAD values, with friction that no model captures fully and sensor
+noise that is neither white nor equal across joints. :func:`simulate_recording` makes
+such data from a planned trajectory, so that the package's own pipelines can be tried
+(and tested) against data they were not built from:
+
+- the arm's true Θ is the URDF's perturbed (:func:`perturbed_theta`: each body's mass,
+  COM and principal second moments changed, the body kept physically consistent);
+- the motion is the trajectory played back exactly (the arm tracks perfectly), sampled at
+  ``rate`` by the interpolation a ros2_control joint_trajectory_controller uses (quintic
+  through positions, velocities and accelerations; cubic with velocities only);
+- the effort is eq. (39) of the true Θ(t) (a loading process or a constant payload may
+  be added on a link), plus :class:`StribeckFriction` (viscous, Coulomb, offset **and a
+  Stribeck bump** that the package's friction model does not have), plus AR(1) coloured
+  noise per joint (:func:`coloured_noise`), plus white noise on the measured velocity.
+
+.. math::
+
+    \tau_{meas}(t_k) = \tau_{(39)}(q, \dot q, \ddot q, \Theta_{true}(t_k)) +
+    \tau_f(\dot q) + n_k, \quad n_k = a n_{k-1} + \sqrt{1 - a^2}\,\sigma e_k,
+    \quad a = e^{-\Delta t / T_c}
+
+:func:`write_joint_states_bag` writes the samples as a rosbag2 (MCAP) that ``identify``,
+``estimate`` and ``observe`` read. ``robot-tv-dynamics record`` is the command.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from robot_tv_dynamics.arrays import Array, check_finite
+from robot_tv_dynamics.evaluation.efforts import evaluate
+from robot_tv_dynamics.evaluation.payload import Load
+from robot_tv_dynamics.evaluation.trajectory import Trajectory
+from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.inertia import (
+    consistency_margin,
+    mass_com_inertia_from_phi,
+    phi_from_mass_com_inertia,
+)
+from robot_tv_dynamics.model import RobotModel
+
+#: Sensor-noise levels a real arm's joint torques show after identification [N·m].
+DEFAULT_NOISE_STD = 0.5
+#: Correlation time of the torque noise [s] (a few samples at 1 kHz: coloured, not white).
+DEFAULT_NOISE_CORRELATION = 0.005
+
+
+@dataclass(frozen=True)
+class StribeckFriction:
+    r"""Joint friction with a Stribeck bump: more than the package's model can fit.
+
+    .. math::
+
+        \tau_f = b_v \dot q + (b_c + b_s e^{-(\dot q / v_s)^2}) \tanh(\dot q / v_c) + b_o
+
+    Attributes:
+        viscous: b_v (nv,) [N·m·s/rad].
+        coulomb: b_c (nv,) [N·m].
+        stribeck: b_s (nv,) [N·m]: the extra breakaway friction at low speed.
+        offset: b_o (nv,) [N·m].
+        coulomb_velocity: v_c [rad/s].
+        stribeck_velocity: v_s [rad/s].
+    """
+
+    viscous: Array
+    coulomb: Array
+    stribeck: Array
+    offset: Array
+    coulomb_velocity: float = 0.02
+    stribeck_velocity: float = 0.1
+
+    @classmethod
+    def random(cls, nv: int, rng: np.random.Generator) -> StribeckFriction:
+        """Coefficients in the ranges of small and medium arms' joints."""
+        return cls(rng.uniform(0.1, 0.6, nv), rng.uniform(0.2, 1.0, nv),
+                   rng.uniform(0.1, 0.4, nv), rng.uniform(-0.3, 0.3, nv))
+
+    def torque(self, qd: npt.ArrayLike) -> Array:
+        """τ_f for velocities (K, nv) or (nv,) [rad/s] → [N·m]."""
+        qd = np.asarray(qd, dtype=float)
+        breakaway = self.coulomb + self.stribeck * np.exp(-(qd / self.stribeck_velocity) ** 2)
+        return (self.viscous * qd + breakaway * np.tanh(qd / self.coulomb_velocity)
+                + self.offset)
+
+    def as_dict(self, joint_names: Sequence[str]) -> dict[str, dict[str, float]]:
+        """Joint → coefficients (the truth file's ``friction``)."""
+        return {name: {"viscous": float(self.viscous[i]), "coulomb": float(self.coulomb[i]),
+                       "stribeck": float(self.stribeck[i]), "offset": float(self.offset[i]),
+                       "coulomb_velocity": self.coulomb_velocity,
+                       "stribeck_velocity": self.stribeck_velocity}
+                for i, name in enumerate(joint_names)}
+
+
+def perturbed_theta(model: RobotModel, rng: np.random.Generator, *, mass: float = 0.1,
+                    inertia: float = 0.2, com: float = 0.01,
+                    theta: npt.ArrayLike | None = None) -> Array:
+    """Θ of a real arm near its URDF: every body changed, every body still consistent.
+
+    Args:
+        model: the arm.
+        rng: random source.
+        mass: relative mass change, each body's mass × (1 ± U(0, mass)).
+        inertia: relative change of each principal second moment about the COM
+            (Σ_c = ½ tr(I_c) I − I_c, whose eigenvalues are the point-cloud variances:
+            scaling them by a positive factor keeps the body consistent).
+        com: COM shift, U(−com, com) per axis [m].
+        theta: Θ to perturb, (N, 10) eq. (7) order; None = ``model.theta_nominal``.
+
+    Returns:
+        Θ_true (N, 10) [kg, kg·m, kg·m²], about each body origin.
+
+    Raises:
+        InvalidInputError: a relative change ≥ 1 (a factor could be ≤ 0) or negative.
+    """
+    for name, value in (("mass", mass), ("inertia", inertia)):
+        if not 0.0 <= value < 1.0:
+            raise InvalidInputError(name, f"relative change must be in [0, 1), got {value:g}")
+    if com < 0.0:
+        raise InvalidInputError("com", f"COM shift must be ≥ 0 [m], got {com:g}")
+    out = np.array(model.theta_nominal if theta is None else model.check_theta(theta))
+    for body in range(out.shape[0]):
+        m, c, inertia_c = mass_com_inertia_from_phi(out[body])
+        if m <= 0.0:
+            continue
+        sigma = 0.5 * np.trace(inertia_c) * np.eye(3) - inertia_c
+        values, vectors = np.linalg.eigh(sigma)
+        values = np.maximum(values, 0.0) * (1.0 + rng.uniform(-inertia, inertia, 3))
+        sigma = (vectors * values) @ vectors.T
+        out[body] = phi_from_mass_com_inertia(
+            m * (1.0 + rng.uniform(-mass, mass)), c + rng.uniform(-com, com, 3),
+            np.trace(sigma) * np.eye(3) - sigma)
+    return out
+
+
+def coloured_noise(rng: np.random.Generator, samples: int, std: npt.ArrayLike,
+                   correlation_time: float, rate: float) -> Array:
+    """AR(1) noise per column with stationary standard deviation ``std``.
+
+    Args:
+        rng: random source.
+        samples: K rows.
+        std: σ per column (n,) or a scalar.
+        correlation_time: T_c [s]; 0 gives white noise.
+        rate: sample rate [Hz].
+
+    Returns:
+        (K, n) noise; each column has autocorrelation e^{−|Δt|/T_c}.
+    """
+    std = np.atleast_1d(np.asarray(std, dtype=float))
+    a = float(np.exp(-1.0 / (rate * correlation_time))) if correlation_time > 0 else 0.0
+    white = rng.standard_normal((samples, std.size))
+    noise = np.empty_like(white)
+    noise[0] = white[0]
+    gain = np.sqrt(1.0 - a * a)
+    for k in range(1, samples):
+        noise[k] = a * noise[k - 1] + gain * white[k]
+    return noise * std
+
+
+def resample(trajectory: Trajectory, rate: float) -> Trajectory:
+    """The trajectory at ``rate`` as ros2_control's joint_trajectory_controller plays it.
+
+    Between two points: the quintic through (q, q̇, q̈) at both ends when accelerations
+    are given, the cubic through (q, q̇) when only velocities are, linear otherwise.
+
+    Raises:
+        InvalidInputError: a non-positive rate.
+    """
+    if rate <= 0.0:
+        raise InvalidInputError("rate", f"must be > 0 [Hz], got {rate:g}")
+    t_knots = trajectory.time_from_start
+    t = np.arange(t_knots[0], t_knots[-1] + 0.5 / rate, 1.0 / rate)
+    t = t[t <= t_knots[-1] + 1e-12]
+    seg = np.clip(np.searchsorted(t_knots, t, side="right") - 1, 0, t_knots.size - 2)
+    h = (t_knots[seg + 1] - t_knots[seg])[:, None]
+    s = (t - t_knots[seg])[:, None] / h
+    p0, p1 = trajectory.positions[seg], trajectory.positions[seg + 1]
+    zeros = np.zeros_like(trajectory.positions)
+    v = trajectory.velocities
+    a = trajectory.accelerations
+    if v is None:
+        q = p0 + s * (p1 - p0)
+        return Trajectory(trajectory.joint_names, t, q)
+    v0, v1 = v[seg] * h, v[seg + 1] * h
+    a0, a1 = ((zeros if a is None else a)[seg] * h * h,
+              (zeros if a is None else a)[seg + 1] * h * h)
+    if a is None:  # cubic Hermite
+        c = np.stack([p0, v0, 3 * (p1 - p0) - 2 * v0 - v1, 2 * (p0 - p1) + v0 + v1, zeros[seg],
+                      zeros[seg]])
+    else:  # quintic Hermite
+        c = np.stack([p0, v0, 0.5 * a0,
+                      10 * (p1 - p0) - 6 * v0 - 4 * v1 - 1.5 * a0 + 0.5 * a1,
+                      -15 * (p1 - p0) + 8 * v0 + 7 * v1 + 1.5 * a0 - a1,
+                      6 * (p1 - p0) - 3 * (v0 + v1) - 0.5 * (a0 - a1)])
+    powers = np.stack([s ** i for i in range(6)])
+    q = np.einsum("ikn,ikn->kn", c, powers)
+    qd = np.einsum("ikn,ikn->kn", c[1:] * np.arange(1, 6)[:, None, None], powers[:5]) / h
+    qdd = np.einsum("ikn,ikn->kn", c[2:] * np.array([2, 6, 12, 20])[:, None, None],
+                    powers[:4]) / (h * h)
+    return Trajectory(trajectory.joint_names, t, q, qd, qdd)
+
+
+@dataclass(frozen=True)
+class SimulatedRecording:
+    """Samples of a simulated arm, measured as a real one is, and the truth behind them.
+
+    Attributes:
+        joint_names: the model's joints (nv,), the columns.
+        t: sample times from the start [s] (K,).
+        q: joint positions (K, nv) [rad or m].
+        qd: measured joint velocities (true + white noise) (K, nv).
+        qdd: true joint accelerations (K, nv) (not recorded: a real arm has none).
+        effort: measured effort (K, nv) [N·m]: eq. (39) + friction + coloured noise.
+        effort_rigid: eq. (39) of the true Θ(t) alone (K, nv).
+        friction_torque: τ_f along the motion (K, nv).
+        noise: the torque noise added (K, nv).
+        theta_true: the arm's Θ without the load (N, 10), eq. (7) order.
+        payload_mass: the load's mass per sample (K,) [kg] (zeros without a load).
+    """
+
+    joint_names: tuple[str, ...]
+    t: Array
+    q: Array
+    qd: Array
+    qdd: Array
+    effort: Array
+    effort_rigid: Array
+    friction_torque: Array
+    noise: Array
+    theta_true: Array
+    payload_mass: Array
+
+
+def simulate_recording(
+    model: RobotModel,
+    trajectory: Trajectory,
+    *,
+    theta_true: npt.ArrayLike | None = None,
+    load: Load | None = None,
+    friction: StribeckFriction | None = None,
+    noise_std: npt.ArrayLike = DEFAULT_NOISE_STD,
+    noise_correlation: float = DEFAULT_NOISE_CORRELATION,
+    velocity_noise_std: float = 1e-3,
+    rate: float = 1000.0,
+    time_offset: float = 0.0,
+    rng: np.random.Generator | None = None,
+) -> SimulatedRecording:
+    """Play ``trajectory`` on a simulated arm and measure it as a real arm's sensors would.
+
+    Args:
+        model: the arm (the URDF the user has).
+        trajectory: the motion, any subset of joints (others held at 0).
+        theta_true: the arm's real Θ (N, 10); None = the URDF's (use
+            :func:`perturbed_theta` for an arm whose inertias are CAD guesses).
+        load: a constant :class:`~robot_tv_dynamics.evaluation.payload.Payload` or a
+            loading process on a link (Θ̇, Ψ, Ψ̇ enter eq. (39)); None: no load.
+        friction: joint friction; None: none.
+        noise_std: torque noise σ per joint (nv,) or one for all [N·m].
+        noise_correlation: the noise's correlation time [s] (0: white).
+        velocity_noise_std: white noise σ on the measured q̇ [rad/s].
+        rate: sample rate [Hz].
+        time_offset: loading-process time at the trajectory's start [s].
+        rng: random source (default: seed 0).
+
+    Returns:
+        A :class:`SimulatedRecording`.
+
+    Raises:
+        InvalidInputError: malformed noise levels or rate; see also
+            :func:`~robot_tv_dynamics.evaluation.efforts.evaluate`.
+    """
+    rng = np.random.default_rng(0) if rng is None else rng
+    nv = model.nv
+    sigma = np.broadcast_to(np.asarray(noise_std, dtype=float), (nv,)).copy()
+    check_finite(sigma, "noise_std", (nv,))
+    if np.any(sigma < 0) or noise_correlation < 0 or velocity_noise_std < 0:
+        raise InvalidInputError("noise", "noise levels and correlation time must be ≥ 0")
+    theta = (model.theta_nominal if theta_true is None
+             else model.check_theta(theta_true)).copy()
+    if not np.all(consistency_margin(theta) > 0):
+        raise InvalidInputError("theta_true", "every body of the true arm must be consistent")
+    played = resample(trajectory, rate)
+    result = evaluate(model, played, load, theta=theta, time_offset=time_offset,
+                      compute_max_payload=False)
+    qd = np.asarray(result.velocities)
+    tau_f = (np.zeros_like(qd) if friction is None else friction.torque(qd))
+    noise = coloured_noise(rng, qd.shape[0], sigma, noise_correlation, rate)
+    rigid = np.asarray(result.effort)
+    return SimulatedRecording(
+        joint_names=tuple(model.joint_names), t=np.asarray(result.t),
+        q=np.asarray(result.positions),
+        qd=qd + velocity_noise_std * rng.standard_normal(qd.shape),
+        qdd=np.asarray(result.accelerations), effort=rigid + tau_f + noise,
+        effort_rigid=rigid, friction_torque=tau_f, noise=noise, theta_true=theta,
+        payload_mass=np.asarray(result.payload_mass))
+
+
+def write_joint_states_bag(path: str | Path, recording: SimulatedRecording, *,
+                           topic: str = "/joint_states", start: float = 100.0) -> Path:
+    """Write the samples as ``sensor_msgs/JointState`` (position, velocity, effort).
+
+    Args:
+        path: the output: a ``.mcap`` file, or a folder (a rosbag2 directory, MCAP storage).
+        recording: the samples.
+        topic: the topic name.
+        start: stamp of the first sample [s] (stamps and log times are equal).
+
+    Returns:
+        The path written.
+
+    Raises:
+        InvalidInputError: ``path`` exists.
+    """
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    path = Path(path)
+    if path.exists():
+        raise InvalidInputError("out", f"{path} exists; remove it or choose another name")
+    store = get_typestore(Stores.ROS2_JAZZY)
+    joint_state = store.types["sensor_msgs/msg/JointState"]
+    header = store.types["std_msgs/msg/Header"]
+    time = store.types["builtin_interfaces/msg/Time"]
+    single_file = path.suffix == ".mcap"
+    folder = Path(tempfile.mkdtemp(dir=path.parent)) / "bag" if single_file else path
+    writer = Writer(folder, version=9, storage_plugin=StoragePlugin.MCAP)
+    writer.open()
+    connection = writer.add_connection(topic, "sensor_msgs/msg/JointState", typestore=store)
+    names = list(recording.joint_names)
+    for k, t in enumerate(recording.t):
+        nanoseconds = int(round((float(t) + start) * 1e9))
+        message: Any = joint_state(
+            header=header(stamp=time(sec=nanoseconds // 1_000_000_000,
+                                     nanosec=nanoseconds % 1_000_000_000), frame_id=""),
+            name=names, position=np.ascontiguousarray(recording.q[k]),
+            velocity=np.ascontiguousarray(recording.qd[k]),
+            effort=np.ascontiguousarray(recording.effort[k]))
+        writer.write(connection, nanoseconds,
+                     store.serialize_cdr(message, "sensor_msgs/msg/JointState"))
+    writer.close()
+    if single_file:
+        shutil.move(str(next(folder.glob("*.mcap"))), path)
+        shutil.rmtree(folder.parent)
+    return path
