@@ -106,6 +106,32 @@ def test_the_python_example_in_the_readme_runs_as_pasted(tmp_path):
     assert float(result.stdout.split()[-1]) < 1e-9  # the forward/inverse round trip
 
 
+def readme_example_block() -> str:
+    """The README's "One example per command" shell block."""
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("## One example per command"):]
+    return re.search(r"```bash\n(.*?)```", section, flags=re.S).group(1)
+
+
+@pytest.mark.slow
+def test_the_readme_one_example_per_command_block_runs_as_a_whole_from_an_empty_folder(
+        tmp_path):
+    block = readme_example_block()
+    ran = [line.split()[1] for line in block.splitlines()
+           if line.startswith("robot-tv-dynamics ")]
+    print("README block runs:", ", ".join(ran))  # the list of what this test ran
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=1500)
+    assert result.returncode == 0, (result.stdout[-2000:], result.stderr[-4000:])
+    for output in ("fill/summary.json", "drain/report.png", "collision/run.mcap",
+                   "efforts.png", "retimed.yaml", "traj.yaml", "arm.mcap",
+                   "ident/identified.urdf", "grasp.mcap", "grasp.json"):
+        assert (tmp_path / output).exists(), output
+    assert {"demo", "bounds", "evaluate", "retime", "excite", "record", "identify",
+            "estimate", "observe"} <= set(ran)
+
+
 def test_the_api_reference_builds_without_a_warning(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",

@@ -97,7 +97,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="each principal second moment × (1 ± U(0, F)) (default 0.2)")
     parser.add_argument("--perturb-com", type=float, default=0.01, metavar="M",
                         help="each COM coordinate + U(−M, M) [m] (default 0.01)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--arm-seed", type=int, default=0,
+                        help="seed of the simulated arm: its inertias and friction (default "
+                             "0; keep it to record the same arm again)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the measurement noise (default 0)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -113,15 +117,15 @@ def run(args: argparse.Namespace) -> int:
         if len(args.noise) not in (1, model.nv):
             raise InvalidInputError(
                 "--noise", f"one value or {model.nv} (one per joint), got {len(args.noise)}")
-        rng = np.random.default_rng(args.seed)
-        theta = perturbed_theta(model, rng, mass=args.perturb_mass,
+        arm = np.random.default_rng(args.arm_seed)
+        theta = perturbed_theta(model, arm, mass=args.perturb_mass,
                                 inertia=args.perturb_inertia, com=args.perturb_com)
-        friction = StribeckFriction.random(model.nv, rng) if args.friction == "random" else None
+        friction = StribeckFriction.random(model.nv, arm) if args.friction == "random" else None
         recording = simulate_recording(
             model, trajectory, theta_true=theta, load=load, friction=friction,
             noise_std=np.array(args.noise), noise_correlation=args.noise_correlation,
             velocity_noise_std=args.velocity_noise, rate=args.rate,
-            time_offset=args.time_offset, rng=rng)
+            time_offset=args.time_offset, rng=np.random.default_rng(args.seed))
         write_joint_states_bag(out, recording)
     except RobotTvDynamicsError as error:
         print(f"record: error: {error}", file=sys.stderr)
@@ -132,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         "noise": {"std": [float(v) for v in np.broadcast_to(args.noise, (model.nv,))],
                   "correlation_time": args.noise_correlation,
                   "velocity_std": args.velocity_noise},
-        "payload": args.payload, "seed": args.seed,
+        "payload": args.payload, "arm_seed": args.arm_seed, "noise_seed": args.seed,
         "samples": int(recording.t.size), "rate": args.rate,
     }
     truth_path.write_text(yaml.safe_dump(truth, sort_keys=False))

@@ -143,3 +143,18 @@ def test_record_writes_a_bag_identify_reads_and_a_truth_file(tmp_path, panda_urd
     assert samples.q.shape == (201, model.nv)
     np.testing.assert_allclose(samples.q[-1, 0], 0.4, atol=1e-12)
     assert main(args) == 2  # the bag exists: refused, not overwritten
+
+
+def test_the_arm_seed_records_the_same_arm_again_with_other_noise(tmp_path, panda_urdf):
+    trajectory = {"joint_names": ["panda_joint2"],
+                  "points": [{"positions": [0.0], "time_from_start": 0.0},
+                             {"positions": [0.2], "time_from_start": 0.5}]}
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(trajectory))
+    base = ["record", "--urdf", str(panda_urdf), "--trajectory", str(tmp_path / "t.yaml"),
+            "--rate", "100"]
+    assert main([*base, "--out", str(tmp_path / "a.mcap")]) == 0
+    assert main([*base, "--seed", "5", "--out", str(tmp_path / "b.mcap")]) == 0
+    assert main([*base, "--arm-seed", "5", "--out", str(tmp_path / "c.mcap")]) == 0
+    a, b, c = (yaml.safe_load((tmp_path / f"{n}.truth.yaml").read_text()) for n in "abc")
+    assert a["theta"] == b["theta"] and a["friction"] == b["friction"]
+    assert a["theta"] != c["theta"]
