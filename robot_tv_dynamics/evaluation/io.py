@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from robot_tv_dynamics.bags import open_bag
 from robot_tv_dynamics.evaluation.payload import Load, payload_from_dict
 from robot_tv_dynamics.evaluation.trajectory import (
     JOINT_TRAJECTORY_TYPE,
@@ -15,7 +16,7 @@ from robot_tv_dynamics.evaluation.trajectory import (
 )
 from robot_tv_dynamics.exceptions import (
     InvalidInputError,
-    RobotTvDynamicsError,
+    RecordingError,
 )
 from robot_tv_dynamics.loading import load_loading_process
 
@@ -65,39 +66,17 @@ def read_bag_joint_trajectory(path: str | Path, topic: str | None = None) -> Any
         The deserialized message (fields as in ``trajectory_msgs/msg/JointTrajectory``).
     """
     try:
-        from rosbags.rosbag2 import Reader
-        from rosbags.typesys import Stores, get_typestore
-    except ImportError as error:  # pragma: no cover - rosbags is a runtime requirement
-        raise InvalidInputError("trajectory", f"reading rosbag2 needs rosbags ({error})") from None
-    path = Path(path)
-    if not path.exists():
-        raise InvalidInputError("trajectory", f"{path}: no such file or directory")
-    typestore = get_typestore(Stores.LATEST)
-    try:
-        with Reader(path) as reader:
-            connections = [c for c in reader.connections if c.msgtype == JOINT_TRAJECTORY_TYPE]
-            if topic is not None:
-                topics = sorted({c.topic for c in reader.connections})
-                if topic not in topics:
-                    raise InvalidInputError("topic", f'"{topic}" is not in the bag {path}; '
-                                            f"topics: {topics}")
-                connections = [c for c in reader.connections if c.topic == topic]
-                if connections[0].msgtype != JOINT_TRAJECTORY_TYPE:
-                    raise InvalidInputError("topic", f'"{topic}" has type '
-                                            f"{connections[0].msgtype}, not "
-                                            f"{JOINT_TRAJECTORY_TYPE}")
-            if not connections:
-                found = sorted({f"{c.topic} ({c.msgtype})" for c in reader.connections})
-                raise InvalidInputError("trajectory", f"the bag {path} has no "
-                                        f"{JOINT_TRAJECTORY_TYPE} topic; topics: {found}")
-            for connection, _, raw in reader.messages(connections=connections):
-                return typestore.deserialize_cdr(raw, connection.msgtype)
-    except RobotTvDynamicsError:
-        raise
-    except Exception as error:  # rosbags raises its own ReaderError, KeyError, OSError…
-        raise InvalidInputError("trajectory", f"cannot read the bag {path}: {error}") from None
-    raise InvalidInputError("trajectory", f"the bag {path} has no message on "
-                            f"{sorted({c.topic for c in connections})}")
+        with open_bag(path) as bag:
+            # No topic named: the first JointTrajectory message on any such topic.
+            chosen = ([bag.choose_topic(JOINT_TRAJECTORY_TYPE, topic)] if topic is not None
+                      else bag.topics_of_type(JOINT_TRAJECTORY_TYPE)
+                      or [bag.choose_topic(JOINT_TRAJECTORY_TYPE)])
+            for _, _, message in bag.messages(chosen):
+                return message
+    except RecordingError as error:
+        argument = "topic" if topic is not None and "topic" in error.problem else "trajectory"
+        raise InvalidInputError(argument, f"{path}: {error.problem}") from None
+    raise InvalidInputError("trajectory", f"the bag {path} has no message on {chosen}")
 
 
 def _read_yaml(path: str | Path, what: str) -> Any:

@@ -40,12 +40,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from robot_tv_dynamics.exceptions import IdentificationDataError
+from robot_tv_dynamics.bags import open_bag
+from robot_tv_dynamics.exceptions import IdentificationDataError, RecordingError
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
 
@@ -182,30 +182,6 @@ def _model_columns(
 
 
 # ---------------------------------------------------------------------- rosbag2
-def _choose_topic(source: str, connections: Sequence[Any], topic: str | None) -> str:
-    topics = {c.topic: c.msgtype for c in connections}
-    if topic is not None:
-        if topic not in topics:
-            raise IdentificationDataError(
-                source, f'topic "{topic}" is not in the bag; topics: {sorted(topics)}')
-        if topics[topic] != JOINT_STATE_TYPE:
-            raise IdentificationDataError(
-                source, f'topic "{topic}" has type {topics[topic]}, not {JOINT_STATE_TYPE}')
-        return topic
-    joint_topics = sorted(name for name, kind in topics.items() if kind == JOINT_STATE_TYPE)
-    if len(joint_topics) == 1:
-        return joint_topics[0]
-    if DEFAULT_TOPIC in joint_topics:
-        return DEFAULT_TOPIC
-    if not joint_topics:
-        raise IdentificationDataError(
-            source, f"the bag has no {JOINT_STATE_TYPE} topic; topics: "
-            f"{sorted(f'{k} ({v})' for k, v in topics.items())}")
-    raise IdentificationDataError(
-        source, f"the bag has several JointState topics {joint_topics} and no "
-        f"{DEFAULT_TOPIC}; choose one with --topic")
-
-
 def read_bag(
     path: str | Path, model: RobotModel, topic: str | None = None,
     progress: Callable[[float], None] | None = None,
@@ -223,13 +199,6 @@ def read_bag(
             effort or position, joints missing or unknown, time going backwards.
     """
     source = str(path)
-    try:
-        from rosbags.highlevel import AnyReader
-        from rosbags.typesys import Stores, get_typestore
-    except ImportError as error:  # pragma: no cover - rosbags is a runtime requirement
-        raise IdentificationDataError(source, f"reading rosbag2 needs rosbags ({error})") from None
-    if not Path(path).exists():
-        raise IdentificationDataError(source, "no such file or directory")
     rows_t: list[float] = []
     rows_q: list[Sequence[float]] = []
     rows_qd: list[Sequence[float]] = []
@@ -237,13 +206,10 @@ def read_bag(
     names: list[str] | None = None
     with_velocity = True
     try:
-        with AnyReader([Path(path)], default_typestore=get_typestore(Stores.LATEST)) as reader:
-            chosen = _choose_topic(source, reader.connections, topic)
-            connections = [c for c in reader.connections if c.topic == chosen]
-            total = max(1, sum(int(getattr(c, "msgcount", 0) or 0) for c in connections))
-            for k, (connection, log_time, raw) in enumerate(
-                    reader.messages(connections=connections)):
-                msg: Any = reader.deserialize(raw, connection.msgtype)
+        with open_bag(path) as bag:
+            chosen = bag.choose_topic(JOINT_STATE_TYPE, topic, default=DEFAULT_TOPIC)
+            total = max(1, bag.counts.get(chosen, 0))
+            for k, (_, log_time, msg) in enumerate(bag.messages([chosen])):
                 these = [str(name) for name in msg.name]
                 if names is None:
                     names = these
@@ -271,10 +237,8 @@ def read_bag(
                     with_velocity = False
                 if progress is not None and k % 500 == 0:
                     progress(k / total)
-    except IdentificationDataError:
-        raise
-    except Exception as error:  # rosbags raises its own errors, KeyError, OSError, ...
-        raise IdentificationDataError(source, f"cannot read the bag ({error})") from None
+    except RecordingError as error:
+        raise IdentificationDataError(source, error.problem) from None
     if progress is not None:
         progress(1.0)
     if names is None:

@@ -1,0 +1,119 @@
+"""The one way the package reads rosbag2 recordings (a folder, one ``.mcap`` or ``.db3``).
+
+:func:`open_bag` opens a recording with rosbags (no ROS install needed; message types of
+the ROS 2 distribution the demo records, Jazzy) and :class:`Bag` hands out its topics by
+type and its messages deserialized, with one error type, :class:`~robot_tv_dynamics.
+exceptions.RecordingError`, that names the file and the problem (rosbags' own errors,
+a missing file, an unknown topic, a topic of the wrong type). ``identify``,
+``estimate``, ``evaluate`` and the demo's analysis read their bags through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from robot_tv_dynamics.exceptions import RecordingError, RobotTvDynamicsError
+
+
+@dataclass
+class Bag:
+    """An open recording: its topics and types, and its messages in log-time order.
+
+    Attributes:
+        path: the recording.
+        topics: topic → message type (``sensor_msgs/msg/JointState``).
+        counts: topic → number of messages (0 when the bag does not say).
+    """
+
+    path: Path
+    topics: dict[str, str]
+    counts: dict[str, int]
+    _reader: Any
+
+    def topics_of_type(self, msgtype: str) -> list[str]:
+        """The topics carrying ``msgtype``, sorted."""
+        return sorted(topic for topic, kind in self.topics.items() if kind == msgtype)
+
+    def choose_topic(self, msgtype: str, topic: str | None = None,
+                     default: str | None = None) -> str:
+        """The topic to read: ``topic`` if given, else the only one of ``msgtype``.
+
+        Args:
+            msgtype: the message type wanted.
+            topic: a topic the user named; it must exist and carry ``msgtype``.
+            default: the topic taken when several carry ``msgtype`` (``/joint_states``).
+
+        Raises:
+            RecordingError: the named topic is absent or of another type; no topic of
+                ``msgtype``; several and none of them ``default`` (choose with --topic).
+        """
+        if topic is not None:
+            if topic not in self.topics:
+                raise RecordingError(str(self.path), f'topic "{topic}" is not in the bag; '
+                                     f"topics: {sorted(self.topics)}")
+            if self.topics[topic] != msgtype:
+                raise RecordingError(str(self.path), f'topic "{topic}" has type '
+                                     f"{self.topics[topic]}, not {msgtype}")
+            return topic
+        found = self.topics_of_type(msgtype)
+        if len(found) == 1:
+            return found[0]
+        if default is not None and default in found:
+            return default
+        if not found:
+            raise RecordingError(str(self.path), f"the bag has no {msgtype} topic; topics: "
+                                 f"{sorted(f'{k} ({v})' for k, v in self.topics.items())}")
+        raise RecordingError(str(self.path), f"the bag has several {msgtype} topics {found}"
+                             + (f" and no {default}" if default else "")
+                             + "; choose one with --topic")
+
+    def messages(self, topics: Sequence[str]) -> Iterator[tuple[str, int, Any]]:
+        """(topic, log time [ns], deserialized message) of ``topics``, in log-time order.
+
+        Raises:
+            RecordingError: a message that cannot be read (rosbags' error named).
+        """
+        reader = self._reader
+        connections = [c for c in reader.connections if c.topic in set(topics)]
+        try:
+            for connection, log_time, raw in reader.messages(connections=connections):
+                yield connection.topic, int(log_time), reader.deserialize(
+                    raw, connection.msgtype)
+        except RobotTvDynamicsError:
+            raise
+        except Exception as error:  # rosbags' own errors, KeyError, OSError, …
+            raise RecordingError(str(self.path), f"cannot read a message ({error})") from None
+
+
+@contextmanager
+def open_bag(path: str | Path) -> Iterator[Bag]:
+    """Open a rosbag2 recording for reading (a folder, or one ``.mcap``/``.db3`` file).
+
+    Raises:
+        RecordingError: no such file, or rosbags cannot open it (its reason named).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise RecordingError(str(path), "no such file or directory")
+    try:
+        from rosbags.highlevel import AnyReader
+        from rosbags.typesys import Stores, get_typestore
+    except ImportError as error:  # pragma: no cover - rosbags is a runtime requirement
+        raise RecordingError(str(path), f"reading rosbag2 needs rosbags ({error})") from None
+    try:
+        reader = AnyReader([path], default_typestore=get_typestore(Stores.ROS2_JAZZY))
+        reader.open()
+    except Exception as error:  # rosbags raises its own errors, KeyError, OSError, …
+        raise RecordingError(str(path), f"cannot open the bag ({error})") from None
+    try:
+        topics = {c.topic: c.msgtype for c in reader.connections}
+        counts: dict[str, int] = {}
+        for c in reader.connections:
+            counts[c.topic] = counts.get(c.topic, 0) + int(getattr(c, "msgcount", 0) or 0)
+        yield Bag(path, topics, counts, reader)
+    finally:
+        reader.close()
