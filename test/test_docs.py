@@ -106,6 +106,50 @@ def test_the_python_example_in_the_readme_runs_as_pasted(tmp_path):
     assert float(result.stdout.split()[-1]) < 1e-9  # the forward/inverse round trip
 
 
+#: The mark before a fenced block that the generic docs test does not run as pasted.
+MARK = re.compile(r"<!-- docs-test: (skip|own test): (.+?) -->\n$")
+#: Fenced code blocks: language, body.
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", flags=re.S | re.M)
+
+
+def code_blocks() -> list[tuple[str, int, str, str, re.Match[str] | None]]:
+    """Every bash/python block of the README and docs: page, line, language, body, mark."""
+    found = []
+    for page in PAGES:
+        text = page.read_text()
+        for block in FENCE.finditer(text):
+            if block.group(1) not in ("bash", "python"):
+                continue
+            before = text[:block.start()]
+            mark = MARK.search(before[before.rfind("\n", 0, len(before) - 1) + 1:])
+            found.append((page.relative_to(REPO).as_posix(), before.count("\n") + 1,
+                          block.group(1), block.group(2), mark))
+    return found
+
+
+BLOCKS = code_blocks()
+
+
+@pytest.mark.parametrize("page,line,language,body,mark", BLOCKS,
+                         ids=[f"{b[0]}:{b[1]}" for b in BLOCKS])
+def test_every_docs_code_block_runs_as_pasted_or_says_why_not(page, line, language, body,
+                                                               mark, tmp_path):
+    if mark is not None:
+        kind, reason = mark.groups()
+        if kind == "own test":
+            assert reason in globals() and reason.startswith("test_"), (
+                f"{page}:{line} names {reason}, which is not a test of this file")
+        print(f"{page}:{line} [{language}] not run here ({kind}: {reason})")
+        return
+    print(f"{page}:{line} [{language}] run as pasted in an empty folder")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    command = ([sys.executable, "-c", body] if language == "python"
+               else ["bash", "-euo", "pipefail", "-c", body])
+    result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, f"{page}:{line}\n{result.stderr[-3000:]}"
+
+
 def readme_example_block() -> str:
     """The README's "One example per command" shell block."""
     text = (REPO / "README.md").read_text()
