@@ -14,7 +14,12 @@ Filtered differentiation itself is :mod:`robot_tv_dynamics.filters`.
 
 from robot_tv_dynamics.inputs.reference import ReferenceAccelerations
 from robot_tv_dynamics.inputs.state import InputRules, ModelInputs, ModelState
-from robot_tv_dynamics.inputs.timeline import Lookup, StampedSeries, TimelineRules
+from robot_tv_dynamics.inputs.timeline import (
+    Lookup,
+    StampedSeries,
+    TimelineRules,
+    seconds_since,
+)
 
 __all__ = ["InputRules", "Lookup", "ModelInputs", "ModelState", "ReferenceAccelerations",
-           "StampedSeries", "TimelineRules"]
+           "StampedSeries", "TimelineRules", "seconds_since"]

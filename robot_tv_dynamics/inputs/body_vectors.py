@@ -92,8 +92,12 @@ class BodyVectorReader:
         self._cached, self._take = names, take
         return take
 
-    def read(self, msg: Any) -> tuple[float, Array | None, Array | None]:
-        """(stamp [s], value (N, width) or None, rate (N, width) or None).
+    def read(self, msg: Any) -> tuple[int, Array | None, Array | None]:
+        """(stamp [ns], value (N, width) or None, rate (N, width) or None).
+
+        The stamp is integer nanoseconds: a float of Unix seconds resolves only
+        ~0.2 µs, which interpolation would turn into a value error; subtract an epoch
+        (:func:`~robot_tv_dynamics.inputs.timeline.seconds_since`) before looking up.
 
         Raises:
             InvalidInputError: a zero or malformed stamp, unknown / duplicate / missing
@@ -126,4 +130,4 @@ class BodyVectorReader:
         if out[0] is None and out[1] is None:
             raise InvalidInputError(self.topic, "has neither position (value) nor velocity "
                                     "(rate)")
-        return t, out[0], out[1]
+        return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec), out[0], out[1]

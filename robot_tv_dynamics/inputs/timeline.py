@@ -18,6 +18,10 @@ stamp t of a joint sample" by one rule, the same online (a node) and offline (a 
   trimmed): the oldest value, its rate or zero, status :data:`AHEAD`;
 - **no sample yet**: status :data:`EMPTY` (the caller keeps its default).
 
+Stamps are seconds since an epoch the caller picks (:func:`seconds_since` from integer
+nanoseconds): Unix seconds as a float resolve only ~0.2 µs, and interpolation would
+turn that into a value error of slope × 0.2 µs.
+
 A node that wants the interpolated answer waits until :meth:`StampedSeries.covers` the
 sample's stamp, at most ``window`` seconds of joint-sample time
 (:meth:`StampedSeries.lag` says how far behind the series is); after that it answers
@@ -48,6 +52,11 @@ STALE = "stale"
 AHEAD = "ahead"
 #: No sample yet.
 EMPTY = "empty"
+
+
+def seconds_since(stamp_ns: int, epoch_ns: int) -> float:
+    """(stamp − epoch) in seconds [s], exact in integers before the one rounding."""
+    return (stamp_ns - epoch_ns) * 1e-9
 
 
 @dataclass(frozen=True)
@@ -134,18 +143,18 @@ class StampedSeries:
         """Insert a sample at its stamp (any arrival order; a repeated stamp replaces).
 
         Args:
-            stamp: the time the value refers to [s], finite and > 0.
+            stamp: the time the value refers to, since the caller's epoch [s], finite.
             value: the value, of the series' shape.
             rate: its published rate, or None (then rates come from stamps).
 
         Raises:
-            InvalidInputError: a zero or non-finite stamp, a stamp older than the
+            InvalidInputError: a non-finite stamp, a stamp older than the
                 history kept, a value or rate of the wrong shape or not finite (nothing
                 changes).
         """
-        if not math.isfinite(stamp) or stamp <= 0.0:
+        if not math.isfinite(stamp):
             raise InvalidInputError(f"{self.name}.header.stamp",
-                                    f"must be finite and > 0 (got {stamp})")
+                                    f"must be finite (got {stamp})")
         value = np.array(check_finite(value, self.name, self.shape), dtype=np.float64)
         if rate is not None:
             rate = np.array(check_finite(rate, f"{self.name} rate", self.shape),

@@ -17,6 +17,7 @@ from robot_tv_dynamics.inputs.timeline import (
     STALE,
     StampedSeries,
     TimelineRules,
+    seconds_since,
 )
 
 SHAPE = (2, 10)
@@ -115,7 +116,7 @@ def test_a_repeated_stamp_replaces_and_history_is_trimmed():
         series.add(T0 + 0.3, np.ones(SHAPE))
 
 
-@pytest.mark.parametrize("stamp", [0.0, -1.0, math.nan, math.inf])
+@pytest.mark.parametrize("stamp", [math.nan, math.inf, -math.inf])
 def test_bad_stamps_are_refused_and_nothing_changes(stamp):
     series = StampedSeries(SHAPE, name="inertial_parameters")
     with pytest.raises(InvalidInputError, match="inertial_parameters.header.stamp"):
@@ -141,3 +142,10 @@ def test_bad_values_are_refused():
 def test_bad_rules_are_refused(kwargs):
     with pytest.raises(InvalidInputError):
         TimelineRules(**kwargs)
+
+
+def test_seconds_since_keeps_nanoseconds_that_unix_seconds_lose():
+    epoch = 1_700_000_000 * 1_000_000_000
+    stamp = epoch + 1_000_000_001  # 1 s + 1 ns
+    assert seconds_since(stamp, epoch) == pytest.approx(1.000000001, abs=1e-15)
+    assert stamp * 1e-9 - epoch * 1e-9 != pytest.approx(1.000000001, abs=1e-12)
