@@ -16,10 +16,11 @@ from robot_tv_dynamics.inputs.reference import ReferenceAccelerations
 from robot_tv_dynamics.inputs.state import InputRules, ModelInputs, ModelState
 from robot_tv_dynamics.inputs.timeline import (
     Lookup,
+    PendingSamples,
     StampedSeries,
     TimelineRules,
     seconds_since,
 )
 
-__all__ = ["InputRules", "Lookup", "ModelInputs", "ModelState", "ReferenceAccelerations",
-           "StampedSeries", "TimelineRules", "seconds_since"]
+__all__ = ["InputRules", "Lookup", "ModelInputs", "ModelState", "PendingSamples",
+           "ReferenceAccelerations", "StampedSeries", "TimelineRules", "seconds_since"]

@@ -33,7 +33,10 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -222,3 +225,53 @@ class StampedSeries:
 
     def _held_rate(self, rate: Array | None) -> Array:
         return np.zeros(self.shape) if rate is None else rate.copy()
+
+
+Item = TypeVar("Item")
+
+
+class PendingSamples(Generic[Item]):
+    """Joint samples waiting for the Θ that covers their stamp (the ``window`` rule).
+
+    A sample is released, in stamp order, as soon as every series it waits for
+    :meth:`~StampedSeries.covers` its stamp (``on_time``), or, late, once a newer joint
+    sample is more than ``window`` past it (then it is answered with the held values and
+    counted in :attr:`late`). A series with no sample yet is not waited for.
+    """
+
+    def __init__(self, window: float) -> None:
+        """An empty queue; ``window`` [s] of joint-sample time (0: never wait)."""
+        self.window = window
+        self._queue: deque[tuple[float, Item]] = deque()
+        self.late = 0
+        self.newest = -math.inf
+
+    def __len__(self) -> int:
+        """Samples waiting."""
+        return len(self._queue)
+
+    def push(self, t: float, item: Item) -> None:
+        """Queue a sample stamped t (stamps increase: the caller checked)."""
+        self._queue.append((t, item))
+        self.newest = max(self.newest, t)
+
+    def release(self, series: Sequence[StampedSeries],
+                flush: bool = False) -> list[tuple[float, Item, bool]]:
+        """(t, item, on_time) of every sample that may be answered now, in order.
+
+        Args:
+            series: the stamped inputs the samples wait for.
+            flush: release everything (shutdown, a model swap).
+        """
+        out: list[tuple[float, Item, bool]] = []
+        while self._queue:
+            t, item = self._queue[0]
+            covered = all(s.covers(t) or not len(s) for s in series)
+            if covered or flush or self.newest - t > self.window or self.window == 0.0:
+                self._queue.popleft()
+                if not covered:
+                    self.late += 1
+                out.append((t, item, covered))
+                continue
+            break
+        return out

@@ -8,17 +8,17 @@ r"""A recorded rosbag2 (MCAP or SQLite) → the momentum observer, sample by sam
 order) with ``rosbags``, as :func:`robot_tv_dynamics.demo.read_recording` does.
 
 **Time and matching rule.** A joint_states sample's time is its header stamp (the
-receive/log time when the stamps are all zero), t = 0 at the first joint_states
-message. A body topic recorded as stamped JointState-shaped vectors
+receive/log time when the stamps are all zero), t = 0 at the first joint_states message.
+A body topic recorded as stamped JointState-shaped vectors
 (:mod:`robot_tv_dynamics.inputs.body_vectors`) is paired **by stamp** through
 :class:`~robot_tv_dynamics.inputs.timeline.StampedSeries` (interpolated between the
 bracketing samples, held after the newest; rates from ``velocity`` or from the stamps),
-whatever its log order. The legacy Float64MultiArray has no header: each array message is assigned to the
-joint_states message nearest to it in log (receive) time (the simulator publishes both
-in one tick); each sample then uses the last array message assigned at or before it
-(zero-order hold). Samples before the first message of a topic that the bag has are
-dropped (counted). A topic the bag lacks falls back to the nominal value (Θ: the
-URDF's; Ψ: zero), and the result says so.
+whatever its log order. The legacy Float64MultiArray has no header: each array message
+is assigned to the joint_states message nearest to it in log (receive) time (the
+simulator publishes both in one tick); each sample then uses the last array message
+assigned at or before it (zero-order hold). Samples before the first message of a topic
+that the bag has are dropped (counted). A topic the bag lacks falls back to the nominal
+value (Θ: the URDF's; Ψ: zero), and the result says so.
 
 **Bad data never crashes the replay.** A joint_states sample without velocity or
 effort, with NaN/Inf, with unknown or missing joint names, or a time not after the

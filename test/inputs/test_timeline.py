@@ -15,6 +15,7 @@ from robot_tv_dynamics.inputs.timeline import (
     HELD,
     INTERPOLATED,
     STALE,
+    PendingSamples,
     StampedSeries,
     TimelineRules,
     seconds_since,
@@ -149,3 +150,22 @@ def test_seconds_since_keeps_nanoseconds_that_unix_seconds_lose():
     stamp = epoch + 1_000_000_001  # 1 s + 1 ns
     assert seconds_since(stamp, epoch) == pytest.approx(1.000000001, abs=1e-15)
     assert stamp * 1e-9 - epoch * 1e-9 != pytest.approx(1.000000001, abs=1e-12)
+
+
+def test_pending_samples_wait_for_cover_then_go_late_past_the_window():
+    theta = StampedSeries(SHAPE)
+    pending: PendingSamples[str] = PendingSamples(window=0.05)
+    pending.push(1.0, "a")
+    assert pending.release([theta]) == [(1.0, "a", True)]  # nothing published: no wait
+    theta.add(1.0, np.zeros(SHAPE))
+    pending.push(1.01, "b")
+    pending.push(1.03, "c")
+    assert pending.release([theta]) == [] and len(pending) == 2
+    theta.add(1.02, np.zeros(SHAPE))
+    assert pending.release([theta]) == [(1.01, "b", True)]  # c still waits
+    pending.push(1.07, "d")  # c is now 0.04 s behind the newest joint sample: waits
+    assert pending.release([theta]) == []
+    pending.push(1.081, "e")  # 0.051 s: c goes late, held; d, e still wait
+    assert pending.release([theta]) == [(1.03, "c", False)] and pending.late == 1
+    assert pending.release([theta], flush=True) == [(1.07, "d", False), (1.081, "e", False)]
+    assert pending.late == 3 and len(pending) == 0
