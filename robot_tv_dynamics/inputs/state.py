@@ -8,7 +8,9 @@ one joint sample into a :class:`ModelState`:
 - **q̈**: from the reference where it covers the sample's stamp (joint by joint), else
   by filtered differentiation of q̇ (:class:`~robot_tv_dynamics.filters.DerivativeFilter`,
   delay 1/(π f_c));
-- **Θ** = the latest Θ (topic, else the URDF's) plus the payload deltas: a payload
+- **Θ** = stamped Θ at the sample's own stamp once any arrived
+  (:meth:`ModelInputs.set_theta_stamped`, the rule of :mod:`~.timeline`; Θ̇ with it),
+  else the latest Θ (topic, else the URDF's), plus the payload deltas: a payload
   replaces one link's URDF share of its body's Φ (exact: Φ is linear in the mass
   distribution);
 - **Θ̇**: the rates topic while it is fresh (``rate_timeout``), else filtered differences
