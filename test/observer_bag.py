@@ -18,6 +18,7 @@ from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
 from robot_tv_dynamics.inertia import phi_to_pinocchio
+from robot_tv_dynamics.inputs.body_vectors import body_vector_names
 from robot_tv_dynamics.loading import loading_process_from_dict
 from robot_tv_dynamics.observer import ExternalWrench
 from robot_tv_dynamics.ros.conversions import PHI_LABELS, PSI_LABELS, dim_label
@@ -71,11 +72,15 @@ def simulate(model, duration=1.0, every=2, wrench=None) -> Samples:
 
 def write_bag(path: Path, model, s: Samples, *, names=None, effort=True,
               arrays=("inertial_parameters", "inertial_parameter_rates", "psi", "psi_rates"),
-              corrupt=None, bodies=None) -> Path:
+              corrupt=None, bodies=None, stamped=False, delay=None, every=1) -> Path:
     """Write ``s`` as a rosbag2 MCAP directory at ``path``; returns the .mcap file.
 
     ``corrupt(k, position, velocity, effort, names) -> (position, velocity, effort, names)``
     may alter sample k; ``bodies`` labels only the first that many body names.
+    ``stamped``: the body topics as JointState-shaped stamped vectors (``<body>/<param>``,
+    position = value; a rates topic carries velocity only), stamped with the sample's
+    stamp. ``delay(k)``: the log time of sample k's body messages after its joint_states
+    [ns] (default 50 µs); ``every``: body messages only for every k-th sample.
     """
     store = get_typestore(Stores.ROS2_JAZZY)
     T = store.types
@@ -89,8 +94,9 @@ def write_bag(path: Path, model, s: Samples, *, names=None, effort=True,
               "psi": (s.psi, "psi", PSI_LABELS), "psi_rates": (s.psi_dot, "psi", PSI_LABELS)}
     with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
         js = writer.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=store)
-        conns = {topic: writer.add_connection(f"/{topic}", "std_msgs/msg/Float64MultiArray",
-                                              typestore=store) for topic in arrays}
+        kind = "sensor_msgs/msg/JointState" if stamped else "std_msgs/msg/Float64MultiArray"
+        conns = {topic: writer.add_connection(f"/{topic}", kind, typestore=store)
+                 for topic in arrays}
         for k in range(s.t.size):
             total = int(round(s.t[k] * 1e9))
             sec, nanosec = EPOCH + total // 1_000_000_000, total % 1_000_000_000
@@ -107,8 +113,22 @@ def write_bag(path: Path, model, s: Samples, *, names=None, effort=True,
                               effort=np.asarray(eff, np.float64))
             log = sec * 1_000_000_000 + nanosec
             writer.write(js, log, store.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+            if k % every:
+                continue
             for topic, connection in conns.items():
                 values, axis, labels = series[topic]
+                body_log = log + (50_000 if delay is None else int(delay(k)))
+                if stamped:
+                    flat = np.asarray(values[k], np.float64).ravel()
+                    rate = topic.endswith("rates")
+                    vector = joint_state(
+                        header=header(stamp=stamp(sec=sec, nanosec=nanosec), frame_id=""),
+                        name=body_vector_names(model.body_names, axis),
+                        position=np.zeros(0) if rate else flat,
+                        velocity=flat if rate else np.zeros(0), effort=np.zeros(0))
+                    writer.write(connection, body_log,
+                                 store.serialize_cdr(vector, "sensor_msgs/msg/JointState"))
+                    continue
                 n, w = values.shape[1:]
                 body_label = dim_label("body", model.body_names[:bodies])
                 message = multi(
@@ -116,6 +136,6 @@ def write_bag(path: Path, model, s: Samples, *, names=None, effort=True,
                                        dim(label=dim_label(axis, labels), size=w, stride=w)],
                                   data_offset=0),
                     data=np.asarray(values[k], np.float64).ravel())
-                writer.write(connection, log + 50_000,
+                writer.write(connection, body_log,
                              store.serialize_cdr(message, "std_msgs/msg/Float64MultiArray"))
     return next(Path(path).glob("*.mcap"))

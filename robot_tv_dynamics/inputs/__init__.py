@@ -7,10 +7,20 @@ Filtered differentiation itself is :mod:`robot_tv_dynamics.filters`.
 - :mod:`~robot_tv_dynamics.inputs.reference`: :class:`ReferenceAccelerations`, q̈ of a
   tracked reference trajectory at a stamp;
 - :mod:`~robot_tv_dynamics.inputs.state`: :class:`ModelInputs`, the rules that turn the
-  latest inputs into the :class:`ModelState` eq. (39) is evaluated at.
+  latest inputs into the :class:`ModelState` eq. (39) is evaluated at;
+- :mod:`~robot_tv_dynamics.inputs.timeline`: :class:`StampedSeries`, Θ/Ψ and their rates
+  keyed by the time they refer to, looked up at a joint sample's stamp.
 """
 
 from robot_tv_dynamics.inputs.reference import ReferenceAccelerations
 from robot_tv_dynamics.inputs.state import InputRules, ModelInputs, ModelState
+from robot_tv_dynamics.inputs.timeline import (
+    Lookup,
+    PendingSamples,
+    StampedSeries,
+    TimelineRules,
+    seconds_since,
+)
 
-__all__ = ["InputRules", "ModelInputs", "ModelState", "ReferenceAccelerations"]
+__all__ = ["InputRules", "Lookup", "ModelInputs", "ModelState", "PendingSamples",
+           "ReferenceAccelerations", "StampedSeries", "TimelineRules", "seconds_since"]

@@ -8,7 +8,9 @@ one joint sample into a :class:`ModelState`:
 - **q̈**: from the reference where it covers the sample's stamp (joint by joint), else
   by filtered differentiation of q̇ (:class:`~robot_tv_dynamics.filters.DerivativeFilter`,
   delay 1/(π f_c));
-- **Θ** = the latest Θ (topic, else the URDF's) plus the payload deltas: a payload
+- **Θ** = stamped Θ at the sample's own stamp once any arrived
+  (:meth:`ModelInputs.set_theta_stamped`, the rule of :mod:`~.timeline`; Θ̇ with it),
+  else the latest Θ (topic, else the URDF's), plus the payload deltas: a payload
   replaces one link's URDF share of its body's Φ (exact: Φ is linear in the mass
   distribution);
 - **Θ̇**: the rates topic while it is fresh (``rate_timeout``), else filtered differences
@@ -42,6 +44,7 @@ from robot_tv_dynamics.dynamics import psi_momentum
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.filters import DerivativeFilter
 from robot_tv_dynamics.inputs.reference import ReferenceAccelerations
+from robot_tv_dynamics.inputs.timeline import EMPTY, StampedSeries, TimelineRules
 from robot_tv_dynamics.model import RobotModel
 
 
@@ -56,12 +59,14 @@ class InputRules:
             when no rates are published [Hz].
         max_gap: a gap between samples longer than this restarts the filters [s].
         rate_timeout: Θ̇ / Ψ / Ψ̇ older than this are stale; 0 = never stale [s].
+        timeline: ages and windows of stamped Θ (:class:`~.timeline.TimelineRules`).
     """
 
     acceleration_cutoff: float = 20.0
     theta_rate_cutoff: float = 5.0
     max_gap: float = 0.5
     rate_timeout: float = 0.5
+    timeline: TimelineRules = TimelineRules()
 
 
 @dataclass(frozen=True)
@@ -136,6 +141,9 @@ class ModelInputs:
         self._zero_theta: Array = np.zeros((n, 10))
         self._zero_gamma: Array = np.zeros((n, 6))
         self._theta: Array = self._theta_base + self._payload_delta
+        #: stamped Θ (Θ̇ with it or from stamps): used at a sample's stamp once it has data
+        self.theta_series = StampedSeries((n, 10), self.rules.timeline, "inertial_parameters")
+        self.theta_status = EMPTY
 
     @property
     def qdd_filter_delay(self) -> float:
@@ -182,6 +190,9 @@ class ModelInputs:
                 dropped.append((link, str(error)))
         self._zero_theta, self._zero_gamma = np.zeros((n, 10)), np.zeros((n, 6))
         self._theta = self._theta_base + self._payload_delta
+        if self.theta_series.shape != (n, 10):  # other bodies: the stamped Θ is void
+            self.theta_series = StampedSeries((n, 10), self.rules.timeline,
+                                              "inertial_parameters")
         return dropped
 
     # ------------------------------------------------------------------ transactions
@@ -228,6 +239,29 @@ class ModelInputs:
             self._theta_base = theta
             self.theta_from_topic = True
             self._theta = theta + self._payload_delta
+
+    def set_theta_stamped(self, stamp: float, theta: Array,
+                          theta_dot: Array | None = None) -> None:
+        """A stamped Θ (N, 10), with its Θ̇ or None, at the time it refers to.
+
+        From then on a sample takes Θ and Θ̇ at its own stamp
+        (:class:`~.timeline.StampedSeries`), payloads added; arrival order does not
+        matter.
+
+        Args:
+            stamp: the time Θ refers to, on the samples' time axis [s].
+            theta: Θ (N, 10).
+            theta_dot: Θ̇ (N, 10), or None (then from the stamps).
+
+        Raises:
+            InvalidInputError: wrong shape, NaN/Inf, beyond :data:`limits.THETA` /
+                :data:`limits.THETA_RATE`, or a stamp older than the history kept.
+        """
+        theta = self._checked(theta, limits.THETA, "theta", 10)
+        if theta_dot is not None:
+            theta_dot = self._checked(theta_dot, limits.THETA_RATE, "theta_dot", 10)
+        self.theta_series.add(stamp, theta, theta_dot)
+        self.theta_from_topic = True
 
     def set_theta_rates(self, theta_dot: Array, now: float) -> None:
         """A published Θ̇ (N, 10).
@@ -313,8 +347,15 @@ class ModelInputs:
         self.last_stamp = t
         self.last_q = q
         qdd = self._acceleration(t, qd)
+        theta, theta_dot = self._theta, self._theta_dot(now)
+        if len(self.theta_series):
+            lookup = self.theta_series.at(t)
+            self.theta_status = lookup.status
+            assert lookup.value is not None and lookup.rate is not None
+            theta, theta_dot = lookup.value + self._payload_delta, lookup.rate
+            self._theta = theta
         return ModelState(
-            t=t, q=q, qd=qd, qdd=qdd, theta=self._theta, theta_dot=self._theta_dot(now),
+            t=t, q=q, qd=qd, qdd=qdd, theta=theta, theta_dot=theta_dot,
             gamma=self._fresh(self._gamma, self._gamma_time, now),
             gamma_dot=self._fresh(self._gamma_dot, self._gamma_dot_time, now),
             _rate_norm=self._rate_norm)

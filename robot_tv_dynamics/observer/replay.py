@@ -8,13 +8,17 @@ r"""A recorded rosbag2 (MCAP or SQLite) → the momentum observer, sample by sam
 order) with ``rosbags``, as :func:`robot_tv_dynamics.demo.read_recording` does.
 
 **Time and matching rule.** A joint_states sample's time is its header stamp (the
-receive/log time when the stamps are all zero), t = 0 at the first joint_states
-message. Float64MultiArray has no header: each array message is assigned to the
-joint_states message nearest to it in log (receive) time (the simulator publishes both
-in one tick); each sample then uses the last array message assigned at or before it
-(zero-order hold). Samples before the first message of a topic that the bag has are
-dropped (counted). A topic the bag lacks falls back to the nominal value (Θ: the
-URDF's; Ψ: zero), and the result says so.
+receive/log time when the stamps are all zero), t = 0 at the first joint_states message.
+A body topic recorded as stamped JointState-shaped vectors
+(:mod:`robot_tv_dynamics.inputs.body_vectors`) is paired **by stamp** through
+:class:`~robot_tv_dynamics.inputs.timeline.StampedSeries` (interpolated between the
+bracketing samples, held after the newest; rates from ``velocity`` or from the stamps),
+whatever its log order. The legacy Float64MultiArray has no header: each array message
+is assigned to the joint_states message nearest to it in log (receive) time (the
+simulator publishes both in one tick); each sample then uses the last array message
+assigned at or before it (zero-order hold). Samples before the first message of a topic
+that the bag has are dropped (counted). A topic the bag lacks falls back to the nominal
+value (Θ: the URDF's; Ψ: zero), and the result says so.
 
 **Bad data never crashes the replay.** A joint_states sample without velocity or
 effort, with NaN/Inf, with unknown or missing joint names, or a time not after the
@@ -40,6 +44,13 @@ import numpy.typing as npt
 from robot_tv_dynamics.exceptions import InvalidInputError, RecordingError, RobotTvDynamicsError
 from robot_tv_dynamics.friction import FrictionParameters
 from robot_tv_dynamics.inertia import Array
+from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
+from robot_tv_dynamics.inputs.timeline import (
+    AHEAD,
+    StampedSeries,
+    TimelineRules,
+    seconds_since,
+)
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.observer.contact import ContactDetector, ContactEvent
 from robot_tv_dynamics.observer.observer import MomentumObserver, ObserverConfig, ObserverLoads
@@ -163,7 +174,8 @@ def _read_messages(path: Path, joint_topic: str
                                      f'"{joint_topic}"; topics: {found}')
             for connection, log_time, raw in reader.messages(connections=connections):
                 name = wanted[connection.topic.lstrip("/")]
-                if name != "joint" and connection.msgtype != ARRAY_TYPE:
+                if name != "joint" and connection.msgtype not in (ARRAY_TYPE,
+                                                                   JOINT_STATE_TYPE):
                     continue
                 msg = store.deserialize_cdr(raw, connection.msgtype)
                 (joint if name == "joint" else arrays.setdefault(name, [])).append(
@@ -209,11 +221,13 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
         notes.append("joint_states stamps are all zero: the receive (log) time is used")
     t_all = np.array([stamp - stamps[0] for stamp in stamps], dtype=np.float64) * 1e-9
 
-    # body arrays: assign each message to the nearest joint_states message by log time
+    # stamped body vectors (JointState-shaped): looked up at each sample's stamp
+    stamped = _stamped_series(model, arrays, joint, skipped)
+    # legacy body arrays: assign each message to the nearest joint_states message by log time
     assigned: dict[str, list[tuple[int, Array]]] = {}
     for topic, (_, axis, width) in BODY_TOPICS.items():
         items = arrays.get(topic)
-        if not items:
+        if not items or topic in stamped:
             continue
         rows: list[tuple[int, Array]] = []
         for lt, msg in items:
@@ -229,7 +243,7 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
         if rows:
             assigned[topic] = rows
     for topic in ("inertial_parameters", "psi"):
-        if topic not in assigned:
+        if topic not in assigned and topic not in stamped:
             fallback = "the URDF's nominal Θ" if topic == "inertial_parameters" else "zero"
             why = "has no valid message" if arrays.get(topic) else "not in the bag"
             notes.append(f"{topic} {why}: {fallback} is used")
@@ -295,6 +309,8 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
         idx = np.where(filled, np.arange(total), 0)
         np.maximum.accumulate(idx, out=idx)
         held[topic] = out[idx]
+    for topic, (values, first_k) in stamped.items():
+        held[topic], first[topic] = values, first_k
     start = max(first.values(), default=0)
     usable = [j for j, k in enumerate(keep) if k >= start]
     if len(usable) < len(keep):
@@ -313,6 +329,63 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
         effort=np.array(effort_rows)[usable], theta=fields["theta"],
         theta_dot=fields["theta_dot"], psi=fields["psi"], psi_dot=fields["psi_dot"],
         dropped=dropped, skipped=skipped, notes=notes)
+
+
+def _stamped_series(model: RobotModel, arrays: dict[str, list[tuple[int, Any]]],
+                    joint: list[tuple[int, Any]], skipped: dict[str, int],
+                    ) -> dict[str, tuple[Array, int]]:
+    """Stamped body-vector topics at every joint_states stamp, by the node's rule.
+
+    Each JointState-shaped topic of :data:`BODY_TOPICS` goes into a
+    :class:`~robot_tv_dynamics.inputs.timeline.StampedSeries` (arrival order does not
+    matter) and is looked up at each joint_states stamp (seconds from integer
+    nanoseconds since the first joint_states stamp,
+    :func:`~robot_tv_dynamics.inputs.timeline.seconds_since`): interpolated between
+    the bracketing samples, held after the newest. A topic carrying rates in
+    ``velocity`` also fills its rates topic when the bag lacks that one; without rates
+    anywhere, the rate comes from the stamps.
+
+    Returns:
+        topic → (values at every joint_states message (K_all, N, width), index of the
+        first message not before the topic's first sample).
+    """
+    out: dict[str, tuple[Array, int]] = {}
+    rates_of = {"inertial_parameters": "inertial_parameter_rates", "psi": "psi_rates"}
+    ns = [int(m.header.stamp.sec) * 1_000_000_000 + int(m.header.stamp.nanosec)
+          for _, m in joint]
+    epoch = ns[0] if ns else 0
+    stamps = [seconds_since(stamp, epoch) for stamp in ns]
+    history = max(stamps[-1] - stamps[0], 0.0) + 1.0 if stamps else 1.0
+    rules = TimelineRules(max_age=history, window=0.0, history=history)
+    for topic, (_, axis, width) in BODY_TOPICS.items():
+        items = [msg for _, msg in arrays.get(topic, ()) if hasattr(msg, "header")]
+        if not items:
+            continue
+        reader = BodyVectorReader(topic, model.body_names, axis)
+        series = StampedSeries((model.n_bodies, width), rules, topic)
+        value_topic = topic in rates_of  # Θ or Ψ (else a rates-only topic)
+        for msg in items:
+            try:
+                t, value, rate = reader.read(msg)
+                if value_topic:
+                    if value is None:
+                        raise InvalidInputError(f"{topic}.position", "is empty (no value)")
+                    series.add(seconds_since(t, epoch), value, rate)
+                else:
+                    if rate is None:
+                        raise InvalidInputError(f"{topic}.velocity", "is empty (no rate)")
+                    series.add(seconds_since(t, epoch), rate)
+            except InvalidInputError as error:
+                _count(skipped, f"{topic}: {error.argument} ({error.problem})"[:120])
+        if not len(series):
+            continue
+        lookups = [series.at(t) for t in stamps]
+        ahead = [lookup.status == AHEAD for lookup in lookups]
+        first_k = ahead.index(False) if False in ahead else len(lookups)
+        out[topic] = (np.array([lookup.value for lookup in lookups]), first_k)
+        if value_topic and rates_of[topic] not in arrays:
+            out[rates_of[topic]] = (np.array([lookup.rate for lookup in lookups]), first_k)
+    return out
 
 
 @dataclass(frozen=True)

@@ -35,12 +35,13 @@ from robot_tv_dynamics import limits
 from robot_tv_dynamics.dynamics import TERM_NAMES
 from robot_tv_dynamics.exceptions import InvalidInputError, UnknownNameError
 from robot_tv_dynamics.inertia import phi_from_mass_com_inertia, require_realizable
+from robot_tv_dynamics.inputs.body_vectors import (
+    PHI_LABELS,
+    PSI_LABELS,
+    body_vector_names,
+)
 from robot_tv_dynamics.inputs.reference import ReferenceAccelerations
 
-#: Entry names along the ``phi`` axis (eq. (7) order).
-PHI_LABELS = ("m", "h1", "h2", "h3", "I11", "I22", "I33", "I12", "I23", "I13")
-#: Entry names along the ``psi`` axis (eq. (27): ∫σρ𝓋 then ∫σρ vec(x𝓋ᵀ)-type entries).
-PSI_LABELS = tuple(f"psi{i}" for i in range(1, 13))
 #: Rows of ``generalized_terms``: the addends of eq. (39) in τ, then τ (their sum).
 TERM_LABELS = (*TERM_NAMES, "tau")
 
@@ -348,6 +349,32 @@ def body_array(
     """Θ / Θ̇ (``axis="phi"``) or Ψ / Ψ̇ (``axis="psi"``) as a labelled message."""
     labels = PHI_LABELS if axis == "phi" else PSI_LABELS if axis == "psi" else None
     return labelled_array(values, [("body", body_names), (axis, labels)])
+
+
+def body_joint_state(
+    stamp: float | Time, body_names: Sequence[str], axis: str = "phi",
+    values: np.ndarray | None = None, rates: np.ndarray | None = None,
+) -> JointState:
+    """Θ / Θ̇ (``axis="phi"``) or Ψ / Ψ̇ (``"psi"``) as a stamped JointState-shaped vector.
+
+    The schema of :mod:`robot_tv_dynamics.inputs.body_vectors`: ``name`` =
+    ``<body>/<parameter>``, ``position`` = the value, ``velocity`` = the rate (either
+    may be None: that field is left empty).
+
+    Args:
+        stamp: the time the value refers to [s], or a builtin_interfaces/Time.
+        body_names: body names, in the rows' order.
+        axis: ``"phi"`` or ``"psi"``.
+        values: (N, 10) or (N, 12), or None.
+        rates: same shape, or None.
+    """
+    msg = JointState(name=body_vector_names(body_names, axis))
+    msg.header.stamp = stamp if isinstance(stamp, Time) else seconds_to_stamp(stamp)
+    if values is not None:
+        msg.position = to_float_array(np.asarray(values).ravel())
+    if rates is not None:
+        msg.velocity = to_float_array(np.asarray(rates).ravel())
+    return msg
 
 
 # ---------------------------------------------------------------------------- payload

@@ -182,3 +182,55 @@ def test_status_levels_values_and_time_conversions():
     assert cv.stamp_to_seconds(stamp) == 12.25
     assert cv.dim_label("term", ["a", "b"]) == "term:a,b"
     assert cv.parse_dim_label("joint") == ("joint", None)
+
+
+# ---------------------------------------------------------------------------- stamped bodies
+def test_stamped_body_vector_round_trips_in_any_name_order(panda):
+    from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
+
+    rng = np.random.default_rng(3)
+    theta = np.array(panda.theta_nominal) + 0.01 * rng.normal(size=(panda.n_bodies, 10))
+    rate = rng.normal(size=theta.shape)
+    msg = cv.body_joint_state(1_700_000_000.25, panda.body_names, "phi", theta, rate)
+    assert msg.name[0] == f"{panda.body_names[0]}/m"
+    assert msg.name[13] == f"{panda.body_names[1]}/h3"
+    assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (1_700_000_000, 250_000_000)
+    order = rng.permutation(len(msg.name))  # a publisher free to order its names
+    shuffled = JointState(name=[msg.name[i] for i in order],
+                          position=[msg.position[i] for i in order],
+                          velocity=[msg.velocity[i] for i in order])
+    shuffled.header.stamp = msg.header.stamp
+    t, value, got_rate = BodyVectorReader("inertial_parameters", panda.body_names, "phi").read(
+        shuffled)
+    assert t == 1_700_000_000_250_000_000  # [ns]
+    np.testing.assert_array_equal(value, theta)
+    np.testing.assert_array_equal(got_rate, rate)
+
+
+def test_stamped_psi_rates_only_message(panda):
+    from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
+
+    psi_dot = np.arange(panda.n_bodies * 12, dtype=float).reshape(panda.n_bodies, 12) * 1e-3
+    msg = cv.body_joint_state(2.0, panda.body_names, "psi", rates=psi_dot)
+    assert msg.name[11] == f"{panda.body_names[0]}/psi12" and len(msg.position) == 0
+    t, value, rate = BodyVectorReader("psi", panda.body_names, "psi").read(msg)
+    assert t == 2_000_000_000 and value is None
+    np.testing.assert_array_equal(rate, psi_dot)
+
+
+@pytest.mark.parametrize("break_it, match", [
+    (lambda m: setattr(m.header, "stamp", Time(sec=0, nanosec=0)), "is zero"),
+    (lambda m: setattr(m, "name", [*m.name[:-1], "nobody/m"]), "not <body>/<parameter>"),
+    (lambda m: setattr(m, "name", [*m.name[:-1], m.name[0]]), "appears twice"),
+    (lambda m: setattr(m, "position", list(m.position)[:-1]), "entries for"),
+    (lambda m: setattr(m, "position", [float("nan")] + list(m.position)[1:]), "non-finite"),
+    (lambda m: setattr(m, "position", [1e12] + list(m.position)[1:]), "position"),
+    (lambda m: (setattr(m, "position", []), setattr(m, "velocity", [])), "neither"),
+])
+def test_stamped_body_vector_bad_input_names_the_problem(panda, break_it, match):
+    from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
+
+    msg = cv.body_joint_state(3.0, panda.body_names, "phi", np.array(panda.theta_nominal))
+    break_it(msg)
+    with pytest.raises(InvalidInputError, match=match):
+        BodyVectorReader("inertial_parameters", panda.body_names, "phi").read(msg)
