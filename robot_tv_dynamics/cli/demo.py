@@ -14,15 +14,11 @@ import importlib.util
 from robot_tv_dynamics.demo import SCENARIOS
 from robot_tv_dynamics.exceptions import RosExtraMissingError
 
-NAME = "demo"
 #: The demo's DDS side, imported by :func:`run` only (test/test_layering.py checks it).
 RUNNER = "robot_tv_dynamics.ros.demo"
 #: What the demo's DDS side imports besides the core (the ``[ros]`` extra).
 ROS_MODULES = ("rclpy", "std_msgs", "sensor_msgs", "diagnostic_msgs", "visualization_msgs")
 
-#: ``robot-tv-dynamics --help`` line and ``demo --help`` description of the subcommand.
-HELP = ("simulated arm under payload loading, estimators, dynamics and monitor nodes over "
-        "DDS; writes run.mcap, report.png, summary.json (default)")
 DESCRIPTION = (
     "The simulated arm, estimators, dynamics and monitors over DDS: sim_node under a "
     "loading process, dynamics_node, a monitor_node per estimate; records run.mcap and "
