@@ -157,10 +157,13 @@ class BringUp:
         processes: node name → process.
         logs: directory of one log file per node, ``<name>.log`` with its stdout and
             stderr (None: the output goes where :meth:`start` is told).
+        killed: the nodes :meth:`stop` had to kill (SIGKILL after the grace period), in
+            order; each is also named on stderr.
     """
 
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
     logs: Path | None = None
+    killed: list[str] = field(default_factory=list)
     _signalled: set[int] = field(default_factory=set, repr=False)
 
     def start(self, name: str, command: Sequence[str],
@@ -231,8 +234,10 @@ class BringUp:
     def stop(self, timeout: float = 10.0) -> dict[str, int]:
         """SIGINT every node once, wait up to ``timeout`` s, then kill; the exit codes.
 
-        A node still running after ``timeout`` is killed with its whole process group
-        (SIGKILL). Idempotent: a node already signalled is not signalled again.
+        A node still running after ``timeout`` (its grace period, counted from the one
+        SIGINT) is killed with its whole process group (SIGKILL), named on stderr and
+        added to :attr:`killed`. Idempotent: a node already signalled is not signalled
+        again.
         """
         for process in self.processes.values():
             if process.poll() is None and process.pid not in self._signalled:
@@ -247,7 +252,10 @@ class BringUp:
             try:
                 codes[name] = process.wait(max(deadline - time.monotonic(), 0.1))
             except subprocess.TimeoutExpired:
+                print(f"bringup: {name} (pid {process.pid}) did not stop within {timeout:g} s "
+                      "of its SIGINT; killing its process group (SIGKILL)", file=sys.stderr)
                 _kill_group(process)
+                self.killed.append(name)
                 codes[name] = process.wait()
         return codes
 
@@ -412,7 +420,8 @@ def _run(args: argparse.Namespace, requested: list[str]) -> int:
     finally:  # whatever ends the wait, no node is left behind
         codes = running.stop()
     if requested:
-        print(f"bringup: {requested[0]}: stopped the nodes, exit codes {codes}",
+        killed = f"; killed {', '.join(running.killed)}" if running.killed else ""
+        print(f"bringup: {requested[0]}: stopped the nodes, exit codes {codes}{killed}",
               file=sys.stderr)
         failed = [exit_status(code) for code in codes.values() if code != 0]
         return failed[0] if failed else 0

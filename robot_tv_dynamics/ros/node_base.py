@@ -27,6 +27,7 @@ SIGTERM when the parent dies (``prctl(PR_SET_PDEATHSIG)``) and, everywhere, watc
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import os
 import signal
 import sys
@@ -137,6 +138,10 @@ def make_executor(config: Any) -> Any:
 
 #: The signals that request a stop.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: Longest a node may take to exit after a stop request [s]: then it prints every
+#: thread's stack (where it hangs) and exits with code 1 — before a bring-up's grace
+#: period (5 s in the demo, 10 s in the bring-up) runs out and it would be SIGKILLed.
+STOP_WATCHDOG_S = 4.0
 _PR_SET_PDEATHSIG = 1
 
 
@@ -151,10 +156,18 @@ class StopRequest:
         reason: why the process stops ("SIGINT", "parent exited", ...); None while it runs.
         starting: while True, the first signal raises :class:`StopRequested` (start-up
             cannot check a flag); the run loop sets it False before spinning.
+        watchdog: seconds from the first request to a forced exit with every thread's
+            stack on stderr (None: none; the node executables use :data:`STOP_WATCHDOG_S`).
     """
 
-    def __init__(self) -> None:
-        """Nothing requested yet; start-up phase."""
+    def __init__(self, watchdog: float | None = None) -> None:
+        """Nothing requested yet; start-up phase.
+
+        Args:
+            watchdog: seconds after the first request after which the process prints
+                every thread's stack and exits with code 1 (None: never).
+        """
+        self.watchdog = watchdog
         self.reason: str | None = None
         self.starting = True
         self._parent: int | None = None
@@ -166,9 +179,17 @@ class StopRequest:
         return self.reason is not None
 
     def request(self, reason: str) -> None:
-        """Record a stop request (the first reason is kept)."""
+        """Record a stop request (the first reason is kept) and arm the stop watchdog.
+
+        The watchdog (:attr:`watchdog`, :func:`faulthandler.dump_traceback_later`; only
+        the node executables' :func:`run_node` sets it) turns a stop that hangs (in a
+        DDS call, a thread that never ends) into every thread's stack on stderr and exit
+        code 1, instead of a SIGKILL that says nothing.
+        """
         if self.reason is None:
             self.reason = reason
+            if self.watchdog is not None:
+                faulthandler.dump_traceback_later(self.watchdog, exit=True)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         first = self.reason is None
@@ -254,7 +275,7 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
     Returns:
         The process exit code.
     """
-    stop = StopRequest()
+    stop = StopRequest(watchdog=STOP_WATCHDOG_S)
     node = None
     code = 0
     try:
