@@ -2,7 +2,7 @@
 
 Each cycle starts ``python -m robot_tv_dynamics.ros.bringup --urdf <Panda> --use-sim
 --estimate`` (five nodes) in its own process group on a private ``ROS_DOMAIN_ID``, waits
-``--after`` seconds (default: cycling through 0.3, 1.5, 4 and 8 s, so that the stop lands
+``--after`` seconds (default: cycling through 0.1, 0.3, 1.5, 4 and 8 s, so that the stop lands
 in the nodes' imports, their model build and their steady run), sends SIGINT to the
 whole group (what a terminal's Ctrl-C does) and waits for the bring-up to exit.
 
@@ -30,7 +30,7 @@ from pathlib import Path
 from robot_tv_dynamics.paths import example_robot_urdf
 
 #: Delays before the stop, cycled through [s] (start-up phases and the steady run).
-DEFAULT_AFTER = (0.3, 1.5, 4.0, 8.0)
+DEFAULT_AFTER = (0.1, 0.3, 1.5, 4.0, 8.0)
 #: Longest a bring-up may take to stop: its nodes' grace period (10 s) and some.
 STOP_LIMIT = 30.0
 KILLED = re.compile(r"bringup: (\S+) \(pid \d+\) did not stop")
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cycles", type=int, default=20)
     parser.add_argument("--after", type=float, default=None,
-                        help="seconds from start to SIGINT (default: cycle 0.3, 1.5, 4, 8)")
+                        help="seconds from start to SIGINT (default: cycle 0.1, 0.3, 1.5, 4, 8)")
     parser.add_argument("--domain", type=int, default=77, help="ROS_DOMAIN_ID (private)")
     parser.add_argument("--json", metavar="FILE", help="also write the results here")
     args = parser.parse_args(argv)

@@ -11,11 +11,13 @@ that ``robot-tv-dynamics --help`` and a node's first lines run at once.
 
 from __future__ import annotations
 
+# isort: off
+# first, before any other import: in an executable of the package, a stop signal while
+# importing exits 0 (an import above it widens the window in which SIGINT kills the node)
+from robot_tv_dynamics import early_stop as _early_stop  # noqa: F401
+# isort: on
 import importlib
 from typing import TYPE_CHECKING, Any
-
-# first: in an executable of the package, a stop signal while importing exits 0
-from robot_tv_dynamics import early_stop as _early_stop  # noqa: F401
 
 if TYPE_CHECKING:
     from robot_tv_dynamics.dynamics import GeneralizedTerms

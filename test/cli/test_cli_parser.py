@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from examples import REPO
@@ -80,3 +81,17 @@ def test_the_public_names_still_import_from_the_package() -> None:
     assert robot_tv_dynamics.inertia.pseudo_inertia is robot_tv_dynamics.pseudo_inertia
     with pytest.raises(AttributeError, match="no_such_name"):
         _ = robot_tv_dynamics.no_such_name  # type: ignore[attr-defined]
+
+
+def test_the_package_imports_early_stop_before_anything_else() -> None:
+    """A node's stop signal during its imports exits 0 only once early_stop is loaded."""
+    import ast
+
+    import robot_tv_dynamics
+
+    tree = ast.parse(Path(robot_tv_dynamics.__file__).read_text(encoding="utf-8"))
+    imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
+               and getattr(node, "module", None) != "__future__"]
+    first = imports[0]
+    assert isinstance(first, ast.ImportFrom) and first.module == "robot_tv_dynamics"
+    assert [alias.name for alias in first.names] == ["early_stop"]
