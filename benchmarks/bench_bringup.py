@@ -6,6 +6,10 @@ Each cycle starts ``python -m robot_tv_dynamics.ros.bringup --urdf <Panda> --use
 in the nodes' imports, their model build and their steady run), sends SIGINT to the
 whole group (what a terminal's Ctrl-C does) and waits for the bring-up to exit.
 
+A SIGINT in the bring-up's own first ~0.1 s (its interpreter importing ``site``, before
+any code of the package runs) ends it as it ends any Python program (CPython's exit
+code 1 or 130); such cycles are marked "before the bring-up started a node".
+
 Reported per cycle: the bring-up's exit code, the nodes it had to kill (its stderr names
 them) and how long the stop took; at the end the count of clean cycles (exit 0, nothing
 killed) and ``all_clean``.
@@ -55,6 +59,7 @@ def run_cycle(after: float, domain: int, log_dir: Path, index: int) -> dict:
         code = process.wait()
     text = log.read_text(errors="replace")
     return {"after_s": after, "exit_code": code, "killed": KILLED.findall(text),
+            "started_nodes": "bringup: started" in text,
             "stop_s": round(time.monotonic() - signalled, 2), "log": str(log)}
 
 
@@ -74,15 +79,19 @@ def main(argv: list[str] | None = None) -> int:
         result = run_cycle(after, args.domain, log_dir, index)
         cycles.append(result)
         print(f"cycle {index + 1:2d}: SIGINT after {after:4.1f} s -> exit {result['exit_code']}, "
-              f"stopped in {result['stop_s']:.2f} s, killed {result['killed'] or 'none'}",
+              f"stopped in {result['stop_s']:.2f} s, killed {result['killed'] or 'none'}"
+              + ("" if result["started_nodes"] else " (before the bring-up started a node)"),
               flush=True)
     clean = sum(1 for c in cycles if c["exit_code"] == 0 and not c["killed"])
+    early = sum(1 for c in cycles if not c["started_nodes"])
     summary = {"cycles": cycles, "clean": clean, "total": len(cycles),
+               "before_any_node": early,
                "all_clean": clean == len(cycles),
                "max_stop_s": max((c["stop_s"] for c in cycles), default=0.0),
                "note": "machine shared with other jobs: stop times are contaminated"}
-    print(f"{clean}/{len(cycles)} cycles exit 0 with no node killed; longest stop "
-          f"{summary['max_stop_s']:.2f} s; logs in {log_dir}")
+    print(f"{clean}/{len(cycles)} cycles exit 0 with no node killed ({early} stopped before "
+          f"the bring-up had started a node); longest stop {summary['max_stop_s']:.2f} s; "
+          f"logs in {log_dir}")
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2))
     return 0 if summary["all_clean"] else 1

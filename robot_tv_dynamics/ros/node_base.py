@@ -301,5 +301,21 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
             rclpy.logging.get_logger(name).info(f"stopping ({stop.reason})")
         if node is not None:
             node.destroy_node()
-        rclpy.try_shutdown()  # the handlers stay: a late signal is only recorded
+        rclpy.try_shutdown()
+        if stop.requested:  # stopping anyway: a repeat (the bring-up's, a second Ctrl-C)
+            ignore_stop_signals()  # must not kill the exit, see ignore_stop_signals
     return code
+
+
+def ignore_stop_signals() -> None:
+    """Ignore :data:`STOP_SIGNALS` from now on (main thread only; elsewhere nothing).
+
+    Python's finalization puts the default action back for a signal with a Python
+    handler, so a repeated SIGINT while the interpreter exits would end it by the signal
+    (exit code -2) instead of 0; an ignored signal stays ignored.
+    """
+    try:
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        pass
