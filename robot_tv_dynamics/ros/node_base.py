@@ -241,10 +241,18 @@ def spin(node: Node, executor: Any, stop: StopRequest | None = None) -> None:
     a core (rclpy's Python executors loop over ``spin_once`` inside the call anyway).
     The EventsExecutor's ``spin()`` in rclpy 7.1 neither runs timers nor returns on
     SIGINT; ``spin_until_future_complete`` with a timeout does both.
+
+    A node with a ``_publish_diagnostics`` method (the model nodes) publishes its first
+    status before the loop: a subscriber to ``/diagnostics`` sees the node as soon as it
+    spins, not one diagnostics period later (its publisher was created at the start of
+    the constructor, so DDS has usually matched it by then).
     """
     stop = stop if stop is not None else StopRequest()
     stop.starting = False
     executor.add_node(node)
+    first_status = getattr(node, "_publish_diagnostics", None)
+    if callable(first_status):  # the node's first status now, not one period after start
+        first_status()
     finished = getattr(node, "finished", None)
     timeout = 0.1 if finished is None else 0.05
     context = node.context
