@@ -3,11 +3,15 @@
 Runs ``python -m robot_tv_dynamics.cli demo --no-progress`` (``--urdf`` and
 ``--duration`` passed on) ``--runs`` times on a private ``ROS_DOMAIN_ID``, and samples
 ``/proc/<pid>/stat`` of the demo process and of every process it started every
-``--period`` s. The measuring window is the simulator's life (from the first sample in
-which ``sim_node`` runs to the last); within it, per process:
+``--period`` s. The measuring window is the simulation (from the first sample in which
+``sim_node`` has logged ``ready:`` to its exit: the nodes' start-up is not in it);
+within it, per process:
 
 - ``cpu_share``: CPU seconds (user + system) / window seconds — 1.0 is one full core;
-- ``total_cores``: the sum over all processes (the demo's demand on the machine).
+- ``total_cores``: the sum over all processes (what the demo got of the machine);
+- ``cores_at_real_time``: CPU seconds of all processes per simulated second — the cores
+  the demo would need to run at a real-time factor of 1 (on a loaded machine it gets
+  less, and the real-time factor drops).
 
 From the demo's ``summary.json``: ``real_time_factor`` (simulated / wall seconds of the
 run). The sim's step budget: at 1 kHz a simulated step must take ≤ 1 ms of wall time to
@@ -53,7 +57,7 @@ def proc_stat(pid: int) -> tuple[int, str, float] | None:
 
 
 def process_label(pid: int) -> str:
-    """A node's name (its ``__node:=`` remap) or the demo's own; else the command name."""
+    """A node's name (its ``__node:=`` remap), else the command name."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
     except OSError:
@@ -61,8 +65,6 @@ def process_label(pid: int) -> str:
     for item in argv:
         if item.startswith("__node:="):
             return item.split(":=", 1)[1]
-    if "demo" in argv:
-        return "demo (recorder)"
     return Path(argv[0]).name if argv and argv[0] else str(pid)
 
 
@@ -108,9 +110,12 @@ def run_once(args: argparse.Namespace, index: int, work: Path) -> dict:
                 if stat is None:
                     continue
                 cpu[pid] = stat[2]
-                if pid not in labels or labels[pid].isdigit():
-                    labels[pid] = process_label(pid)
-            sim_running = any(labels.get(pid) == "sim_node" for pid in cpu)
+                # read every time: a child may first be seen between fork and exec
+                labels[pid] = "demo (recorder)" if pid == demo.pid else process_label(pid)
+            sim_log = out / "logs" / "sim_node.log"
+            sim_running = (any(labels.get(pid) == "sim_node" for pid in cpu)
+                           and sim_log.is_file()
+                           and "ready:" in sim_log.read_text(errors="replace"))
             samples.append((now, cpu, sim_running))
             time.sleep(args.period)
     finally:
@@ -132,6 +137,7 @@ def run_once(args: argparse.Namespace, index: int, work: Path) -> dict:
     sim_cpu = shares.get("sim_node", 0.0) * seconds
     return {"shares": dict(sorted(shares.items(), key=lambda kv: -kv[1])),
             "total_cores": sum(shares.values()), "window_s": seconds,
+            "cores_at_real_time": sum(shares.values()) * seconds / args.duration,
             "real_time_factor": rtf, "sim_cpu_ms_per_step": 1e3 * sim_cpu / steps,
             "wall_ms_per_step": 1e3 * seconds / steps, "log": str(log)}
 
@@ -156,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"run {index + 1}: real-time factor {result['real_time_factor']}, total "
               f"{result['total_cores']:.2f} cores over {result['window_s']:.1f} s; sim "
               f"{result['sim_cpu_ms_per_step']:.3f} ms CPU and {result['wall_ms_per_step']:.3f} "
-              "ms wall per 1 ms step", flush=True)
+              f"ms wall per 1 ms step; {result['cores_at_real_time']:.2f} CPU s per simulated "
+              "s (the cores it would need at real time)", flush=True)
         print("   " + ", ".join(f"{name} {100 * share:.0f} %"
                                 for name, share in result["shares"].items()), flush=True)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
