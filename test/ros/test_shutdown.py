@@ -285,3 +285,19 @@ def test_a_node_whose_stop_hangs_prints_its_stack_and_exits_1():
     assert done.returncode == 1
     assert time.monotonic() - started < 20
     assert "hanging_in_shutdown" in done.stderr
+
+
+def test_nodes_stopped_in_their_first_milliseconds_exit_0(tmp_path, panda_urdf):
+    """The SIGINT lands while the interpreters still start (before any handler exists)."""
+    from robot_tv_dynamics.ros.bringup import BringUp, node_command
+
+    running = BringUp(logs=tmp_path)
+    for k in range(3):
+        running.start(f"monitor{k}", node_command(
+            "monitor_node", urdf=panda_urdf, namespace=unique_namespace("early")),
+            env=node_env())
+    codes = running.stop(timeout=10.0)
+    logs = "\n".join(running.log(name).read_text() for name in running.processes)
+    assert codes == {name: 0 for name in running.processes}, logs[-3000:]
+    assert running.killed == []
+    assert not BAD.search(logs), logs[-3000:]
