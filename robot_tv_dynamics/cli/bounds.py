@@ -7,8 +7,8 @@ import json
 import math
 import sys
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from robot_tv_dynamics import bounds
 from robot_tv_dynamics.cli.common import (
     ProgressBar,
     add_lock_argument,
@@ -18,8 +18,9 @@ from robot_tv_dynamics.cli.common import (
     positive_int,
 )
 
-NAME = "bounds"
-HELP = "mass-matrix bounds α₁, α₂ (Theorems 2–3) of a URDF's nominal parameters"
+if TYPE_CHECKING:  # imported by run(): `bounds --help` does not load SciPy's statistics
+    from robot_tv_dynamics import bounds
+
 DESCRIPTION = (
     "Per-body consistency margin μ and size ν of the URDF's inertial parameters, "
     "the Jacobian extremes γ = inf λ_min(JᵀJ) and δ = sup σ_max(J)² over the "
@@ -51,6 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``bounds``: compute, then print a table or one JSON object."""
+    from robot_tv_dynamics import bounds
+
     model = load_model(args.urdf, lock_option(args.lock))
     show = args.progress if args.progress is not None else sys.stderr.isatty()
     bar = ProgressBar(sys.stderr) if (show and args.certified) else None
@@ -81,6 +84,8 @@ def format_bounds_table(
     report: bounds.BoundsReport, locked_joints: Mapping[str, float] | None = None
 ) -> str:
     """The human-readable ``bounds`` output (``locked_joints``: name → position, if any)."""
+    from robot_tv_dynamics.bounds import LEMMA3_BOUND
+
     ext, mmb = report.extremes, report.bounds
     label = ext.method
     lines = [f"URDF {report.source}", f"  sha256 {report.urdf_sha256[:16]}…"]
@@ -122,7 +127,7 @@ def format_bounds_table(
         f"Normality (Definition 2): {_verdict(report.normality)}",
         f"Assumption 2 (Lemma 2):   {_verdict(report.assumption2)}",
         f"Lemma 3: σmax(Q₀) = {report.lemma3_sigma_max_q0:.12g} "
-        f"(≤ √2 = {bounds.LEMMA3_BOUND:.12g})",
+        f"(≤ √2 = {LEMMA3_BOUND:.12g})",
         "",
     ]
     return "\n".join(lines)

@@ -9,11 +9,13 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from robot_tv_dynamics.bounds import SearchProgress
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError, URDFError
-from robot_tv_dynamics.model import LockedJoints, RobotModel, parse_locked_joints
+
+if TYPE_CHECKING:  # imported where used: building the parser loads neither NumPy nor Pinocchio
+    from robot_tv_dynamics.bounds import SearchProgress
+    from robot_tv_dynamics.model import LockedJoints, RobotModel
 
 
 @contextlib.contextmanager
@@ -56,6 +58,8 @@ def load_model(path: str, locked_joints: LockedJoints | None = None) -> RobotMod
             appended to the message).
         UnknownNameError, InvalidInputError: a bad locked joint.
     """
+    from robot_tv_dynamics.model import RobotModel
+
     caught: RobotTvDynamicsError | None = None
     model: RobotModel | None = None
     with _native_stderr_captured() as native:
@@ -125,6 +129,8 @@ def lock_option(items: Sequence[str]) -> dict[str, float | None] | None:
     Raises:
         InvalidInputError: a malformed entry or a joint given twice.
     """
+    from robot_tv_dynamics.model import parse_locked_joints
+
     return parse_locked_joints(items, "--lock") if items else None
 
 

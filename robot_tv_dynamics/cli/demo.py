@@ -18,7 +18,6 @@ from robot_tv_dynamics.demo import SCENARIOS
 from robot_tv_dynamics.exceptions import DemoError, RosExtraMissingError
 from robot_tv_dynamics.paths import source_root
 
-NAME = "demo"
 #: The default output folder, in the working directory.
 DEFAULT_OUT = "demo_output"
 #: The files a run writes; a folder holding any of them holds an earlier run.
@@ -28,9 +27,6 @@ RUNNER = "robot_tv_dynamics.ros.demo"
 #: What the demo's DDS side imports besides the core (the ``[ros]`` extra).
 ROS_MODULES = ("rclpy", "std_msgs", "sensor_msgs", "diagnostic_msgs", "visualization_msgs")
 
-#: ``robot-tv-dynamics --help`` line and ``demo --help`` description of the subcommand.
-HELP = ("simulated arm under payload loading, estimators, dynamics and monitor nodes over "
-        "DDS; writes run.mcap, report.png, summary.json (default)")
 DESCRIPTION = (
     "The simulated arm, estimators, dynamics and monitors over DDS: sim_node under a "
     "loading process, dynamics_node, a monitor_node per estimate; records run.mcap and "

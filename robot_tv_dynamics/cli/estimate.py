@@ -34,10 +34,6 @@ from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.friction import load_friction_file
 from robot_tv_dynamics.observer.replay import read_observer_bag
 
-NAME = "estimate"
-HELP = ("payload estimate of one link's load from the measured efforts of a recorded bag "
-        "(classical, projected or geometric; the estimator_node offline)")
-
 
 def _numbers(text: str) -> tuple[float, ...]:
     try:

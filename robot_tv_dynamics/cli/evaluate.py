@@ -42,10 +42,6 @@ from robot_tv_dynamics.evaluation import (
 from robot_tv_dynamics.exceptions import RobotTvDynamicsError
 from robot_tv_dynamics.model import RobotModel
 
-NAME = "evaluate"
-HELP = ("a planned trajectory (YAML or rosbag2) under a payload: efforts of eq. (39), "
-        "limit violations, max payload vs MoveIt's static estimate")
-
 #: Exit status when the trajectory exceeds an effort limit.
 EXIT_VIOLATION = 1
 #: Exit status on bad input.

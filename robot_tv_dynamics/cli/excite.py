@@ -29,9 +29,6 @@ from robot_tv_dynamics.identification.excitation import (
 )
 from robot_tv_dynamics.identification.progress import Progress
 
-NAME = "excite"
-HELP = ("an exciting trajectory (Fourier series per joint) within the URDF position, "
-        "velocity and effort limits, chosen for a well-conditioned regressor")
 DESCRIPTION = (
     "Finite Fourier series per joint, starting and ending at rest, scaled into the URDF "
     "limits (position about the middle of the range, velocity, effort by eq. (39) with the "

@@ -33,9 +33,6 @@ from robot_tv_dynamics.identification.solve import DEFAULT_MARGIN, DEFAULT_PRIOR
 from robot_tv_dynamics.identification.urdf_writer import identified_urdf, write_theta_yaml
 from robot_tv_dynamics.urdf import read_urdf_file
 
-NAME = "identify"
-HELP = ("identify Θ and joint friction from a rosbag2/CSV of joint states with efforts, "
-        "every body physically consistent (f(Φ) ⪰ εI)")
 DESCRIPTION = (
     "Least squares on the regressor of eq. (39) (constant Θ) plus per-joint friction "
     "(viscous·q̇ + coulomb·tanh(q̇/v_c) + offset), subject to f(Φ_l) ⪰ εI for every body "

@@ -32,12 +32,8 @@ from robot_tv_dynamics.observer.replay import (
     read_observer_bag,
 )
 
-NAME = "observe"
 #: Contacts listed in the text summary (``--json`` has all).
 MAX_LISTED = 20
-HELP = ("generalized-momentum observer over a recorded rosbag2: external joint torques "
-        "and contacts, with Θ(t), Ψ(t) from the bag (generalized) or a constant Θ "
-        "(classical)")
 
 
 def _numbers(text: str) -> list[float]:

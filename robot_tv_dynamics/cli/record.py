@@ -35,9 +35,6 @@ from robot_tv_dynamics.simulation.recording import (
     write_joint_states_bag,
 )
 
-NAME = "record"
-HELP = ("a simulated arm's joint_states bag (efforts with friction, coloured noise, "
-        "inertias off the URDF's): data to try identify/estimate/observe on")
 DESCRIPTION = (
     "Play a trajectory on a simulated arm whose true inertias are the URDF's perturbed "
     "(--perturb-*), with viscous + Coulomb + Stribeck friction (--friction) and AR(1) "

@@ -40,10 +40,6 @@ from robot_tv_dynamics.loading import loading_process_from_dict
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.retiming.result import RetimeResult
 
-#: Subcommand name.
-NAME = "retime"
-#: One line for ``robot-tv-dynamics --help``.
-HELP = "retime a planned trajectory: the fastest timing of its path within effort limits"
 #: Exit status when no timing of the path meets the limits.
 EXIT_INFEASIBLE = 1
 #: Exit status on bad input.

@@ -15,7 +15,8 @@ run as ``<python> -m robot_tv_dynamics.ros.<executable>``, so no colcon install 
 
 **Process groups.** Every node starts in its own session (process group), so a
 terminal's Ctrl-C (sent to the foreground group) reaches only the bring-up, which then
-signals each node exactly once: no node sees two SIGINTs. A node gets the bring-up's
+signals each node once (again after :data:`RESIGNAL_S` if it still runs: a node's
+handlers only record a repeat). A node gets the bring-up's
 pid in ``ROBOT_TV_DYNAMICS_PARENT_PID`` and exits by itself when the bring-up is gone,
 even after a SIGKILL (:mod:`robot_tv_dynamics.ros.node_base`); :meth:`BringUp.stop`
 kills the group of a node that does not exit within the timeout.
@@ -45,6 +46,8 @@ from pathlib import Path
 from robot_tv_dynamics.exceptions import BringUpError
 from robot_tv_dynamics.paths import package_config_dir
 
+#: Seconds after which :meth:`BringUp.stop` repeats the SIGINT to a node still running.
+RESIGNAL_S = 1.0
 #: Environment variable naming the process a node must not outlive (node_base reads it).
 PARENT_ENV = "ROBOT_TV_DYNAMICS_PARENT_PID"
 
@@ -157,10 +160,13 @@ class BringUp:
         processes: node name → process.
         logs: directory of one log file per node, ``<name>.log`` with its stdout and
             stderr (None: the output goes where :meth:`start` is told).
+        killed: the nodes :meth:`stop` had to kill (SIGKILL after the grace period), in
+            order; each is also named on stderr.
     """
 
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
     logs: Path | None = None
+    killed: list[str] = field(default_factory=list)
     _signalled: set[int] = field(default_factory=set, repr=False)
 
     def start(self, name: str, command: Sequence[str],
@@ -176,7 +182,10 @@ class BringUp:
 
         The process starts in its own session (``start_new_session``, unless ``popen``
         says otherwise) with :data:`~robot_tv_dynamics.ros.node_base.PARENT_ENV` set to
-        this process's pid.
+        this process's pid; a node of the package (:func:`is_package_node`) starts with
+        SIGINT ignored, until its first import installs the package's handlers
+        (:mod:`robot_tv_dynamics.early_stop`), so that a stop in the first milliseconds
+        cannot kill it (:meth:`stop` repeats the SIGINT).
 
         Returns:
             The started process.
@@ -184,6 +193,8 @@ class BringUp:
         environment = dict(env) if env is not None else dict(os.environ)
         environment[PARENT_ENV] = str(os.getpid())
         popen.setdefault("start_new_session", True)
+        if is_package_node(command):  # a SIGINT before its handlers exist would kill it
+            popen.setdefault("preexec_fn", _ignore_sigint)
         if self.logs is not None:
             with self.log(name).open("wb") as log:  # the child keeps its own descriptor
                 process = subprocess.Popen(  # type: ignore[call-overload]
@@ -229,27 +240,58 @@ class BringUp:
         return None
 
     def stop(self, timeout: float = 10.0) -> dict[str, int]:
-        """SIGINT every node once, wait up to ``timeout`` s, then kill; the exit codes.
+        """SIGINT every node, wait up to ``timeout`` s, then kill; the exit codes.
 
-        A node still running after ``timeout`` is killed with its whole process group
-        (SIGKILL). Idempotent: a node already signalled is not signalled again.
+        A node still running :data:`RESIGNAL_S` after its SIGINT gets it again (a node
+        signalled in the first milliseconds of its interpreter, before its handlers
+        exist, does not see it: :meth:`start` makes it ignore SIGINT until then; a node
+        already stopping only records a repeat). A node still running after ``timeout``
+        (its grace period) is killed with its whole process group (SIGKILL), named on
+        stderr and added to :attr:`killed`. Idempotent.
         """
-        for process in self.processes.values():
-            if process.poll() is None and process.pid not in self._signalled:
+        pending = {name: p for name, p in self.processes.items() if p.poll() is None}
+        for process in pending.values():
+            if process.pid not in self._signalled:
                 self._signalled.add(process.pid)
-                try:
-                    process.send_signal(signal.SIGINT)
-                except ProcessLookupError:  # exited meanwhile
-                    pass
-        deadline = time.monotonic() + timeout
-        codes = {}
-        for name, process in self.processes.items():
-            try:
-                codes[name] = process.wait(max(deadline - time.monotonic(), 0.1))
-            except subprocess.TimeoutExpired:
-                _kill_group(process)
-                codes[name] = process.wait()
-        return codes
+                _interrupt(process)
+        now = time.monotonic()
+        deadline, resignal = now + timeout, now + RESIGNAL_S
+        while pending and time.monotonic() < deadline:
+            pending = {name: p for name, p in pending.items() if p.poll() is None}
+            if pending and time.monotonic() >= resignal:
+                resignal += RESIGNAL_S
+                for process in pending.values():
+                    _interrupt(process)
+            time.sleep(0.02)
+        for name, process in pending.items():
+            if process.poll() is not None:
+                continue
+            print(f"bringup: {name} (pid {process.pid}) did not stop within {timeout:g} s "
+                  "of its SIGINT; killing its process group (SIGKILL)", file=sys.stderr)
+            _kill_group(process)
+            self.killed.append(name)
+        return {name: process.wait() for name, process in self.processes.items()}
+
+
+def _interrupt(process: subprocess.Popen) -> None:
+    """SIGINT ``process`` unless it has exited."""
+    try:
+        process.send_signal(signal.SIGINT)
+    except ProcessLookupError:  # exited meanwhile
+        pass
+
+
+def _ignore_sigint() -> None:
+    """In a node before its ``exec``: SIGINT ignored until the node installs its handlers."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def is_package_node(command: Sequence[str]) -> bool:
+    """Whether ``command`` runs an executable of the package (it installs SIGINT handlers)."""
+    argv = list(command)
+    if "-m" in argv[:-1]:
+        return argv[argv.index("-m") + 1].startswith(f"{PACKAGE}.ros.")
+    return bool(argv) and os.path.basename(argv[0]).endswith("_node")
 
 
 def _kill_group(process: subprocess.Popen) -> None:
@@ -412,7 +454,8 @@ def _run(args: argparse.Namespace, requested: list[str]) -> int:
     finally:  # whatever ends the wait, no node is left behind
         codes = running.stop()
     if requested:
-        print(f"bringup: {requested[0]}: stopped the nodes, exit codes {codes}",
+        killed = f"; killed {', '.join(running.killed)}" if running.killed else ""
+        print(f"bringup: {requested[0]}: stopped the nodes, exit codes {codes}{killed}",
               file=sys.stderr)
         failed = [exit_status(code) for code in codes.values() if code != 0]
         return failed[0] if failed else 0

@@ -27,6 +27,7 @@ SIGTERM when the parent dies (``prctl(PR_SET_PDEATHSIG)``) and, everywhere, watc
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import os
 import signal
 import sys
@@ -137,6 +138,10 @@ def make_executor(config: Any) -> Any:
 
 #: The signals that request a stop.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: Longest a node may take to exit after a stop request [s]: then it prints every
+#: thread's stack (where it hangs) and exits with code 1 — before a bring-up's grace
+#: period (5 s in the demo, 10 s in the bring-up) runs out and it would be SIGKILLed.
+STOP_WATCHDOG_S = 4.0
 _PR_SET_PDEATHSIG = 1
 
 
@@ -151,10 +156,18 @@ class StopRequest:
         reason: why the process stops ("SIGINT", "parent exited", ...); None while it runs.
         starting: while True, the first signal raises :class:`StopRequested` (start-up
             cannot check a flag); the run loop sets it False before spinning.
+        watchdog: seconds from the first request to a forced exit with every thread's
+            stack on stderr (None: none; the node executables use :data:`STOP_WATCHDOG_S`).
     """
 
-    def __init__(self) -> None:
-        """Nothing requested yet; start-up phase."""
+    def __init__(self, watchdog: float | None = None) -> None:
+        """Nothing requested yet; start-up phase.
+
+        Args:
+            watchdog: seconds after the first request after which the process prints
+                every thread's stack and exits with code 1 (None: never).
+        """
+        self.watchdog = watchdog
         self.reason: str | None = None
         self.starting = True
         self._parent: int | None = None
@@ -166,9 +179,17 @@ class StopRequest:
         return self.reason is not None
 
     def request(self, reason: str) -> None:
-        """Record a stop request (the first reason is kept)."""
+        """Record a stop request (the first reason is kept) and arm the stop watchdog.
+
+        The watchdog (:attr:`watchdog`, :func:`faulthandler.dump_traceback_later`; only
+        the node executables' :func:`run_node` sets it) turns a stop that hangs (in a
+        DDS call, a thread that never ends) into every thread's stack on stderr and exit
+        code 1, instead of a SIGKILL that says nothing.
+        """
         if self.reason is None:
             self.reason = reason
+            if self.watchdog is not None:
+                faulthandler.dump_traceback_later(self.watchdog, exit=True)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         first = self.reason is None
@@ -220,10 +241,18 @@ def spin(node: Node, executor: Any, stop: StopRequest | None = None) -> None:
     a core (rclpy's Python executors loop over ``spin_once`` inside the call anyway).
     The EventsExecutor's ``spin()`` in rclpy 7.1 neither runs timers nor returns on
     SIGINT; ``spin_until_future_complete`` with a timeout does both.
+
+    A node with a ``_publish_diagnostics`` method (the model nodes) publishes its first
+    status before the loop: a subscriber to ``/diagnostics`` sees the node as soon as it
+    spins, not one diagnostics period later (its publisher was created at the start of
+    the constructor, so DDS has usually matched it by then).
     """
     stop = stop if stop is not None else StopRequest()
     stop.starting = False
     executor.add_node(node)
+    first_status = getattr(node, "_publish_diagnostics", None)
+    if callable(first_status):  # the node's first status now, not one period after start
+        first_status()
     finished = getattr(node, "finished", None)
     timeout = 0.1 if finished is None else 0.05
     context = node.context
@@ -254,7 +283,7 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
     Returns:
         The process exit code.
     """
-    stop = StopRequest()
+    stop = StopRequest(watchdog=STOP_WATCHDOG_S)
     node = None
     code = 0
     try:
@@ -280,5 +309,21 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
             rclpy.logging.get_logger(name).info(f"stopping ({stop.reason})")
         if node is not None:
             node.destroy_node()
-        rclpy.try_shutdown()  # the handlers stay: a late signal is only recorded
+        rclpy.try_shutdown()
+        if stop.requested:  # stopping anyway: a repeat (the bring-up's, a second Ctrl-C)
+            ignore_stop_signals()  # must not kill the exit, see ignore_stop_signals
     return code
+
+
+def ignore_stop_signals() -> None:
+    """Ignore :data:`STOP_SIGNALS` from now on (main thread only; elsewhere nothing).
+
+    Python's finalization puts the default action back for a signal with a Python
+    handler, so a repeated SIGINT while the interpreter exits would end it by the signal
+    (exit code -2) instead of 0; an ignored signal stays ignored.
+    """
+    try:
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        pass

@@ -111,10 +111,12 @@ def test_no_subcommand_runs_the_default(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_subcommands_are_registered_for_others_to_extend() -> None:
-    assert "bounds" in [command.NAME for command in cli.COMMANDS]
+    from robot_tv_dynamics.cli import bounds
+
+    assert "bounds" in [command.name for command in cli.COMMANDS]
     parser = cli.build_parser()
     args = parser.parse_args(["bounds", "--urdf", "r.urdf"])
-    assert args.handler is cli.bounds.run and not args.certified
+    assert args.handler is bounds.run and not args.certified
 
 
 def test_unsupported_joint_exits_2_naming_the_joint(

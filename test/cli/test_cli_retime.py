@@ -56,9 +56,9 @@ def ur5_urdf():
     return find_example_robot_urdf("ur5")
 
 
-def test_subcommand_exposes_name_help_add_arguments_run():
-    assert command.NAME == "retime"
-    assert isinstance(command.HELP, str) and command.HELP
+def test_subcommand_is_registered_with_add_arguments_and_run():
+    entry = cli.command_named("retime")
+    assert entry is not None and entry.load() is command and entry.help
     assert callable(command.add_arguments) and callable(command.run)
     assert "retime" in cli.build_parser().format_help()
 

@@ -218,6 +218,7 @@ def test_bring_up_stops_every_node_and_exits_0(tmp_path, panda_urdf, how):
     text = log.read_text()
     assert code == 0, text[-3000:]
     assert not BAD.search(text), text[-3000:]
+    assert "did not stop" not in text and "killed" not in text, text[-3000:]
     deadline = time.monotonic() + 5.0
     while any(alive(pid) for pid in pids.values()) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -251,3 +252,52 @@ def test_a_node_outlives_no_killed_bring_up(tmp_path, panda_urdf):
         if alive(pid):
             os.kill(pid, signal.SIGKILL)
     assert not survivors, log.read_text()[-2000:]
+
+
+def test_bring_up_names_a_node_it_had_to_kill(capfd):
+    """A child that ignores SIGINT past the grace period: killed, and named on stderr."""
+    from robot_tv_dynamics.ros.bringup import BringUp
+
+    running = BringUp()
+    running.start("stubborn", [sys.executable, "-c",
+                               "import signal, sys, time\n"
+                               "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                               "print('ignoring', flush=True)\ntime.sleep(60)"],
+                   stdout=subprocess.PIPE)
+    running.start("polite", [sys.executable, "-c", "import time\ntime.sleep(60)"])
+    assert running.processes["stubborn"].stdout.readline().strip() == b"ignoring"
+    codes = running.stop(timeout=1.0)
+    assert running.killed == ["stubborn"]
+    assert codes["stubborn"] == -signal.SIGKILL and codes["polite"] != 0  # KeyboardInterrupt
+    assert "stubborn (pid" in capfd.readouterr().err
+
+
+def test_a_node_whose_stop_hangs_prints_its_stack_and_exits_1():
+    """The executables' stop watchdog: a hang after the stop request ends in seconds."""
+    code = ("import time\n"
+            "from robot_tv_dynamics.ros.node_base import StopRequest\n"
+            "StopRequest(watchdog=0.5).request('test')\n"
+            "def hanging_in_shutdown():\n    time.sleep(60)\n"
+            "hanging_in_shutdown()\n")
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", code], env=node_env(), capture_output=True,
+                          text=True, timeout=30)
+    assert done.returncode == 1
+    assert time.monotonic() - started < 20
+    assert "hanging_in_shutdown" in done.stderr
+
+
+def test_nodes_stopped_in_their_first_milliseconds_exit_0(tmp_path, panda_urdf):
+    """The SIGINT lands while the interpreters still start (before any handler exists)."""
+    from robot_tv_dynamics.ros.bringup import BringUp, node_command
+
+    running = BringUp(logs=tmp_path)
+    for k in range(3):
+        running.start(f"monitor{k}", node_command(
+            "monitor_node", urdf=panda_urdf, namespace=unique_namespace("early")),
+            env=node_env())
+    codes = running.stop(timeout=10.0)
+    logs = "\n".join(running.log(name).read_text() for name in running.processes)
+    assert codes == {name: 0 for name in running.processes}, logs[-3000:]
+    assert running.killed == []
+    assert not BAD.search(logs), logs[-3000:]
