@@ -17,14 +17,6 @@ def excited_data(panda):
     return simulate(panda, exciting_trajectory(panda.nv), 10.0)
 
 
-def _run(panda, data, method, **settings):
-    est = OnlineLoadEstimator(panda, LINK, LoadEstimatorSettings(
-        method=method, noise_std=(NOISE,), **settings))
-    for t, q, qd, tau in data:
-        est.add_sample(100.0 + t, q, qd, tau)
-    return est
-
-
 @pytest.mark.parametrize("method", ("classical", "projected", "geometric"))
 def test_a_constant_well_excited_payload_is_recovered(panda, excited_data, method):
     est = OnlineLoadEstimator(panda, LINK, LoadEstimatorSettings(

@@ -300,6 +300,26 @@ def test_the_cli_over_a_bag_gives_the_nodes_estimate_on_the_same_data(
     assert abs(live.m - 0.6) < 0.05  # and it is the simulated payload
 
 
+def settling_time(t, error, after, tolerance):
+    """Time after GRASP_END from which |error| < tolerance for good; inf if it never is."""
+    outside = np.flatnonzero(after & (error >= tolerance))
+    if not outside.size:
+        return float(t[np.flatnonzero(after)[0]] - GRASP_END) if after.any() else math.inf
+    if outside[-1] + 1 >= t.size:
+        return math.inf  # still outside at the last sample: it never settles
+    return float(t[outside[-1] + 1] - GRASP_END)
+
+
+def test_settling_time_of_a_method_that_never_settles_is_the_worst():
+    t = np.linspace(0.0, 5.0, 51)
+    after = t > GRASP_END
+    never = np.full(t.size, 0.5)
+    settles = np.where(t < GRASP_END + 1.0, 0.5, 0.01)
+    assert settling_time(t, never, after, 0.05) == math.inf
+    assert abs(settling_time(t, settles, after, 0.05) - 1.0) < 0.1 + 1e-9
+    assert settling_time(t, settles, after, 0.05) < settling_time(t, never, after, 0.05)
+
+
 def test_the_geometric_estimate_settles_first_and_the_numbers_are_printed(
         grasp_run, panda, capsys):
     """Settling time to 0.05 kg after the ramp, final error, band violations per method."""
@@ -310,9 +330,7 @@ def test_the_geometric_estimate_settles_first_and_the_numbers_are_printed(
             t, mass = _mass_series(grasp_run, method)
             error = np.abs(mass - TRUE_MASS)
             after = t > GRASP_END
-            outside = np.flatnonzero(after & (error >= 0.05))
-            settle = t[outside[-1] + 1] - GRASP_END if outside.size and outside[-1] + 1 < t.size \
-                else 0.0
+            settle = settling_time(t, error, after, 0.05)
             margins = _margins(grasp_run, method)
             settling[method] = settle
             violations = int(np.sum(margins < epsilon))
