@@ -86,7 +86,10 @@ class MetricProjection:
         distance: √((Φ̄ − Φ̂)ᵀ P⁻¹ (Φ̄ − Φ̂)), the move in standard deviations [1].
         iterations: Newton steps taken (of ``solver``).
         solver: ``"low-rank"`` (the fast path: only the lower bound active, in one or
-            two eigen-directions), ``"interior-point"``, or ``""`` (not active, or β = ε).
+            two eigen-directions), ``"interior-point"``, ``"clarabel"`` (the fallback
+            when the hand-written solver meets a singular system), ``"clipping"`` (the
+            eigenvalue clipping, when every solver failed: in the band, not the
+            optimum), or ``""`` (not active, or β = ε).
         converged: whether ``gap`` met the tolerance (else the last iterate, in the
             band all the same, after ``max_iterations`` or a stalled step).
     """
@@ -148,14 +151,173 @@ def project_in_metric(phi: npt.ArrayLike, covariance: npt.ArrayLike, epsilon: fl
         raise InvalidInputError("epsilon, beta", f"need 0 < epsilon <= beta, got {epsilon}, {beta}")
     if in_band(phi, epsilon, beta):
         return MetricProjection(phi.copy(), False, 0.0, 0.0, 0)
-    try:
-        lower = np.linalg.cholesky(0.5 * (p + p.T))
-    except np.linalg.LinAlgError:
-        raise InvalidInputError("covariance", "is not positive definite") from None
+    lower = _metric_factor(p)
     if epsilon == beta:  # the band is one point, f = ε I
         point = phi_from_pseudo_inertia(epsilon * np.eye(4))
         d = np.linalg.solve(lower, point - phi)
         return MetricProjection(point, True, 0.0, float(np.sqrt(d @ d)), 0)
+    try:
+        with np.errstate(over="raise", divide="raise", invalid="raise"):
+            result = _project_whitened(phi, lower, epsilon, beta, start, gap_tolerance,
+                                       max_iterations, low_rank)
+        if np.all(np.isfinite(result.phi)) and in_band(result.phi, epsilon, beta):
+            return result
+    except (np.linalg.LinAlgError, FloatingPointError, ValueError):
+        pass  # a (near-)singular Newton system: the general solver takes over
+    return _fallback(phi, lower, epsilon, beta)
+
+
+def _metric_factor(p: Array) -> Array:
+    """L with L Lᵀ = P; a P singular up to rounding is lifted (its eigenvalues ≥ 1e-12 λ_max).
+
+    Raises:
+        InvalidInputError: P is not positive semidefinite beyond rounding.
+    """
+    sym = 0.5 * (p + p.T)
+    try:
+        return np.asarray(np.linalg.cholesky(sym))
+    except np.linalg.LinAlgError:
+        values, vectors = np.linalg.eigh(sym)
+        top = float(values[-1])
+        if not top > 0.0 or float(values[0]) < -1e-8 * top:
+            raise InvalidInputError("covariance", "is not positive definite") from None
+        values = np.maximum(values, 1e-12 * top)
+        return np.asarray(np.linalg.cholesky((vectors * values) @ vectors.T))
+
+
+def _fallback(phi: Array, lower: Array, epsilon: float, beta: float) -> MetricProjection:
+    """The same SDP by cvxpy (Clarabel, then SCS); the eigenvalue clipping if both fail."""
+    solved = solve_metric_sdp(phi, lower, [(np.eye(10), np.zeros(10), epsilon)], beta)
+    if solved is not None and in_band(solved, epsilon, beta):
+        d = np.linalg.solve(lower, solved - phi)
+        return MetricProjection(solved, True, 0.0, float(np.sqrt(d @ d)), 0, "clarabel",
+                                True)
+    clipped = project_uniformly_consistent(phi, epsilon, beta)
+    d = np.linalg.solve(lower, clipped - phi)
+    return MetricProjection(clipped, True, float("inf"), float(np.sqrt(d @ d)), 0,
+                            "clipping", False)
+
+
+def solve_metric_sdp(phi: Array, lower: Array,
+                     bounds: list[tuple[Array, Array, float]],
+                     beta: float | None = None) -> Array | None:
+    """The SDP min ½‖L⁻¹(Φ − Φ̂)‖² s.t. f(A Φ + b) ⪰ e I per (A, b, e), f(Φ) ⪯ β I.
+
+    The general path (cvxpy; Clarabel, then SCS): the fallback of
+    :func:`project_in_metric`.
+
+    Returns:
+        Φ (10,), or None when no solver returned an optimal point.
+    """
+    import cvxpy as cp
+
+    whiten = np.linalg.inv(lower)
+    v = cp.Variable(10)
+    constraints = []
+    for a, b, e in bounds:
+        f = cp.reshape(_BASIS_ROWS.T @ (a @ v + b), (4, 4), order="C")
+        constraints.append(0.5 * (f + f.T) - e * np.eye(4) >> 0)
+    if beta is not None:
+        f = cp.reshape(_BASIS_ROWS.T @ v, (4, 4), order="C")
+        constraints.append(beta * np.eye(4) - 0.5 * (f + f.T) >> 0)
+    problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(whiten @ (v - phi))), constraints)
+    for solver in (cp.CLARABEL, cp.SCS):
+        try:
+            problem.solve(solver=solver)
+        except (cp.error.SolverError, ValueError, ArithmeticError):
+            continue
+        if problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) and v.value is not None:
+            value = np.asarray(v.value, dtype=np.float64)
+            if np.all(np.isfinite(value)):
+                return value
+    return None
+
+
+class LoadProjection:
+    """The nearest load that is a body and keeps its body's margin, in the metric P⁻¹.
+
+    Solves min ½(Φ_L − Φ̂_L)ᵀP⁻¹(Φ_L − Φ̂_L) s.t. f(Φ_L) ⪰ 0 (mass ≥ 0, the triangle
+    inequalities of the inertia about its COM) and f(Φ_b⁰ + T Φ_L) ⪰ ε I (the body the
+    monitor watches keeps its margin). When f(Φ_b⁰) ⪰ ε I the second follows from the
+    first (f(T Φ_L) is congruent to f(Φ_L)); both are imposed all the same. The SDP is
+    compiled once (cvxpy, parameters P^{-1/2} and P^{-1/2} Φ̂_L) and solved by Clarabel,
+    then SCS; when both fail the eigenvalue clipping of f(Φ_L) is returned
+    (``solver`` ``"clipping"``, ``converged`` False).
+    """
+
+    def __init__(self, transform: Array, phi_base: Array, epsilon: float) -> None:
+        """Compile the problem for the body's T (10, 10), Φ_b⁰ (10,) and ε."""
+        import cvxpy as cp
+
+        self.transform = np.asarray(transform, dtype=np.float64)
+        self.phi_base = np.asarray(phi_base, dtype=np.float64)
+        self.epsilon = float(epsilon)
+        self._scale = max(float(np.linalg.eigvalsh(_f(self.phi_base))[-1]), 1e-12)
+        self._whiten = cp.Parameter((10, 10))
+        self._target = cp.Parameter(10)
+        self._v = v = cp.Variable(10)
+        f_load = cp.reshape(_BASIS_ROWS.T @ v, (4, 4), order="C")
+        f_body = cp.reshape(_BASIS_ROWS.T @ (self.transform @ v + self.phi_base), (4, 4),
+                            order="C")
+        self._problem = cp.Problem(
+            cp.Minimize(0.5 * cp.sum_squares(self._whiten @ v - self._target)),
+            [0.5 * (f_load + f_load.T) >> 0,
+             0.5 * (f_body + f_body.T) - self.epsilon * np.eye(4) >> 0])
+
+    def feasible(self, phi_load: Array) -> bool:
+        """f(Φ_L) ⪰ 0 and f(Φ_b⁰ + T Φ_L) ⪰ ε I (up to rounding)."""
+        floor = -1e-12 * self._scale
+        return bool(np.linalg.eigvalsh(_f(phi_load))[0] >= floor and np.linalg.eigvalsh(
+            _f(self.phi_base + self.transform @ phi_load))[0] >= self.epsilon * (1 - 1e-9))
+
+    def __call__(self, phi_load: npt.ArrayLike, covariance: npt.ArrayLike) -> MetricProjection:
+        """Project Φ̂_L (10,) with covariance P (10, 10); ``active`` False when feasible.
+
+        Raises:
+            InvalidInputError: shapes or non-finite values, P not positive semidefinite.
+        """
+        import cvxpy as cp
+
+        phi = check_finite(phi_load, "phi_load", (10,))
+        p = check_finite(covariance, "covariance", (10, 10))
+        if self.feasible(phi):
+            return MetricProjection(phi.copy(), False, 0.0, 0.0, 0)
+        lower = _metric_factor(p)
+        whiten = np.linalg.inv(lower)
+        norm = float(np.linalg.norm(whiten, 2))
+        self._whiten.value = whiten / norm  # scaled to O(1): the optimum is unchanged
+        self._target.value = whiten @ phi / norm
+        for solver in (cp.CLARABEL, cp.SCS):
+            try:
+                self._problem.solve(solver=solver)
+            except (cp.error.SolverError, ValueError, ArithmeticError):
+                continue
+            value = self._v.value
+            if (self._problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
+                    and value is not None and np.all(np.isfinite(value))):
+                solved = self._lift(np.asarray(value, dtype=np.float64))
+                if self.feasible(solved):
+                    d = whiten @ (solved - phi)
+                    return MetricProjection(solved, True, 0.0, float(np.sqrt(d @ d)), 0,
+                                            solver.lower())
+        clipped = self._lift(project_uniformly_consistent(phi, 1e-12 * self._scale,
+                                                          1e6 * self._scale))
+        d = whiten @ (clipped - phi)
+        return MetricProjection(clipped, True, float("inf"), float(np.sqrt(d @ d)), 0,
+                                "clipping", self.feasible(clipped))
+
+    def _lift(self, phi: Array) -> Array:
+        """A solver's point moved off its rounding: f(Φ_L) raised to ⪰ 0 by a tiny sphere."""
+        low = float(np.linalg.eigvalsh(_f(phi))[0])
+        if low >= 0.0:
+            return phi
+        return np.asarray(phi + (-low) * _PHI_OF_IDENTITY)
+
+
+def _project_whitened(phi: Array, lower: Array, epsilon: float, beta: float,
+                      start: npt.ArrayLike | None, gap_tolerance: float,
+                      max_iterations: int, low_rank: bool) -> MetricProjection:
+    """The hand-written solver of :func:`project_in_metric` (may raise LinAlgError)."""
     problem = _WhitenedBand(lower, _f(phi), epsilon, beta)
     fast = problem.solve_low_rank(gap_tolerance) if low_rank else None
     if fast is not None:
