@@ -167,6 +167,15 @@ def project_in_metric(phi: npt.ArrayLike, covariance: npt.ArrayLike, epsilon: fl
     return _fallback(phi, lower, epsilon, beta)
 
 
+def _svec(matrix: Array) -> Array:
+    """The upper triangle of a symmetric 4×4 by columns, off-diagonal entries × √2."""
+    rows, cols = np.triu_indices(4)
+    order = np.lexsort((rows, cols))
+    rows, cols = rows[order], cols[order]
+    scale = np.where(rows == cols, 1.0, np.sqrt(2.0))
+    return np.asarray(matrix[rows, cols] * scale)
+
+
 def _metric_factor(p: Array) -> Array:
     """L with L Lᵀ = P; a P singular up to rounding is lifted (its eigenvalues ≥ 1e-12 λ_max).
 
@@ -240,29 +249,24 @@ class LoadProjection:
     inequalities of the inertia about its COM) and f(Φ_b⁰ + T Φ_L) ⪰ ε I (the body the
     monitor watches keeps its margin). When f(Φ_b⁰) ⪰ ε I the second follows from the
     first (f(T Φ_L) is congruent to f(Φ_L)); both are imposed all the same. The SDP is
-    compiled once (cvxpy, parameters P^{-1/2} and P^{-1/2} Φ̂_L) and solved by Clarabel,
-    then SCS; when both fail the eigenvalue clipping of f(Φ_L) is returned
-    (``solver`` ``"clipping"``, ``converged`` False).
+    solved by Clarabel called directly (≈ 0.3–1 ms), then through cvxpy (Clarabel, SCS);
+    when all fail the eigenvalue clipping of f(Φ_L) is returned (``solver``
+    ``"clipping"``, ``converged`` False, counted in ``failures``).
     """
 
     def __init__(self, transform: Array, phi_base: Array, epsilon: float) -> None:
-        """Compile the problem for the body's T (10, 10), Φ_b⁰ (10,) and ε."""
-        import cvxpy as cp
-
+        """Build the constraint matrices for the body's T (10, 10), Φ_b⁰ (10,) and ε."""
         self.transform = np.asarray(transform, dtype=np.float64)
         self.phi_base = np.asarray(phi_base, dtype=np.float64)
         self.epsilon = float(epsilon)
         self._scale = max(float(np.linalg.eigvalsh(_f(self.phi_base))[-1]), 1e-12)
-        self._whiten = cp.Parameter((10, 10))
-        self._target = cp.Parameter(10)
-        self._v = v = cp.Variable(10)
-        f_load = cp.reshape(_BASIS_ROWS.T @ v, (4, 4), order="C")
-        f_body = cp.reshape(_BASIS_ROWS.T @ (self.transform @ v + self.phi_base), (4, 4),
-                            order="C")
-        self._problem = cp.Problem(
-            cp.Minimize(0.5 * cp.sum_squares(self._whiten @ v - self._target)),
-            [0.5 * (f_load + f_load.T) >> 0,
-             0.5 * (f_body + f_body.T) - self.epsilon * np.eye(4) >> 0])
+        # Clarabel's cones: s = b − A v ∈ PSD (svec: upper triangle by columns, the
+        # off-diagonal entries × √2); f(v) ⪰ 0 and f(Φ_b⁰ + T v) − εI ⪰ 0
+        svec = np.array([_svec(basis) for basis in PSEUDO_INERTIA_BASIS]).T  # (10, 10)
+        self._a = np.vstack([-svec, -svec @ self.transform])
+        self._b = np.concatenate([np.zeros(10), _svec(_f(self.phi_base)
+                                                      - self.epsilon * np.eye(4))])
+        self.failures = 0  # calls where every solver failed (the clipping was returned)
 
     def feasible(self, phi_load: Array) -> bool:
         """f(Φ_L) ⪰ 0 and f(Φ_b⁰ + T Φ_L) ⪰ ε I (up to rounding)."""
@@ -276,35 +280,52 @@ class LoadProjection:
         Raises:
             InvalidInputError: shapes or non-finite values, P not positive semidefinite.
         """
-        import cvxpy as cp
-
         phi = check_finite(phi_load, "phi_load", (10,))
         p = check_finite(covariance, "covariance", (10, 10))
         if self.feasible(phi):
             return MetricProjection(phi.copy(), False, 0.0, 0.0, 0)
         lower = _metric_factor(p)
         whiten = np.linalg.inv(lower)
-        norm = float(np.linalg.norm(whiten, 2))
-        self._whiten.value = whiten / norm  # scaled to O(1): the optimum is unchanged
-        self._target.value = whiten @ phi / norm
-        for solver in (cp.CLARABEL, cp.SCS):
+        for name, solve in (("clarabel", self._clarabel), ("cvxpy", self._cvxpy)):
             try:
-                self._problem.solve(solver=solver)
-            except (cp.error.SolverError, ValueError, ArithmeticError):
+                value = solve(phi, whiten)
+            except (ValueError, ArithmeticError, RuntimeError, np.linalg.LinAlgError):
                 continue
-            value = self._v.value
-            if (self._problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
-                    and value is not None and np.all(np.isfinite(value))):
-                solved = self._lift(np.asarray(value, dtype=np.float64))
+            if value is not None and np.all(np.isfinite(value)):
+                solved = self._lift(value)
                 if self.feasible(solved):
                     d = whiten @ (solved - phi)
-                    return MetricProjection(solved, True, 0.0, float(np.sqrt(d @ d)), 0,
-                                            solver.lower())
+                    return MetricProjection(solved, True, 0.0, float(np.sqrt(d @ d)), 0, name)
+        self.failures += 1
         clipped = self._lift(project_uniformly_consistent(phi, 1e-12 * self._scale,
                                                           1e6 * self._scale))
         d = whiten @ (clipped - phi)
         return MetricProjection(clipped, True, float("inf"), float(np.sqrt(d @ d)), 0,
                                 "clipping", self.feasible(clipped))
+
+    def _clarabel(self, phi: Array, whiten: Array) -> Array | None:
+        """The SDP in Clarabel's own form (no modelling layer: ≈ 0.3 ms)."""
+        import clarabel
+        from scipy import sparse
+
+        q_mat = whiten.T @ whiten  # the objective in standard deviations: O(1)
+        settings = clarabel.DefaultSettings()
+        settings.verbose = False
+        settings.tol_gap_abs = settings.tol_gap_rel = 1e-10
+        settings.tol_feas = 1e-10
+        solver = clarabel.DefaultSolver(
+            sparse.csc_matrix(np.triu(q_mat)), -q_mat @ phi, sparse.csc_matrix(self._a),
+            self._b, [clarabel.PSDTriangleConeT(4), clarabel.PSDTriangleConeT(4)], settings)
+        solution = solver.solve()
+        if str(solution.status) not in ("Solved", "AlmostSolved"):
+            return None
+        return np.asarray(solution.x, dtype=np.float64)
+
+    def _cvxpy(self, phi: Array, whiten: Array) -> Array | None:
+        """The same SDP through cvxpy (Clarabel, then SCS)."""
+        return solve_metric_sdp(phi, np.linalg.inv(whiten),
+                                [(np.eye(10), np.zeros(10), 0.0),
+                                 (self.transform, self.phi_base, self.epsilon)])
 
     def _lift(self, phi: Array) -> Array:
         """A solver's point moved off its rounding: f(Φ_L) raised to ⪰ 0 by a tiny sphere."""
