@@ -285,7 +285,7 @@ class LoadProjection:
         if self.feasible(phi):
             return MetricProjection(phi.copy(), False, 0.0, 0.0, 0)
         lower = _metric_factor(p)
-        whiten = np.linalg.inv(lower)
+        whiten = np.asarray(np.linalg.inv(lower), dtype=np.float64)
         for name, solve in (("clarabel", self._clarabel), ("cvxpy", self._cvxpy)):
             try:
                 value = solve(phi, whiten)
@@ -305,7 +305,7 @@ class LoadProjection:
 
     def _clarabel(self, phi: Array, whiten: Array) -> Array | None:
         """The SDP in Clarabel's own form (no modelling layer: ≈ 0.3 ms)."""
-        import clarabel
+        import clarabel  # type: ignore[import-untyped]
         from scipy import sparse
 
         q_mat = whiten.T @ whiten  # the objective in standard deviations: O(1)
@@ -323,7 +323,7 @@ class LoadProjection:
 
     def _cvxpy(self, phi: Array, whiten: Array) -> Array | None:
         """The same SDP through cvxpy (Clarabel, then SCS)."""
-        return solve_metric_sdp(phi, np.linalg.inv(whiten),
+        return solve_metric_sdp(phi, np.asarray(np.linalg.inv(whiten), dtype=np.float64),
                                 [(np.eye(10), np.zeros(10), 0.0),
                                  (self.transform, self.phi_base, self.epsilon)])
 
