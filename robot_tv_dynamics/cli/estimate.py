@@ -4,10 +4,16 @@ Reads joint_states (with effort) from a rosbag2 (:func:`~robot_tv_dynamics.obser
 read_observer_bag`), feeds every sample to the estimator_node's pipeline
 (:class:`~robot_tv_dynamics.estimation.OnlineLoadEstimator`, same defaults as the node's
 parameters) and prints a summary, or with ``--json`` one object ``{"method", "link", "t",
-"mass", "com", "margin", "final": {"mass", "com", "inertia": {ixx, ixy, ixz, iyy, iyz,
-izz}}}`` for the **load** (the estimate minus the base model's share of the link's body):
-``t`` in seconds from the bag's first sample, COM and inertia in the link frame, inertia
-about the COM; ``margin`` is λ_min(f) of the estimated body (base share + load).
+"mass", "com", "margin", "raw_margin", "changes", "skipped", "final": {"mass", "com",
+"inertia": {ixx, ixy, ixz, iyy, iyz, izz}}}`` for the **load**, always a physical body
+(mass ≥ 0, inertia about its COM satisfying the triangle inequalities): ``t`` in seconds
+from the bag's first sample, COM and inertia in the link frame, inertia about the COM;
+``margin`` is λ_min(f) of the load's body (base share + reported load), ``raw_margin``
+that of the estimator's own state (the classical RLS is unconstrained), ``changes`` the
+loads changes the detector found, ``skipped`` the failed updates by reason.
+``--model DIR`` takes identify's ``--out`` folder (identified URDF, friction, per-joint
+fit RMS as noise levels, locked joints); a ``--urdf``/``--friction`` inside such a folder
+uses its summary the same way (one line on stderr says so).
 Exit codes: 0, 2 bad input (unreadable URDF or bag, unknown link, friction for other
 joints).
 """
@@ -203,6 +209,7 @@ def run(args: argparse.Namespace) -> int:
     mass: list[float] = []
     com: list[list[float]] = []
     margin: list[float] = []
+    raw_margin: list[float] = []
     origin = 1.0  # stamps must be non-zero: the bag's first sample is t = 0
     load = estimator.load
     for k in range(recording.t.size):
@@ -214,13 +221,14 @@ def run(args: argparse.Namespace) -> int:
         mass.append(load.mass)
         com.append([float(v) for v in load.com])
         margin.append(estimator.margin)
+        raw_margin.append(estimator.raw_margin)
     final = estimator.load
     i = final.inertia
     filt = estimator.estimator
     data: dict[str, Any] = {
         "method": args.method, "link": args.link, "body": model.body_names[
             estimator.measurement.body],
-        "t": t_out, "mass": mass, "com": com, "margin": margin,
+        "t": t_out, "mass": mass, "com": com, "margin": margin, "raw_margin": raw_margin,
         "epsilon": estimator.epsilon, "updates": filt.updates,
         "held": estimator.held, "samples": int(recording.t.size),
         "noise_std": [float(v) for v in estimator.noise_std],

@@ -236,13 +236,13 @@ class OnlineLoadEstimator:
     # ------------------------------------------------------------------ outputs
     @property
     def phi_body(self) -> Array:
-        """Φ̂_b of the load body (base share + load), eq. (7) order, body frame."""
-        return self.estimator.phi
+        """Φ̂_b = Φ_b⁰ + T Φ̂_L of the load body with the *reported* load, body frame."""
+        return self.measurement.body_from_load(self.estimator.load_phi)
 
     @property
     def theta_hat(self) -> Array:
-        """Θ̂ (N, 10): the base model with the load body's row estimated."""
-        return self.measurement.theta_hat(self.estimator.phi)
+        """Θ̂ (N, 10): the base model with the load body's row, base share + reported load."""
+        return self.measurement.theta_hat(self.phi_body)
 
     @property
     def theta_rate_hat(self) -> Array | None:
@@ -261,7 +261,12 @@ class OnlineLoadEstimator:
 
     @property
     def margin(self) -> float:
-        """λ_min(f(Φ̂_b)) of the load body [kg·m² or kg]."""
+        """λ_min(f(Φ̂_b)) of the load body with the reported load [kg·m² or kg]."""
+        return float(consistency_margin(self.phi_body))
+
+    @property
+    def raw_margin(self) -> float:
+        """λ_min(f) of the estimator's own state (classical: unconstrained, may be < 0)."""
         return self.estimator.margin
 
     @property
