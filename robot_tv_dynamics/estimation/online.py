@@ -187,7 +187,8 @@ class OnlineLoadEstimator:
         self.inputs = ModelInputs(model, InputRules(
             acceleration_cutoff=s.acceleration_cutoff, max_gap=s.max_gap))
         self.delay = self.inputs.qdd_filter_delay
-        self._history: deque[tuple[float, Array, Array, Array]] = deque()
+        self._history: deque[tuple[float, Array, Array, Array, tuple[
+            Array | None, Array | None, Array | None]]] = deque()
         self.samples = 0
         self.held = 0
         self.last_update_time: float | None = None
@@ -198,7 +199,9 @@ class OnlineLoadEstimator:
         """Raise InvalidInputError for a zero or non-increasing stamp (nothing changes)."""
         self.inputs.check_stamp(t)
 
-    def add_sample(self, t: float, q: Array, qd: Array, tau: Array) -> bool:
+    def add_sample(self, t: float, q: Array, qd: Array, tau: Array,
+                   theta_dot: Array | None = None, psi: Array | None = None,
+                   psi_dot: Array | None = None) -> bool:
         """Take one sample (stamp checked by :meth:`check_stamp`); True when Φ̂ changed.
 
         Args:
@@ -206,20 +209,26 @@ class OnlineLoadEstimator:
             q: joint positions (nv,), finite.
             qd: joint velocities (nv,), finite.
             tau: measured joint efforts (nv,), finite [N·m or N].
+            theta_dot: Θ̇ (N, 10) at t when known (e.g. a planned fill) [per s].
+            psi: Ψ (N, 12) at t when given (mass flow, eq. (27)).
+            psi_dot: Ψ̇ (N, 12) at t.
+
+        With Θ̇ or Ψ the row is the generalized measurement of eq. (39) (the terms
+        M(q, Θ̇)q̇ + H(q, Ψ)q̇ + JᵀQ₀Ψ̇ are subtracted); without, the classical one.
         """
         state = self.inputs.sample(t, q, qd, t)
         history = self._history
-        history.append((t, q, qd, tau))
+        history.append((t, q, qd, tau, (theta_dot, psi, psi_dot)))
         target = t - self.delay
         while len(history) > 1 and abs(history[1][0] - target) <= abs(history[0][0] - target):
             history.popleft()
         self.samples += 1
         if self.samples % self.settings.decimation:
             return False
-        t_d, q_d, qd_d, tau_d = history[0]
+        t_d, q_d, qd_d, tau_d, rates = history[0]
         if t - t_d > 2.0 * self.delay + self.settings.max_gap:
             return False  # the delay line is not filled after a gap
-        sample = self.measurement.measure(q_d, qd_d, state.qdd, tau_d)
+        sample = self.measurement.measure(q_d, qd_d, state.qdd, tau_d, *rates)
         return self.update(t, sample.regressor, sample.y)
 
     def update(self, t: float, regressor: Array, y: Array) -> bool:
