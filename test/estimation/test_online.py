@@ -75,3 +75,30 @@ def test_every_method_implements_the_one_interface(panda):
         assert isinstance(est, PayloadEstimator) and est.method == method
         assert est.phi_covariance.shape == (10, 10) and est.consistent
         assert est.phi_rate is None  # the load filters model no rate
+
+
+def test_a_failed_update_is_skipped_and_counted_never_raised(panda):
+    from robot_tv_dynamics.estimation.load import LoadFilter
+
+    for method in ("classical", "projected", "geometric"):
+        est = OnlineLoadEstimator(panda, LINK, LoadEstimatorSettings(method=method))
+        filt = est.estimator
+        assert isinstance(filt, LoadFilter)
+        before = filt.phi.copy()
+        r = np.ones((panda.nv, 10))
+        filt.update(r, np.full(panda.nv, np.nan), np.ones(panda.nv))
+        filt.update(np.full((panda.nv, 10), 1e300), np.full(panda.nv, 1e300),
+                    np.ones(panda.nv))
+        assert filt.updates == 0 and sum(filt.skipped.values()) == 2, filt.skipped
+        assert "non-finite measurement" in filt.skipped
+        np.testing.assert_array_equal(filt.phi, before)
+        assert np.all(np.isfinite(est.theta_hat))
+
+
+def test_a_constant_load_opens_the_memory_at_most_once(panda, excited_data):
+    est = OnlineLoadEstimator(panda, LINK, LoadEstimatorSettings(
+        method="projected", noise_std=(NOISE,)))
+    for t, q, qd, tau in excited_data:  # the 0.6 kg load is there from the start
+        est.add_sample(100.0 + t, q, qd, tau)
+    # the start from no load is a change; a constant load after it opens nothing
+    assert est.estimator.changes <= 1, est.estimator.changes

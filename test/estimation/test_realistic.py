@@ -49,12 +49,16 @@ def test_every_method_meets_the_goals_on_realistic_data(identified, method, caps
     pre = np.abs(mass[t < R.GRASP]).max()
     at3 = mass[np.argmin(np.abs(t - end_of_ramp - 3.0))]
     final = out["final"]
+    after = t >= end_of_ramp
+    outside = np.flatnonzero(after & (np.abs(mass - R.LOAD_MASS) > 0.15))
+    follow = t[outside[-1] + 1] - end_of_ramp if outside.size else 0.0
     com_error = float(np.linalg.norm(np.array(final["com"]) - R.LOAD_COM))
     with capsys.disabled():
         print(f"\n[realistic] {method}: pre-grasp max |m| {pre:.3f} kg, 3 s after "
               f"{at3:.3f} kg, final {final['mass']:.3f} kg, COM error {1e3 * com_error:.1f} "
               f"mm, min margin {min(out['margin']):.3g} (raw {min(out['raw_margin']):.3g}), "
-              f"changes {out['changes']}, skipped {out['skipped']}")
+              f"changes {out['changes']}, within 0.15 kg from {follow:.2f} s after the ramp, "
+              f"skipped {out['skipped']}")
     assert out["noise_std"] == pytest.approx(
         [json.loads((model / "summary.json").read_text())["rms"]["identified"]["fit"][j]
          for j in data.model.joint_names])
@@ -72,3 +76,16 @@ def test_every_method_meets_the_goals_on_realistic_data(identified, method, caps
     phi = phi_from_mass_com_inertia(final["mass"], np.array(final["com"]), inertia)
     assert np.linalg.eigvalsh(pseudo_inertia(phi))[0] >= -1e-9
     assert not out["skipped"]
+    assert out["changes"] >= 1 and follow <= 0.5  # the detector opened the memory
+
+
+def test_a_urdf_inside_an_identify_folder_uses_its_summary(identified, capsys):
+    data, bag, model = identified
+    code = main(["estimate", "--urdf", str(model / "identified.urdf"), "--data", str(bag),
+                 "--link", R.LINK, "--decimation", "20", "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert captured.err.count("\n") == 1 and "identify folder" in captured.err, captured.err
+    out = json.loads(captured.out)
+    fit = json.loads((model / "summary.json").read_text())["rms"]["identified"]["fit"]
+    assert out["noise_std"] == pytest.approx([fit[j] for j in data.model.joint_names])
