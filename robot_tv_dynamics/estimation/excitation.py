@@ -66,12 +66,14 @@ def schur_excitation(information: Array) -> float:
     W_mh − W_mh,I W_II⁺ W_I,mh is the information on (m, h) once the rotational inertia
     is estimated too: a direction of (m, h) the motion confounds with the inertia has
     none, however large the (m, h) sub-block alone is. W_II may be singular (an
-    unexcited inertia): its pseudo-inverse is used.
+    unexcited inertia): it is regularized by δ = 10⁻¹⁰ of W's trace, which can only raise
+    the value, by an amount that vanishes with δ (one 6×6 solve instead of a
+    pseudo-inverse).
     """
     w = 0.5 * (information + information.T)
     coupling = w[:4, 4:]
-    schur = w[:4, :4] - coupling @ np.linalg.pinv(w[4:, 4:], rcond=1e-10,
-                                                   hermitian=True) @ coupling.T
+    inertia = w[4:, 4:] + (1e-10 * float(np.trace(w)) + 1e-300) * np.eye(6)
+    schur = w[:4, :4] - coupling @ np.linalg.solve(inertia, coupling.T)
     return float(np.linalg.eigvalsh(0.5 * (schur + schur.T))[0])
 
 
