@@ -249,7 +249,9 @@ class LoadProjection:
     inequalities of the inertia about its COM) and f(Φ_b⁰ + T Φ_L) ⪰ ε I (the body the
     monitor watches keeps its margin). When f(Φ_b⁰) ⪰ ε I the second follows from the
     first (f(T Φ_L) is congruent to f(Φ_L)); both are imposed all the same. The SDP is
-    solved by Clarabel called directly (≈ 0.3–1 ms), then through cvxpy (Clarabel, SCS);
+    solved by the low-rank path of :func:`project_in_metric` when it applies (one or two
+    eigenvalues of f(Φ̂_L) below 0), else by Clarabel called directly (≈ 1 ms), then
+    through cvxpy (Clarabel, SCS);
     when all fail the eigenvalue clipping of f(Φ_L) is returned (``solver``
     ``"clipping"``, ``converged`` False, counted in ``failures``).
     """
@@ -285,6 +287,13 @@ class LoadProjection:
         if self.feasible(phi):
             return MetricProjection(phi.copy(), False, 0.0, 0.0, 0)
         lower = _metric_factor(p)
+        try:  # the hand-written low-rank path (≈ 0.15 ms) when one or two eigenvalues are off
+            fast = project_in_metric(phi, lower @ lower.T, 1e-12 * self._scale,
+                                     1e6 * self._scale, max_iterations=0)
+            if fast.solver == "low-rank" and self.feasible(fast.phi):
+                return fast
+        except (np.linalg.LinAlgError, FloatingPointError, ValueError, InvalidInputError):
+            pass
         whiten = np.asarray(np.linalg.inv(lower), dtype=np.float64)
         for name, solve in (("clarabel", self._clarabel), ("cvxpy", self._cvxpy)):
             try:
