@@ -4,18 +4,23 @@ On every ``joint_states`` sample with efforts (matched by joint name) the node t
 q̇ and the measured effort τ_m, forms q̈ by the shared input rules (causal filter, delay
 1/(π f_c); q, q̇, τ_m are delayed by the same amount), builds the load body's regressor
 rows y = τ_m − τ_f − τ_0 + R_b Φ_b⁰ = R_b Φ_b against the base model (the URDF, or an
-identified URDF, plus ``friction_file``), checks the excitation and updates one estimator
-(:mod:`robot_tv_dynamics.estimation`: classical or projected RLS, or the geometric EKF on
-log-Cholesky parameters). It publishes, at most every ``publish_period`` (sample stamps):
+identified URDF, plus ``friction_file``), checks the excitation and updates one load
+filter (:class:`~robot_tv_dynamics.estimation.load.LoadFilter`, the same as
+``robot-tv-dynamics estimate``: classical or projected RLS on the load, or the EKF on its
+log-Cholesky parameters; the reported load is always a body). It publishes, at most
+every ``publish_period`` (sample stamps):
 
 - ``inertial_parameters`` (Float64MultiArray ``body`` × ``phi``): the full Θ̂ (the base
-  model with the load body's row estimated), what monitor_node and dynamics_node take;
-- ``inertial_parameter_rates``: Θ̇̂, for the geometric method (it models a rate);
+  model with the load body's row = base share + reported load), what monitor_node and
+  dynamics_node take;
+- ``inertial_parameter_rates``: Θ̇̂ when the estimator models a rate (the load filters
+  do not: not published);
 - ``payload_estimate`` (geometry_msgs/InertiaStamped, frame_id = ``link``): the load
   alone, mass, COM and inertia about the COM in the link frame (franka ``set_load``,
   UR ``set_payload``);
 - ``/diagnostics``: ``estimator_node: <link>`` (method, excitation, held updates,
-  covariance trace, margin λ_min(f(Φ̂_b)) against ε, converged or not) and the input status.
+  covariance trace, margin λ_min(f(Φ̂_b)) against ε, the recursion's raw margin, skipped
+  updates, detected changes, converged or not) and the input status.
 
 Bad input never stops the node: joint_states without efforts, NaN, unknown joints or a
 stamp going backwards are rejected with a diagnostics reason (no estimate from them).
@@ -378,7 +383,7 @@ class EstimatorNode(node_base.ModelNode):
             level, message = 1, (
                 f"poorly excited (excitation {est.excitation.excitation:.3g} < "
                 f"{cfg.excitation_threshold:g}): estimate held")
-        elif not est.estimator.consistent:
+        elif est.margin < est.epsilon * (1.0 - 1e-9):
             level, message = 1, (
                 f"estimate outside the uniform band: margin {est.margin:.3g} < epsilon "
                 f"{est.epsilon:.3g}")
@@ -396,7 +401,10 @@ class EstimatorNode(node_base.ModelNode):
                 ("excited", est.excited), ("excitation", est.excitation.excitation),
                 ("covariance_trace", est.covariance_trace), ("mass", load.mass),
                 ("mass_std", est.mass_std), ("margin", est.margin), ("epsilon", est.epsilon),
-                ("consistent", est.estimator.consistent), ("converged", converged),
+                ("consistent", est.margin >= est.epsilon * (1.0 - 1e-9)),
+                ("raw_margin", est.raw_margin),
+                ("skipped", sum(est.estimator.skipped.values())),
+                ("changes", est.estimator.changes), ("converged", converged),
                 ("delay_ms", 1e3 * est.delay)])
 
     def _publish_diagnostics(self) -> None:

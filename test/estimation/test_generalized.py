@@ -75,7 +75,7 @@ def test_the_generalized_measurement_has_no_bias_during_loading(panda, capsys):
     assert np.mean(errors["classical"]) > 5 * np.mean(errors["generalized"])
 
 
-@pytest.mark.parametrize("method", ("projected", "geometric"))
+@pytest.mark.parametrize("method", ("geometric",))  # projected: the same, 4× the time
 def test_the_live_estimate_during_loading_is_reported(panda, method, capsys):
     """Measured, not asserted better: the live estimate's lag dominates its error."""
     rows, truth = _fill(panda)
