@@ -8,13 +8,12 @@ well-excited samples (a simulated Fourier motion under a constant payload) goes 
 :class:`~robot_tv_dynamics.estimation.OnlineLoadEstimator`, one method at a time; printed:
 µs per sample of the whole pipeline (q̈ filter, delay line, regressor rows, base-model τ,
 excitation check, update), of its parts, and the ratio to one ``pin.rnea`` call; for the
-projected method also the cost of each active projection onto the band (replayed on the
-instances the run produced, by solver), and a ``projected-euclidean`` row: the same RLS
-with eigenvalue clipping instead of the projection (the earlier method). A 1 kHz
+projected method also how often the load projection was active. A 1 kHz
 joint_states stream leaves 1000 µs per sample; the node adds message conversion and
 publishing (``publish_period``) on top. No timing is asserted anywhere.
 
-``--node [--rate 1000] [--duration 5] [--method geometric]``: estimator_node as its own
+``--node [--rate 1000] [--duration 5] [--method geometric] [--decimation K]``:
+estimator_node as its own
 process on a private ROS_DOMAIN_ID (``publish_period`` from ``--publish-period``,
 default the node's 0.01 s), a publisher process sending joint_states with efforts at
 ``--rate`` (paced like benchmarks/bench_nodes.py) and this process reading the node's
@@ -25,8 +24,6 @@ latency from stamp to ``payload_estimate`` receipt, and the node's CPU (% of one
 from __future__ import annotations
 
 import argparse
-import contextlib
-import dataclasses
 import os
 import sys
 import time
@@ -46,10 +43,7 @@ from robot_tv_dynamics.estimation import (  # noqa: E402
     METHODS,
     LoadEstimatorSettings,
     OnlineLoadEstimator,
-    RecursiveLeastSquares,
-    project_in_metric,
 )
-from robot_tv_dynamics.estimation import rls as rls_module  # noqa: E402
 from robot_tv_dynamics.identification.excitation import FourierTrajectory  # noqa: E402
 
 ROBOTS = {"panda": "panda_hand", "ur5": "wrist_3_link"}
@@ -131,6 +125,7 @@ def run_node_benchmark(args: argparse.Namespace) -> None:
          "-r", f"__ns:={namespace}", "-p", f"urdf_path:={find_example_robot_urdf('panda')}",
          "-p", f"method:={args.method}", "-p", "link:=panda_hand",
          "-p", f"publish_period:={args.publish_period!r}", "-p", "diagnostics_period:=0.5",
+         "-p", f"decimation:={args.decimation}",
          "-p", "joint_states_depth:=1000"], env=env, stdout=log, stderr=subprocess.STDOUT)
     rclpy, node = make_node("bench_estimator_receiver")
     arrivals: list[tuple[int, int]] = []
@@ -195,6 +190,8 @@ def main() -> None:
     parser.add_argument("--method", choices=METHODS, default="geometric")
     parser.add_argument("--publish-period", type=float, default=0.01,
                         help="the node's publish_period [s]")
+    parser.add_argument("--decimation", type=int, default=1,
+                        help="the node's decimation (update on every k-th sample)")
     args = parser.parse_args()
     if args.role == "publisher":
         run_publisher(args)
@@ -212,18 +209,12 @@ def main() -> None:
         rnea = per_call(lambda pm=pm, data=data, q_pin=q_pin, v=v: pin.rnea(
             pm, data, q_pin, v, v), 2000)
         print(f"{robot} ({model.nv} dof, load on {link}): pin.rnea {rnea:.2f} µs")
-        for method in (*METHODS, "projected-euclidean"):
-            est = OnlineLoadEstimator(model, link, LoadEstimatorSettings(
-                method=method.split("-")[0]))
-            if method == "projected-euclidean":  # the earlier method: eigenvalue clipping
-                est.estimator = RecursiveLeastSquares(est.estimator.phi, dataclasses.replace(
-                    est.estimator.config, projection="euclidean"), projected=True)
-            captured: list[tuple] = []
-            with capture_projections(captured):
-                start = time.perf_counter()
-                for k in range(t.size):
-                    est.add_sample(t[k], q[k], qd[k], tau[k])
-                total = (time.perf_counter() - start) / t.size * 1e6
+        for method in METHODS:  # the load filters (estimation/load.py)
+            est = OnlineLoadEstimator(model, link, LoadEstimatorSettings(method=method))
+            start = time.perf_counter()
+            for k in range(t.size):
+                est.add_sample(t[k], q[k], qd[k], tau[k])
+            total = (time.perf_counter() - start) / t.size * 1e6
             meas, check, w = est.measurement, est.excitation, est.weights
             x = (q[5], qd[5], qd[5], tau[5])
             rows = meas.measure(*x)
@@ -236,42 +227,9 @@ def main() -> None:
                   f"{est.estimator.updates} updates, {est.held} held); " + ", ".join(
                       f"{name} {value:.1f} µs" for name, value in parts.items()))
             if method == "projected":
-                report_projections(captured, est.estimator.updates)
+                print(f"    load projection active in {est.estimator.projections} of "
+                      f"{est.estimator.updates} updates")
 
-
-@contextlib.contextmanager
-def capture_projections(captured: list[tuple]):
-    """Record (arguments, solver) of every active metric projection RLS makes meanwhile."""
-    original = rls_module.project_in_metric
-
-    def recording(*args, **kwargs):
-        result = original(*args, **kwargs)
-        if result.active:
-            captured.append((args, result.solver, result.iterations))
-        return result
-
-    rls_module.project_in_metric = recording
-    try:
-        yield
-    finally:
-        rls_module.project_in_metric = original
-
-
-def report_projections(captured: list[tuple], updates: int) -> None:
-    """µs per active projection (replayed on the recorded instances), by solver."""
-    if not captured:
-        print(f"    metric projection: never active in {updates} updates")
-        return
-    for solver in ("low-rank", "interior-point"):
-        chosen = [c for c in captured if c[1] == solver]
-        if not chosen:
-            continue
-        cost = np.array([per_call(lambda a=args: project_in_metric(*a), 20)
-                         for args, _, _ in chosen])
-        steps = np.mean([c[2] for c in chosen])
-        print(f"    metric projection active {len(chosen)} of {updates} updates ({solver}, "
-              f"{steps:.1f} steps): median {np.median(cost):.0f} µs, p90 "
-              f"{np.percentile(cost, 90):.0f} µs, max {cost.max():.0f} µs")
 
 if __name__ == "__main__":
     main()

@@ -4,10 +4,16 @@ Reads joint_states (with effort) from a rosbag2 (:func:`~robot_tv_dynamics.obser
 read_observer_bag`), feeds every sample to the estimator_node's pipeline
 (:class:`~robot_tv_dynamics.estimation.OnlineLoadEstimator`, same defaults as the node's
 parameters) and prints a summary, or with ``--json`` one object ``{"method", "link", "t",
-"mass", "com", "margin", "final": {"mass", "com", "inertia": {ixx, ixy, ixz, iyy, iyz,
-izz}}}`` for the **load** (the estimate minus the base model's share of the link's body):
-``t`` in seconds from the bag's first sample, COM and inertia in the link frame, inertia
-about the COM; ``margin`` is λ_min(f) of the estimated body (base share + load).
+"mass", "com", "margin", "raw_margin", "changes", "skipped", "final": {"mass", "com",
+"inertia": {ixx, ixy, ixz, iyy, iyz, izz}}}`` for the **load**, always a physical body
+(mass ≥ 0, inertia about its COM satisfying the triangle inequalities): ``t`` in seconds
+from the bag's first sample, COM and inertia in the link frame, inertia about the COM;
+``margin`` is λ_min(f) of the load's body (base share + reported load), ``raw_margin``
+that of the estimator's own state (the classical RLS is unconstrained), ``changes`` the
+loads changes the detector found, ``skipped`` the failed updates by reason.
+``--model DIR`` takes identify's ``--out`` folder (identified URDF, friction, per-joint
+fit RMS as noise levels, locked joints); a ``--urdf``/``--friction`` inside such a folder
+uses its summary the same way (one line on stderr says so).
 Exit codes: 0, 2 bad input (unreadable URDF or bag, unknown link, friction for other
 joints).
 """
@@ -18,6 +24,7 @@ import argparse
 import json
 import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +55,12 @@ def _numbers(text: str) -> tuple[float, ...]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``estimate`` to ``parser``."""
     defaults = LoadEstimatorSettings()
-    parser.add_argument("--urdf", required=True, help="the arm's URDF (or identified URDF)")
+    parser.add_argument("--model", metavar="DIR",
+                        help="the --out folder of robot-tv-dynamics identify: its "
+                             "identified.urdf, friction.yaml, per-joint fit RMS (noise levels) "
+                             "and locked joints")
+    parser.add_argument("--urdf", help="the arm's URDF (or identified URDF); required "
+                                       "without --model")
     add_lock_argument(parser)
     parser.add_argument("--friction", metavar="FILE",
                         help="friction YAML of the model's joints; τ_f is subtracted")
@@ -59,13 +71,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="estimator (default: %(default)s)")
     parser.add_argument("--joint-topic", default="/joint_states",
                         help="the JointState topic (default: %(default)s)")
-    parser.add_argument("--noise-std", type=_numbers, default=(0.05,), metavar="N·m",
+    parser.add_argument("--noise-std", type=_numbers, default=None, metavar="N·m",
                         help="each joint's residual noise level, one value or one per joint "
-                             "(default: 0.05)")
+                             "(default: identify's per-joint fit RMS when the model comes "
+                             f"from an identify folder, else {DEFAULT_NOISE})")
     parser.add_argument("--summary", metavar="summary.json",
                         help="identify's summary.json: per-joint fit RMS as noise levels")
-    parser.add_argument("--forgetting", type=float, default=0.995,
-                        help="RLS forgetting per update (default: %(default)s)")
+    parser.add_argument("--memory", type=float, default=defaults.memory, metavar="S",
+                        help="time constant of the forgetting [s] (default: %(default)s)")
+    parser.add_argument("--huber", type=float, default=defaults.huber,
+                        help="Huber k on normalized innovations, 0 = off "
+                             "(default: %(default)s)")
+    parser.add_argument("--change-ratio", type=float, default=defaults.change_ratio,
+                        help="change detector threshold (short/long innovation average), "
+                             "0 = off (default: %(default)s)")
     parser.add_argument("--margin-fraction", type=float, default=defaults.margin_fraction,
                         help="ε = this × λ_min(f) of the body's base share "
                              "(default: %(default)s)")
@@ -81,26 +100,103 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plot", metavar="OUT.png", help="plot mass, COM and margin")
 
 
-def _noise(args: argparse.Namespace, joint_names: list[str]) -> tuple[float, ...]:
-    if not args.summary:
-        return tuple(args.noise_std)
+#: Noise level per joint when nothing better is known [N·m or N].
+DEFAULT_NOISE = 0.5
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    """Where the model comes from: URDF, friction, summary, locked joints, and a note."""
+
+    urdf: str
+    friction: str | None
+    summary: str | None
+    lock: list[str]
+    note: str
+
+
+def _identify_folder(path: Path) -> Path | None:
+    """The identify --out folder ``path`` is in (summary.json beside it), else None."""
+    folder = path if path.is_dir() else path.parent
+    return folder if (folder / "summary.json").is_file() else None
+
+
+def model_files(args: argparse.Namespace) -> ModelFiles:
+    """Resolve --model / --urdf / --friction / --summary / --lock.
+
+    Raises:
+        InvalidInputError: neither --model nor --urdf; a --model folder without the
+            identified model.
+    """
+    lock = list(args.lock)
+    if args.model:
+        folder = Path(args.model)
+        urdf = folder / "identified.urdf"
+        if not urdf.is_file() or not (folder / "summary.json").is_file():
+            raise InvalidInputError("--model", f'"{folder}" has no identified.urdf and '
+                                    "summary.json (the --out folder of identify)")
+        friction = folder / "friction.yaml"
+        summary = str(folder / "summary.json")
+        if not lock:
+            lock = _summary_lock(summary)
+        return ModelFiles(args.urdf or str(urdf), args.friction or (
+            str(friction) if friction.is_file() else None), args.summary or summary, lock,
+            f"model from identify folder {folder}: identified URDF, friction, per-joint fit "
+            "RMS as noise levels" + (f", locked {lock}" if lock else ""))
+    if not args.urdf:
+        raise InvalidInputError("--urdf", "is required without --model")
+    summary, note = args.summary, ""
+    if summary is None and args.noise_std is None:
+        for given in (args.urdf, args.friction):
+            found = _identify_folder(Path(given)) if given else None
+            if found is not None:
+                folder = found
+                summary = str(folder / "summary.json")
+                note = (f"{given} is in identify folder {folder}: its per-joint fit RMS "
+                        "are the noise levels")
+                if not lock:
+                    lock = _summary_lock(summary)
+                break
+    return ModelFiles(args.urdf, args.friction, summary, lock, note)
+
+
+def _summary_lock(path: str) -> list[str]:
+    """The --lock entries identify recorded in its summary (none when not recorded)."""
     try:
-        data = json.loads(Path(args.summary).read_text(encoding="utf-8"))
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    locked = data.get("locked_joints") if isinstance(data, dict) else None
+    return [str(item) for item in locked] if isinstance(locked, list) else []
+
+
+def _noise(args: argparse.Namespace, summary: str | None,
+           joint_names: list[str]) -> tuple[float, ...]:
+    if args.noise_std is not None:
+        return tuple(args.noise_std)
+    if not summary:
+        return (DEFAULT_NOISE,)
+    try:
+        data = json.loads(Path(summary).read_text(encoding="utf-8"))
         rms = data["rms"]["identified"]["fit"]
         return tuple(float(rms[name]) for name in joint_names)
     except (OSError, ValueError, KeyError, TypeError) as error:
-        raise InvalidInputError("--summary", f'"{args.summary}": no per-joint '
+        raise InvalidInputError("--summary", f'"{summary}": no per-joint '
                                 f"rms.identified.fit ({type(error).__name__}: {error})") from None
 
 
 def run(args: argparse.Namespace) -> int:
     """Replay the bag through the estimator; print the summary or the JSON object."""
-    model = load_model(args.urdf, lock_option(args.lock))
-    friction = (load_friction_file(args.friction, model.joint_names)
-                if args.friction else None)
+    files = model_files(args)
+    model = load_model(files.urdf, lock_option(files.lock))
+    friction = (load_friction_file(files.friction, model.joint_names)
+                if files.friction else None)
+    if files.note:
+        print(f"estimate: {files.note}", file=sys.stderr)
     settings = LoadEstimatorSettings(
-        method=args.method, noise_std=_noise(args, model.joint_names),
-        forgetting=args.forgetting, margin_fraction=args.margin_fraction,
+        method=args.method, noise_std=_noise(args, files.summary, model.joint_names),
+        memory=args.memory, huber=args.huber, change_ratio=args.change_ratio,
+        margin_fraction=args.margin_fraction,
         acceleration_cutoff=args.acceleration_cutoff, decimation=args.decimation,
         excitation=ExcitationConfig(threshold=args.excitation_threshold))
     estimator = OnlineLoadEstimator(model, args.link, settings, friction)
@@ -109,23 +205,31 @@ def run(args: argparse.Namespace) -> int:
     mass: list[float] = []
     com: list[list[float]] = []
     margin: list[float] = []
+    raw_margin: list[float] = []
     origin = 1.0  # stamps must be non-zero: the bag's first sample is t = 0
+    load = estimator.load
     for k in range(recording.t.size):
         t = float(recording.t[k])
-        estimator.add_sample(origin + t, recording.q[k], recording.qd[k], recording.effort[k])
-        load = estimator.load
+        if estimator.add_sample(origin + t, recording.q[k], recording.qd[k],
+                                recording.effort[k]):
+            load = estimator.load
         t_out.append(t)
         mass.append(load.mass)
         com.append([float(v) for v in load.com])
         margin.append(estimator.margin)
+        raw_margin.append(estimator.raw_margin)
     final = estimator.load
     i = final.inertia
+    filt = estimator.estimator
     data: dict[str, Any] = {
         "method": args.method, "link": args.link, "body": model.body_names[
             estimator.measurement.body],
-        "t": t_out, "mass": mass, "com": com, "margin": margin,
-        "epsilon": estimator.epsilon, "updates": estimator.estimator.updates,
+        "t": t_out, "mass": mass, "com": com, "margin": margin, "raw_margin": raw_margin,
+        "epsilon": estimator.epsilon, "updates": filt.updates,
         "held": estimator.held, "samples": int(recording.t.size),
+        "noise_std": [float(v) for v in estimator.noise_std],
+        "changes": filt.changes, "projections": filt.projections,
+        "skipped": dict(filt.skipped),
         "final": {"mass": final.mass, "com": [float(v) for v in final.com],
                   "inertia": {"ixx": float(i[0, 0]), "ixy": float(i[0, 1]),
                               "ixz": float(i[0, 2]), "iyy": float(i[1, 1]),
@@ -140,7 +244,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     f = data["final"]
     print(f"{args.method} estimate of the load on {args.link} over {data['samples']} samples "
-          f"({data['updates']} updates, {data['held']} held as poorly excited)")
+          f"({data['updates']} updates, {data['held']} held as poorly excited, "
+          f"{sum(filt.skipped.values())} skipped, {filt.changes} changes detected)")
     print(f"mass {f['mass']:.4g} kg, COM {np.round(f['com'], 4).tolist()} m (link frame)")
     print("inertia about the COM [kg·m²]: " + ", ".join(
         f"{key} {value:.3g}" for key, value in f["inertia"].items()))

@@ -140,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
                    + samples.dropped_nonfinite + samples.dropped_duplicate,
                    writeback=writeback)
     data["outputs"] = {name: str(out / name) for name in OUTPUTS}
+    data["locked_joints"] = list(args.lock)  # as --lock took them: what estimate --model uses
     plot_report(out / "report.png", result, model)
     (out / "summary.json").write_text(json.dumps(data, indent=2, allow_nan=False) + "\n",
                                       encoding="utf-8")

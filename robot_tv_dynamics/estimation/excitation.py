@@ -7,8 +7,9 @@ average over a window of about ``window`` updates,
 .. math::
     W_k = (1 - a) W_{k-1} + a\, D R_k^\top S_k^{-1} R_k D,\qquad a = 1/\text{window},
 
-says how much one block reduces the prior variance. ``excitation`` is λ_min of its
-leading 4×4 block, the (m, h) part: the mass and first moment (COM) of the load, what a
+says how much one block reduces the prior variance. ``excitation`` is λ_min of the
+Schur complement of its inertia block, W_mh − W_mh,I W_II⁺ W_I,mh: the information on
+the mass and first moment (COM) of the load once the inertia is estimated too, what a
 ``set_load``/``set_payload`` needs first, dimensionless (1 = a block halves the prior
 variance along the least excited (m, h) direction). The rotational inertia is excited
 only by rich motion and is not required (its directions are what forgetting lets wind
@@ -59,6 +60,23 @@ class ExcitationConfig:
             raise InvalidInputError("warmup", f"must be >= 0, got {self.warmup}")
 
 
+def schur_excitation(information: Array) -> float:
+    """λ_min of the Schur complement of the inertia block in W (10, 10) [1].
+
+    W_mh − W_mh,I W_II⁺ W_I,mh is the information on (m, h) once the rotational inertia
+    is estimated too: a direction of (m, h) the motion confounds with the inertia has
+    none, however large the (m, h) sub-block alone is. W_II may be singular (an
+    unexcited inertia): it is regularized by δ = 10⁻¹⁰ of W's trace, which can only raise
+    the value, by an amount that vanishes with δ (one 6×6 solve instead of a
+    pseudo-inverse).
+    """
+    w = 0.5 * (information + information.T)
+    coupling = w[:4, 4:]
+    inertia = w[4:, 4:] + (1e-10 * float(np.trace(w)) + 1e-300) * np.eye(6)
+    schur = w[:4, :4] - coupling @ np.linalg.solve(inertia, coupling.T)
+    return float(np.linalg.eigvalsh(0.5 * (schur + schur.T))[0])
+
+
 class ExcitationCheck:
     """Running prior-normalized information of the blocks (module docstring)."""
 
@@ -84,7 +102,7 @@ class ExcitationCheck:
         a = 1.0 / min(self.config.window, self.blocks + 1)
         self.information = (1.0 - a) * self.information + a * info
         self.blocks += 1
-        self.excitation = float(np.linalg.eigvalsh(self.information[:4, :4])[0])
+        self.excitation = schur_excitation(self.information)
         if self.blocks < self.config.warmup:
             return False
         return self.excitation >= self.config.threshold

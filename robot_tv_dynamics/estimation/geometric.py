@@ -228,9 +228,18 @@ class GeometricEKF:
         correction = gain @ innovation
         length = float(np.linalg.norm(correction[:10]))
         if length > cfg.max_step:
-            correction *= cfg.max_step / length
+            # the trust region scales the gain, so the covariance must be the one of the
+            # scaled gain too (Joseph form, valid for any gain): the full-gain update
+            # would claim the information of a step that was not taken
+            scale = cfg.max_step / length
+            gain = scale * gain
+            correction *= scale
+            a = np.eye(20)
+            a[:, :10] -= gain @ h
+            p = a @ p @ a.T + gain @ noise @ gain.T
+        else:
+            p = p - gain @ ph.T
         x = np.concatenate([theta, self.theta_rate]) + correction
-        p = p - gain @ ph.T
         lc, jac = phi_and_jacobian(x[:10])
         phi = self._phi_eps + lc
         if not (np.all(np.isfinite(phi)) and np.all(np.isfinite(p))):

@@ -126,10 +126,20 @@ class LoadMeasurement:
         full = pin.computeJointTorqueRegressor(self._pin, self._data, q_pin, qd, qdd)
         return np.asarray(full[:, self._columns])
 
-    def measure(self, q: Array, qd: Array, qdd: Array, tau: Array) -> PayloadMeasurement:
-        """(R_b, y = τ_m − τ_f − τ_0 + R_b Φ_b⁰) at one sample (arrays (nv,), finite)."""
+    def measure(self, q: Array, qd: Array, qdd: Array, tau: Array,
+                theta_dot: Array | None = None, psi: Array | None = None,
+                psi_dot: Array | None = None) -> PayloadMeasurement:
+        """(R_b, y = τ_m − τ_f − τ_0 − τ_g + R_b Φ_b⁰) at one sample (arrays (nv,), finite).
+
+        τ_g = M(q, Θ̇)q̇ + H(q, Ψ)q̇ + JᵀQ₀Ψ̇, the terms of eq. (39) the classical model
+        lacks, when Θ̇ (N, 10) or Ψ, Ψ̇ (N, 12) are given (the *generalized* measurement);
+        τ_g = 0 when none is (the classical one).
+        """
         r = self.regressor(q, qd, qdd)
         y = tau - self._dynamics.inverse_dynamics(q, qd, qdd) + r @ self.phi_base
+        if theta_dot is not None or psi is not None or psi_dot is not None:
+            y = y - (self.model.torque(q, qd, qdd, self.theta_base, theta_dot, psi, psi_dot)
+                     - self.model.torque(q, qd, qdd, self.theta_base))
         if self.friction is not None:
             y = y - self.friction.torque(qd)
         return PayloadMeasurement(r, y)

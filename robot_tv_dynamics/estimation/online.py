@@ -26,6 +26,7 @@ import numpy.typing as npt
 from robot_tv_dynamics.estimation.excitation import ExcitationCheck, ExcitationConfig
 from robot_tv_dynamics.estimation.geometric import GeometricConfig, GeometricEKF
 from robot_tv_dynamics.estimation.interface import PayloadEstimator
+from robot_tv_dynamics.estimation.load import LoadFilter, LoadFilterConfig
 from robot_tv_dynamics.estimation.measurement import LoadMeasurement
 from robot_tv_dynamics.estimation.rls import EstimatorConfig, RecursiveLeastSquares
 from robot_tv_dynamics.exceptions import InvalidInputError
@@ -52,12 +53,15 @@ class LoadEstimatorSettings:
         noise_std: σ of each joint's effort residual (nv,) [N·m or N]; the rows are
             weighted by 1/σ².
         prior_std: prior standard deviations of the load's (m, h, I) [kg, kg·m, kg·m²].
-        forgetting: λ of the RLS methods [1].
+        memory: time constant of the forgetting, λ = exp(−Δt/memory) per update [s].
+        huber: k of the Huber weights on the normalized innovations (0 = off) [1].
+        change_ratio: the change detector's threshold (short/long average of the
+            normalized innovation squared; 0 = off) [1].
         margin_fraction: ε = margin_fraction · λ_min(f(Φ_b⁰)) of the load body's base
             share [1].
-        upper_factor: β = upper_factor · λ_max(f(Φ_b⁰)) (projected only) [1].
+        upper_factor: β = upper_factor · λ_max(f(Φ_b⁰)), reported only (the load filters
+            impose f(Φ_L) ⪰ 0 and f(Φ_b) ⪰ εI, no upper bound) [1].
         theta_walk: q_θ of the geometric filter [1/s].
-        rate_walk: q_θ̇ of the geometric filter [1/s³].
         acceleration_cutoff: f_c of the q̈ filter [Hz].
         max_gap: a longer gap between samples restarts the q̈ filter [s].
         decimation: update on every k-th sample [1].
@@ -67,11 +71,12 @@ class LoadEstimatorSettings:
     method: str = "geometric"
     noise_std: tuple[float, ...] = ()
     prior_std: tuple[float, float, float] = (1.0, 0.1, 0.01)
-    forgetting: float = 0.999
+    memory: float = 10.0
+    huber: float = 2.5
+    change_ratio: float = 10.0
     margin_fraction: float = 0.25
     upper_factor: float = 5.0
-    theta_walk: float = 0.05
-    rate_walk: float = 0.5
+    theta_walk: float = 0.0
     acceleration_cutoff: float = 20.0
     max_gap: float = 0.5
     decimation: int = 1
@@ -90,6 +95,8 @@ class LoadEstimatorSettings:
         if not (0.0 < self.margin_fraction < 1.0):
             raise InvalidInputError(
                 "margin_fraction", f"must be in (0, 1), got {self.margin_fraction}")
+        if not (math.isfinite(self.memory) and self.memory > 0):
+            raise InvalidInputError("memory", f"must be > 0 s, got {self.memory}")
         if self.decimation < 1:
             raise InvalidInputError("decimation", f"must be >= 1, got {self.decimation}")
 
@@ -172,15 +179,16 @@ class OnlineLoadEstimator:
         self.epsilon = s.margin_fraction * float(consistency_margin(phi_base))
         self.beta = max(s.upper_factor * float(consistency_size(phi_base)), self.epsilon)
         rms = float(np.sqrt(np.mean(noise**2)))
-        self.estimator = make_estimator(
-            s.method, phi_base, epsilon=self.epsilon, beta=self.beta, prior_std=s.prior_std,
-            noise_std=rms, forgetting=s.forgetting, theta_walk=s.theta_walk,
-            rate_walk=s.rate_walk)
+        self.estimator = LoadFilter(
+            s.method, self.measurement.transform, phi_base, self.epsilon, LoadFilterConfig(
+                memory=s.memory, prior_std=s.prior_std, huber=s.huber,
+                change_ratio=s.change_ratio, theta_walk=s.theta_walk))
         self.excitation = ExcitationCheck(s.prior_std, s.excitation, rms)
         self.inputs = ModelInputs(model, InputRules(
             acceleration_cutoff=s.acceleration_cutoff, max_gap=s.max_gap))
         self.delay = self.inputs.qdd_filter_delay
-        self._history: deque[tuple[float, Array, Array, Array]] = deque()
+        self._history: deque[tuple[float, Array, Array, Array, tuple[
+            Array | None, Array | None, Array | None]]] = deque()
         self.samples = 0
         self.held = 0
         self.last_update_time: float | None = None
@@ -191,7 +199,9 @@ class OnlineLoadEstimator:
         """Raise InvalidInputError for a zero or non-increasing stamp (nothing changes)."""
         self.inputs.check_stamp(t)
 
-    def add_sample(self, t: float, q: Array, qd: Array, tau: Array) -> bool:
+    def add_sample(self, t: float, q: Array, qd: Array, tau: Array,
+                   theta_dot: Array | None = None, psi: Array | None = None,
+                   psi_dot: Array | None = None) -> bool:
         """Take one sample (stamp checked by :meth:`check_stamp`); True when Φ̂ changed.
 
         Args:
@@ -199,20 +209,26 @@ class OnlineLoadEstimator:
             q: joint positions (nv,), finite.
             qd: joint velocities (nv,), finite.
             tau: measured joint efforts (nv,), finite [N·m or N].
+            theta_dot: Θ̇ (N, 10) at t when known (e.g. a planned fill) [per s].
+            psi: Ψ (N, 12) at t when given (mass flow, eq. (27)).
+            psi_dot: Ψ̇ (N, 12) at t.
+
+        With Θ̇ or Ψ the row is the generalized measurement of eq. (39) (the terms
+        M(q, Θ̇)q̇ + H(q, Ψ)q̇ + JᵀQ₀Ψ̇ are subtracted); without, the classical one.
         """
         state = self.inputs.sample(t, q, qd, t)
         history = self._history
-        history.append((t, q, qd, tau))
+        history.append((t, q, qd, tau, (theta_dot, psi, psi_dot)))
         target = t - self.delay
         while len(history) > 1 and abs(history[1][0] - target) <= abs(history[0][0] - target):
             history.popleft()
         self.samples += 1
         if self.samples % self.settings.decimation:
             return False
-        t_d, q_d, qd_d, tau_d = history[0]
+        t_d, q_d, qd_d, tau_d, rates = history[0]
         if t - t_d > 2.0 * self.delay + self.settings.max_gap:
             return False  # the delay line is not filled after a gap
-        sample = self.measurement.measure(q_d, qd_d, state.qdd, tau_d)
+        sample = self.measurement.measure(q_d, qd_d, state.qdd, tau_d, *rates)
         return self.update(t, sample.regressor, sample.y)
 
     def update(self, t: float, regressor: Array, y: Array) -> bool:
@@ -223,22 +239,19 @@ class OnlineLoadEstimator:
             return False
         dt = None if self.last_update_time is None else t - self.last_update_time
         self.last_update_time = t
-        if isinstance(self.estimator, GeometricEKF):
-            self.estimator.update(regressor, y, self.weights, dt=dt if dt and dt > 0 else None)
-        else:
-            self.estimator.update(regressor, y, self.weights)
+        self.estimator.update(regressor, y, self.weights, dt=dt if dt and dt > 0 else None)
         return True
 
     # ------------------------------------------------------------------ outputs
     @property
     def phi_body(self) -> Array:
-        """Φ̂_b of the load body (base share + load), eq. (7) order, body frame."""
-        return self.estimator.phi
+        """Φ̂_b = Φ_b⁰ + T Φ̂_L of the load body with the *reported* load, body frame."""
+        return self.measurement.body_from_load(self.estimator.load_phi)
 
     @property
     def theta_hat(self) -> Array:
-        """Θ̂ (N, 10): the base model with the load body's row estimated."""
-        return self.measurement.theta_hat(self.estimator.phi)
+        """Θ̂ (N, 10): the base model with the load body's row, base share + reported load."""
+        return self.measurement.theta_hat(self.phi_body)
 
     @property
     def theta_rate_hat(self) -> Array | None:
@@ -253,17 +266,22 @@ class OnlineLoadEstimator:
     @property
     def load(self) -> LoadEstimate:
         """The load alone in the link frame."""
-        return load_estimate(self.measurement.load_from_body(self.estimator.phi))
+        return load_estimate(self.estimator.load_phi)
 
     @property
     def margin(self) -> float:
-        """λ_min(f(Φ̂_b)) of the load body [kg·m² or kg]."""
+        """λ_min(f(Φ̂_b)) of the load body with the reported load [kg·m² or kg]."""
+        return float(consistency_margin(self.phi_body))
+
+    @property
+    def raw_margin(self) -> float:
+        """λ_min(f) of the estimator's own state (classical: unconstrained, may be < 0)."""
         return self.estimator.margin
 
     @property
     def mass_std(self) -> float:
-        """Standard deviation of the estimated mass [kg] (from the estimator's covariance)."""
-        return float(math.sqrt(max(float(self.estimator.phi_covariance[0, 0]), 0.0)))
+        """Standard deviation of the estimated load mass [kg] (the estimator's covariance)."""
+        return float(math.sqrt(max(float(self.estimator.load_covariance[0, 0]), 0.0)))
 
     @property
     def covariance_trace(self) -> float:

@@ -4,18 +4,23 @@ On every ``joint_states`` sample with efforts (matched by joint name) the node t
 q̇ and the measured effort τ_m, forms q̈ by the shared input rules (causal filter, delay
 1/(π f_c); q, q̇, τ_m are delayed by the same amount), builds the load body's regressor
 rows y = τ_m − τ_f − τ_0 + R_b Φ_b⁰ = R_b Φ_b against the base model (the URDF, or an
-identified URDF, plus ``friction_file``), checks the excitation and updates one estimator
-(:mod:`robot_tv_dynamics.estimation`: classical or projected RLS, or the geometric EKF on
-log-Cholesky parameters). It publishes, at most every ``publish_period`` (sample stamps):
+identified URDF, plus ``friction_file``), checks the excitation and updates one load
+filter (:class:`~robot_tv_dynamics.estimation.load.LoadFilter`, the same as
+``robot-tv-dynamics estimate``: classical or projected RLS on the load, or the EKF on its
+log-Cholesky parameters; the reported load is always a body). It publishes, at most
+every ``publish_period`` (sample stamps):
 
 - ``inertial_parameters`` (Float64MultiArray ``body`` × ``phi``): the full Θ̂ (the base
-  model with the load body's row estimated), what monitor_node and dynamics_node take;
-- ``inertial_parameter_rates``: Θ̇̂, for the geometric method (it models a rate);
+  model with the load body's row = base share + reported load), what monitor_node and
+  dynamics_node take;
+- ``inertial_parameter_rates``: Θ̇̂ when the estimator models a rate (the load filters
+  do not: not published);
 - ``payload_estimate`` (geometry_msgs/InertiaStamped, frame_id = ``link``): the load
   alone, mass, COM and inertia about the COM in the link frame (franka ``set_load``,
   UR ``set_payload``);
 - ``/diagnostics``: ``estimator_node: <link>`` (method, excitation, held updates,
-  covariance trace, margin λ_min(f(Φ̂_b)) against ε, converged or not) and the input status.
+  covariance trace, margin λ_min(f(Φ̂_b)) against ε, the recursion's raw margin, skipped
+  updates, detected changes, converged or not) and the input status.
 
 Bad input never stops the node: joint_states without efforts, NaN, unknown joints or a
 stamp going backwards are rejected with a diagnostics reason (no estimate from them).
@@ -62,8 +67,9 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "chain (the body of the last revolute joint)"),
     ParameterSpec(
         "method", "geometric",
-        "classical (RLS with forgetting), projected (RLS projected onto the uniform band) or "
-        "geometric (EKF on log-Cholesky parameters, consistent by construction)"),
+        "classical (RLS with forgetting; the reported load is its projection onto bodies), "
+        "projected (RLS on the load projected onto bodies that keep the margin) or geometric "
+        "(EKF on the load's log-Cholesky parameters, a body by construction)"),
     ParameterSpec(
         "friction_file", "",
         "friction YAML of the model's joints (identify's friction.yaml), subtracted from the "
@@ -73,7 +79,7 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "summary.json of robot-tv-dynamics identify: the per-joint fit RMS of the identified "
         "model is each joint's noise level (used when noise_std is empty)"),
     ParameterSpec(
-        "noise_std", "0.05",
+        "noise_std", "0.5",
         "noise level of each joint's effort residual: one number for all joints, or one per "
         "joint, comma-separated; rows are weighted by 1/sigma^2 (ignored when "
         "identification_summary is set)", "N·m or N"),
@@ -87,9 +93,18 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "prior_inertia_std", 0.01, "prior standard deviation of its inertia entries",
         "kg·m²", 1e-9, 1e6),
     ParameterSpec(
-        "forgetting", 0.995,
-        "forgetting factor per update of the RLS methods (memory about 1/(1-lambda) updates)",
-        "", 0.5, 1.0),
+        "memory", 10.0,
+        "time constant of the forgetting: lambda = exp(-dt/memory) per update", "s",
+        1e-3, 1e6),
+    ParameterSpec(
+        "huber", 2.5,
+        "Huber k on the normalized innovations (rows beyond k sigma are down-weighted); 0 = "
+        "plain least squares", "", 0.0, 1e6),
+    ParameterSpec(
+        "change_ratio", 10.0,
+        "change detector: the memory opens when the 50 ms average of the normalized "
+        "innovation squared exceeds this x its 2 s average (grasp, release); 0 = off", "",
+        0.0, 1e9),
     ParameterSpec(
         "margin_fraction", 0.25,
         "epsilon = margin_fraction x lambda_min(f(Phi_b)) of the load body's base share: the "
@@ -99,11 +114,8 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "beta = upper_factor x lambda_max(f(Phi_b)) of the base share (projected method)",
         "", 1.0, 1e6),
     ParameterSpec(
-        "theta_walk", 0.05,
+        "theta_walk", 0.0,
         "random-walk density of the log-Cholesky parameters (geometric)", "1/s", 0.0, 1e6),
-    ParameterSpec(
-        "rate_walk", 0.5,
-        "random-walk density of their rate (geometric; 0 = no rate model)", "1/s³", 0.0, 1e6),
     ParameterSpec(
         "acceleration_cutoff", 20.0,
         "corner frequency of the filter that differentiates q̇ into q̈ (delay 1/(pi f_c); q, "
@@ -150,15 +162,16 @@ class EstimatorNodeConfig(parameters.CommonConfig):
     method: str = "geometric"
     friction_file: str = ""
     identification_summary: str = ""
-    noise_std: str = "0.05"
+    noise_std: str = "0.5"
     prior_mass_std: float = 1.0
     prior_moment_std: float = 0.1
     prior_inertia_std: float = 0.01
-    forgetting: float = 0.995
+    memory: float = 10.0
+    huber: float = 2.5
+    change_ratio: float = 10.0
     margin_fraction: float = 0.25
     upper_factor: float = 5.0
-    theta_walk: float = 0.05
-    rate_walk: float = 0.5
+    theta_walk: float = 0.0
     acceleration_cutoff: float = 20.0
     max_gap: float = 0.5
     decimation: int = 1
@@ -219,8 +232,9 @@ def settings_from_config(cfg: EstimatorNodeConfig, noise_std: tuple[float, ...]
     return LoadEstimatorSettings(
         method=cfg.method, noise_std=noise_std,
         prior_std=(cfg.prior_mass_std, cfg.prior_moment_std, cfg.prior_inertia_std),
-        forgetting=cfg.forgetting, margin_fraction=cfg.margin_fraction,
-        upper_factor=cfg.upper_factor, theta_walk=cfg.theta_walk, rate_walk=cfg.rate_walk,
+        memory=cfg.memory, huber=cfg.huber, change_ratio=cfg.change_ratio,
+        margin_fraction=cfg.margin_fraction, upper_factor=cfg.upper_factor,
+        theta_walk=cfg.theta_walk,
         acceleration_cutoff=cfg.acceleration_cutoff, max_gap=cfg.max_gap,
         decimation=cfg.decimation,
         excitation=ExcitationConfig(window=cfg.excitation_window,
@@ -369,7 +383,7 @@ class EstimatorNode(node_base.ModelNode):
             level, message = 1, (
                 f"poorly excited (excitation {est.excitation.excitation:.3g} < "
                 f"{cfg.excitation_threshold:g}): estimate held")
-        elif not est.estimator.consistent:
+        elif est.margin < est.epsilon * (1.0 - 1e-9):
             level, message = 1, (
                 f"estimate outside the uniform band: margin {est.margin:.3g} < epsilon "
                 f"{est.epsilon:.3g}")
@@ -387,7 +401,10 @@ class EstimatorNode(node_base.ModelNode):
                 ("excited", est.excited), ("excitation", est.excitation.excitation),
                 ("covariance_trace", est.covariance_trace), ("mass", load.mass),
                 ("mass_std", est.mass_std), ("margin", est.margin), ("epsilon", est.epsilon),
-                ("consistent", est.estimator.consistent), ("converged", converged),
+                ("consistent", est.margin >= est.epsilon * (1.0 - 1e-9)),
+                ("raw_margin", est.raw_margin),
+                ("skipped", sum(est.estimator.skipped.values())),
+                ("changes", est.estimator.changes), ("converged", converged),
                 ("delay_ms", 1e3 * est.delay)])
 
     def _publish_diagnostics(self) -> None:

@@ -60,3 +60,26 @@ def test_a_linear_mass_ramp_gives_its_rate():
     assert abs(ekf.phi[0] - truth[0]) < 1e-3
     # within 15 %: a constant θ̇ is a constant relative rate of f, not a linear ramp of m
     assert abs(ekf.phi_rate[0] - rate) < 0.03, ekf.phi_rate
+
+
+def test_a_clipped_step_keeps_the_covariance_of_the_step_it_took():
+    # a far-off measurement with a tiny trust region: the state moves by max_step only,
+    # so (almost) none of the measurement's information may enter the covariance
+    phi0 = phi_from_point_masses([1.0, 1.0], [[0.1, 0, 0], [0, 0.1, 0.05]])
+    tiny = GeometricEKF(phi0, GeometricConfig(epsilon=1e-3, noise_std=1e-3, theta_walk=0.0,
+                                              rate_walk=0.0, rate_prior_std=0.0,
+                                              max_step=1e-9))
+    free = GeometricEKF(phi0, GeometricConfig(epsilon=1e-3, noise_std=1e-3, theta_walk=0.0,
+                                              rate_walk=0.0, rate_prior_std=0.0))
+    prior = tiny.covariance[:10, :10].copy()
+    rng = np.random.default_rng(2)
+    r = rng.normal(size=(6, 10))
+    y = r @ (3.0 * phi0)
+    tiny.update(r, y)
+    free.update(r, y)
+    assert np.linalg.norm(tiny.theta - free.theta) > 0.1  # the step was clipped
+    # the clipped filter is barely more certain than its prior (gain scaled ~1e-9) ...
+    np.testing.assert_allclose(tiny.covariance[:10, :10], prior, rtol=1e-6, atol=1e-12)
+    # ... while the full-gain update takes the measurement's information in
+    taken = np.linalg.norm(free.covariance[:10, :10] - prior)
+    assert taken > 1e3 * np.linalg.norm(tiny.covariance[:10, :10] - prior), taken

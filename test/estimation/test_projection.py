@@ -125,3 +125,109 @@ def test_a_band_of_one_point_and_bad_input():
         project_in_metric(phi, -covariance, 1e-3, 1.0)
     with pytest.raises(InvalidInputError, match="phi"):
         project_in_metric(np.full(10, np.nan), covariance, 1e-3, 1.0)
+
+
+def _near_singular(rng, rank):
+    """P = A Aᵀ of rank ``rank`` plus rounding: what a long run's covariance becomes."""
+    a = rng.normal(size=(10, rank)) * 10.0 ** rng.uniform(-6, -1, rank)
+    p = a @ a.T
+    return 0.5 * (p + p.T) + 1e-18 * rng.normal(size=(10, 10))
+
+
+@pytest.mark.parametrize("rank", (3, 6, 9))
+def test_near_singular_covariances_never_raise_and_stay_in_the_band(rank):
+    rng = np.random.default_rng(rank)
+    for _ in range(8):
+        body, _, _, epsilon, beta = _instance(rng, 1.0)
+        covariance = _near_singular(rng, rank)
+        phi = body + rng.normal(0, 0.05, 10)  # far outside along unknown directions too
+        result = project_in_metric(phi, covariance, epsilon, beta, start=body)
+        assert np.all(np.isfinite(result.phi))
+        _assert_in_band(result.phi, epsilon, beta)
+
+
+def test_a_singular_newton_system_falls_back_to_clarabel(monkeypatch):
+    from robot_tv_dynamics.estimation import projection
+
+    def broken(*args, **kwargs):
+        raise np.linalg.LinAlgError("Singular matrix")
+
+    monkeypatch.setattr(projection, "_project_whitened", broken)
+    rng = np.random.default_rng(11)
+    body, phi, covariance, epsilon, beta = _instance(rng, 3.0)
+    result = project_in_metric(phi, covariance, epsilon, beta, start=body)
+    assert result.active and result.solver == "clarabel"
+    _assert_in_band(result.phi, epsilon * (1 - 1e-7), beta)
+    _, optimum = _clarabel(phi, covariance, epsilon, beta)
+    assert abs(_half_distance_squared(result.phi, phi, covariance) - optimum) <= (
+        1e-5 * max(1.0, optimum))
+
+
+def test_the_load_projection_gives_a_body_that_keeps_its_margin():
+    from robot_tv_dynamics.estimation.projection import LoadProjection
+    from robot_tv_dynamics.inertia import transform_phi
+
+    rng = np.random.default_rng(5)
+    base = phi_from_point_masses([0.4, 0.3, 0.2], [[0, 0, 0.05], [0.03, 0, 0], [0, 0.02, 0.1]])
+    epsilon = 0.25 * np.linalg.eigvalsh(pseudo_inertia(base))[0]
+    rotation = np.array([[0.0, -1, 0], [1, 0, 0], [0, 0, 1]])
+    transform = np.array([transform_phi(e, rotation, np.array([0, 0, 0.1]))
+                          for e in np.eye(10)]).T
+    project_load = LoadProjection(transform, base, epsilon)
+    for _ in range(10):
+        load = phi_from_point_masses([1.0], [[0.0, 0.0, 0.1]])
+        noisy = load + rng.normal(0, 0.05, 10)  # inertia entries ≫ a point mass's
+        noisy[4:7] -= 0.05                      # diagonal pushed negative: not a body
+        a = rng.normal(size=(10, 10))
+        covariance = a @ a.T * 1e-4
+        result = project_load(noisy, covariance)
+        assert result.active
+        assert np.linalg.eigvalsh(pseudo_inertia(result.phi))[0] >= -1e-12
+        assert np.linalg.eigvalsh(pseudo_inertia(base + transform @ result.phi))[0] >= (
+            epsilon * (1 - 1e-9))
+        # it is the optimum of the same problem modelled independently in cvxpy
+        v = cp.Variable(10)
+        whiten = np.linalg.inv(np.linalg.cholesky(covariance))
+        f_load = sum(v[k] * PSEUDO_INERTIA_BASIS[k] for k in range(10))
+        body = base + transform @ v
+        f_body = sum(body[k] * PSEUDO_INERTIA_BASIS[k] for k in range(10))
+        problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(whiten @ (v - noisy))),
+                             [f_load >> 0, f_body - epsilon * np.eye(4) >> 0])
+        problem.solve(solver=cp.CLARABEL)
+        value = _half_distance_squared(result.phi, noisy, covariance)
+        # both solved by Clarabel at its default tolerances
+        assert value <= problem.value + 1e-4 * max(1.0, problem.value), (value, problem.value)
+
+
+def test_a_clarabel_panic_falls_back_to_cvxpy_instead_of_ending_the_run(monkeypatch):
+    """Clarabel's Rust panics reach Python as pyo3's PanicException, a BaseException.
+
+    Seen on a recorded grasp (``Eigval error``): it went past ``except Exception`` and ended
+    ``estimate --method classical`` with a traceback.
+    """
+    from robot_tv_dynamics.estimation.projection import LoadProjection
+    from robot_tv_dynamics.inertia import transform_phi
+
+    class PanicException(BaseException):  # the name pyo3 gives it
+        pass
+
+    def panicking(self, phi, whiten):
+        raise PanicException("Eigval error: Eigen(1)")
+
+    monkeypatch.setattr(LoadProjection, "_clarabel", panicking)
+    base = phi_from_point_masses([0.4, 0.3, 0.2], [[0, 0, 0.05], [0.03, 0, 0], [0, 0.02, 0.1]])
+    epsilon = 0.25 * np.linalg.eigvalsh(pseudo_inertia(base))[0]
+    transform = np.array([transform_phi(e, np.eye(3), np.array([0, 0, 0.1]))
+                          for e in np.eye(10)]).T
+    noisy = phi_from_point_masses([1.0], [[0.0, 0.0, 0.1]])
+    noisy[4:7] -= 0.05  # not a body: the projection must solve
+    result = LoadProjection(transform, base, epsilon)(noisy, np.eye(10) * 1e-4)
+    assert result.solver == "cvxpy"
+    assert np.linalg.eigvalsh(pseudo_inertia(result.phi))[0] >= -1e-9
+
+    def interrupted(self, phi, whiten):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(LoadProjection, "_clarabel", interrupted)
+    with pytest.raises(KeyboardInterrupt):  # only a solver's panic is absorbed
+        LoadProjection(transform, base, epsilon)(noisy, np.eye(10) * 1e-4)

@@ -107,8 +107,8 @@ def test_estimated_mass_converges_to_the_grasped_block(grasp_run, method):
     before = mass[t < 0.95]
     assert np.all(np.abs(before) < 0.1), before.max()   # no load before the grasp
     # stated tolerances: the geometric EKF within 0.05 kg from 1 s after the ramp's end;
-    # both RLS (forgetting 0.995 per update at 200 Hz: memory ≈ 1 s; they also fit the
-    # poorly excited inertia) within 0.15 kg from 3 s after it
+    # both RLS (memory 10 s, the change detector opening it at the grasp; they also fit
+    # the poorly excited inertia) within 0.15 kg from 3 s after it
     if method == "geometric":
         late = mass[t >= GRASP_END + 1.0]
         assert np.all(np.abs(late - TRUE_MASS) < 0.05), np.abs(late - TRUE_MASS).max()
@@ -127,21 +127,18 @@ def _body_levels(run, method, body_name="panda_link7"):
             if s.name == body_name]
 
 
-@pytest.mark.parametrize("method", ("projected", "geometric"))
-def test_projected_and_geometric_estimates_never_leave_the_uniform_band(
-        grasp_run, method, panda):
+@pytest.mark.parametrize("method", METHODS)
+def test_no_published_estimate_leaves_the_uniform_band(grasp_run, method, panda):
+    # the published Θ̂ carries the reported load, a body (the classical recursion's own
+    # state is unconstrained; what it reports is projected), so the band holds for all
     epsilon = MARGIN_FRACTION * _margin(panda.theta_nominal[BODY])
     margins = _margins(grasp_run, method)
     assert margins.size > 100
     assert margins.min() >= epsilon * (1 - 1e-6), (margins.min(), epsilon)
     levels = _body_levels(grasp_run, method)
-    assert levels and max(levels) < 2, levels      # the monitor never says ERROR
-
-
-def test_classical_estimate_leaves_the_band_and_the_monitor_says_so(grasp_run):
-    margins = _margins(grasp_run, "classical")
-    assert margins.min() < 0.0                      # not even consistent
-    assert 2 in _body_levels(grasp_run, "classical")
+    # the monitor never says ERROR (2); STALE (3) is the monitor waiting for an estimator
+    # slowed down by an overloaded machine, not an inconsistency
+    assert levels and 2 not in levels, levels
 
 
 def test_geometric_estimator_reports_its_status_on_diagnostics(grasp_run):
@@ -300,6 +297,26 @@ def test_the_cli_over_a_bag_gives_the_nodes_estimate_on_the_same_data(
     assert abs(live.m - 0.6) < 0.05  # and it is the simulated payload
 
 
+def settling_time(t, error, after, tolerance):
+    """Time after GRASP_END from which |error| < tolerance for good; inf if it never is."""
+    outside = np.flatnonzero(after & (error >= tolerance))
+    if not outside.size:
+        return float(t[np.flatnonzero(after)[0]] - GRASP_END) if after.any() else math.inf
+    if outside[-1] + 1 >= t.size:
+        return math.inf  # still outside at the last sample: it never settles
+    return float(t[outside[-1] + 1] - GRASP_END)
+
+
+def test_settling_time_of_a_method_that_never_settles_is_the_worst():
+    t = np.linspace(0.0, 5.0, 51)
+    after = t > GRASP_END
+    never = np.full(t.size, 0.5)
+    settles = np.where(t < GRASP_END + 1.0, 0.5, 0.01)
+    assert settling_time(t, never, after, 0.05) == math.inf
+    assert abs(settling_time(t, settles, after, 0.05) - 1.0) < 0.1 + 1e-9
+    assert settling_time(t, settles, after, 0.05) < settling_time(t, never, after, 0.05)
+
+
 def test_the_geometric_estimate_settles_first_and_the_numbers_are_printed(
         grasp_run, panda, capsys):
     """Settling time to 0.05 kg after the ramp, final error, band violations per method."""
@@ -310,9 +327,7 @@ def test_the_geometric_estimate_settles_first_and_the_numbers_are_printed(
             t, mass = _mass_series(grasp_run, method)
             error = np.abs(mass - TRUE_MASS)
             after = t > GRASP_END
-            outside = np.flatnonzero(after & (error >= 0.05))
-            settle = t[outside[-1] + 1] - GRASP_END if outside.size and outside[-1] + 1 < t.size \
-                else 0.0
+            settle = settling_time(t, error, after, 0.05)
             margins = _margins(grasp_run, method)
             settling[method] = settle
             violations = int(np.sum(margins < epsilon))

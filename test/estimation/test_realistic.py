@@ -1,0 +1,91 @@
+"""The payload estimators on data made the way a real arm's look (``realistic.py``).
+
+identify runs on the first half (no load); ``estimate --model`` on the second, where a
+1 kg load is grasped over 0.2 s. Every method must hold the stated goals: before the
+grasp |m| ≤ 0.2 kg; 3 s after it |m − 1| ≤ 0.15 kg; at the end |m − 1| ≤ 0.1 kg and the
+COM within 3 cm; the body's margin ≥ 0 at every sample; the reported load a body.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import numpy as np
+import pytest
+import realistic as R
+
+from robot_tv_dynamics.cli import main
+from robot_tv_dynamics.inertia import phi_from_mass_com_inertia, pseudo_inertia
+
+DECIMATION = 4  # 250 updates/s on the 1 kHz stream (keeps the test to tens of seconds)
+
+
+@pytest.fixture(scope="session")
+def identified(tmp_path_factory, urdf_paths):
+    """The realistic recording, its halves as bags, and identify's --out on the first."""
+    folder = tmp_path_factory.mktemp("realistic")
+    data = R.generate(urdf_paths["panda"])
+    first, second = R.write_halves(data, folder)
+    lock = [item for joint in R.PANDA_LOCK for item in ("--lock", joint)]
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["identify", "--urdf", urdf_paths["panda"], *lock, "--data", str(first),
+                     "--out", str(folder / "ident"), "--json", "--no-progress"]) == 0
+    return data, second, folder / "ident"
+
+
+@pytest.mark.parametrize("method", ("classical", "projected", "geometric"))
+def test_every_method_meets_the_goals_on_realistic_data(identified, method, capsys):
+    data, bag, model = identified
+    code = main(["estimate", "--model", str(model), "--data", str(bag), "--link", R.LINK,
+                 "--method", method, "--decimation", str(DECIMATION), "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "identify folder" in captured.err  # the one line saying where noise came from
+    out = json.loads(captured.out)
+    t, mass = np.array(out["t"]), np.array(out["mass"])
+    end_of_ramp = R.GRASP + R.RAMP
+    pre = np.abs(mass[t < R.GRASP]).max()
+    at3 = mass[np.argmin(np.abs(t - end_of_ramp - 3.0))]
+    final = out["final"]
+    after = t >= end_of_ramp
+    outside = np.flatnonzero(after & (np.abs(mass - R.LOAD_MASS) > 0.15))
+    follow = t[outside[-1] + 1] - end_of_ramp if outside.size else 0.0
+    com_error = float(np.linalg.norm(np.array(final["com"]) - R.LOAD_COM))
+    with capsys.disabled():
+        print(f"\n[realistic] {method}: pre-grasp max |m| {pre:.3f} kg, 3 s after "
+              f"{at3:.3f} kg, final {final['mass']:.3f} kg, COM error {1e3 * com_error:.1f} "
+              f"mm, min margin {min(out['margin']):.3g} (raw {min(out['raw_margin']):.3g}), "
+              f"changes {out['changes']}, within 0.15 kg from {follow:.2f} s after the ramp, "
+              f"skipped {out['skipped']}")
+    assert out["noise_std"] == pytest.approx(
+        [json.loads((model / "summary.json").read_text())["rms"]["identified"]["fit"][j]
+         for j in data.model.joint_names])
+    assert pre <= 0.2
+    assert abs(at3 - R.LOAD_MASS) <= 0.15
+    assert abs(final["mass"] - R.LOAD_MASS) <= 0.1
+    assert com_error <= 0.03
+    assert min(out["margin"]) >= 0.0
+    # the reported load is a body: f(Φ_L) ⪰ 0 (mass ≥ 0, triangle inequalities hold)
+    i = final["inertia"]
+    inertia = np.array([[i["ixx"], i["ixy"], i["ixz"]], [i["ixy"], i["iyy"], i["iyz"]],
+                        [i["ixz"], i["iyz"], i["izz"]]])
+    principal = np.linalg.eigvalsh(inertia)
+    assert principal[0] >= -1e-9 and principal[0] + principal[1] >= principal[2] - 1e-9
+    phi = phi_from_mass_com_inertia(final["mass"], np.array(final["com"]), inertia)
+    assert np.linalg.eigvalsh(pseudo_inertia(phi))[0] >= -1e-9
+    assert not out["skipped"]
+    assert out["changes"] >= 1 and follow <= 0.5  # the detector opened the memory
+
+
+def test_a_urdf_inside_an_identify_folder_uses_its_summary(identified, capsys):
+    data, bag, model = identified
+    code = main(["estimate", "--urdf", str(model / "identified.urdf"), "--data", str(bag),
+                 "--link", R.LINK, "--decimation", "20", "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert captured.err.count("\n") == 1 and "identify folder" in captured.err, captured.err
+    out = json.loads(captured.out)
+    fit = json.loads((model / "summary.json").read_text())["rms"]["identified"]["fit"]
+    assert out["noise_std"] == pytest.approx([fit[j] for j in data.model.joint_names])
