@@ -110,14 +110,8 @@ class RecursiveDynamics(HeldLoads):
     def __init__(self, model: ArmRecord | HasArmRecord, *, shared_buffers: bool = True) -> None:
         """Build the evaluator; the loads start as Θ = the arm's ``theta_nominal``, the rest 0.
 
-        Args:
-            model: the arm, as an :class:`~robot_tv_dynamics.dynamics.arm.ArmRecord` or
-                anything with an ``arm_record`` (a ``RobotModel``); locked and continuous
-                joints as in the record.
-            shared_buffers: exchange arrays with Pinocchio through views of its memory
-                (verified at construction, see
-                :mod:`~robot_tv_dynamics.dynamics.held_loads`); False uses only Pinocchio's
-                public API.
+        ``model`` (an :class:`~robot_tv_dynamics.dynamics.arm.ArmRecord` or a ``RobotModel``)
+        and ``shared_buffers`` as in :class:`~robot_tv_dynamics.dynamics.held_loads.HeldLoads`.
         """
         arm = arm_record_of(model)
         nv, pin_model = arm.nv, arm.pinocchio_model
