@@ -17,6 +17,7 @@ from robot_tv_dynamics.exceptions import (
     URDFError,
 )
 from robot_tv_dynamics.inertia import (
+    PSEUDO_BASIS,
     consistency_margin,
     consistency_size,
     is_physically_consistent,
@@ -31,6 +32,7 @@ from robot_tv_dynamics.inertia import (
 from robot_tv_dynamics.model import RobotModel
 
 __all__ = [
+    "PSEUDO_BASIS",
     "GeneralizedTerms",
     "InvalidInputError",
     "PhysicalConsistencyError",
