@@ -203,7 +203,7 @@ def _drain(config: _Section, base_dir: Path | None) -> LoadingProcess:
         fluid_density=config.number("fluid_density", 1000.0),
         gravity=config.number("gravity", STANDARD_GRAVITY),
         start=config.number("start", 0.0),
-        opening_time=config.number("opening_time", 0.2))
+        opening_time=config.number("opening_time", 0.05))
 
 
 def _grasp(config: _Section, base_dir: Path | None) -> LoadingProcess:

@@ -47,7 +47,7 @@ class DrainProcess:
         fluid_density: float = 1000.0,
         gravity: float = STANDARD_GRAVITY,
         start: float = 0.0,
-        opening_time: float = 0.2,
+        opening_time: float = 0.05,
     ) -> None:
         """Build the process.
 
