@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         URDFError,
     )
     from robot_tv_dynamics.inertia import (
+        PSEUDO_BASIS,
         consistency_margin,
         consistency_size,
         is_physically_consistent,
@@ -53,6 +54,7 @@ _EXPORTS = {
     "URDFError": "exceptions",
     "UnknownNameError": "exceptions",
     "UnsupportedJointError": "exceptions",
+    "PSEUDO_BASIS": "inertia",
     "consistency_margin": "inertia",
     "consistency_size": "inertia",
     "is_physically_consistent": "inertia",
@@ -66,6 +68,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "PSEUDO_BASIS",
     "GeneralizedTerms",
     "InvalidInputError",
     "PhysicalConsistencyError",

@@ -379,8 +379,10 @@ def phi_to_pinocchio(phi: npt.ArrayLike) -> pin.Inertia:
     return pin.Inertia.FromDynamicParameters(phi[PHI_TO_PINOCCHIO])
 
 
-def project_uniformly_consistent(phi: npt.ArrayLike, epsilon: float, beta: float) -> Array:
-    """Project Φ onto the uniformly consistent set {ε I ⪯ f(Φ) ⪯ β I}.
+def project_uniformly_consistent(
+    phi: npt.ArrayLike, epsilon: float, beta: float | None = None
+) -> Array:
+    """Project Φ onto the uniformly consistent set {ε I ⪯ f(Φ) ⪯ β I} (β = None: no cap).
 
     Clipping the eigenvalues of f(Φ) to [ε, β] gives the nearest point of the set in
     the Frobenius norm of f (Φ ↦ f(Φ) is linear and invertible, so this is a
@@ -389,12 +391,16 @@ def project_uniformly_consistent(phi: npt.ArrayLike, epsilon: float, beta: float
     Args:
         phi: (10,) or (..., 10).
         epsilon: lower eigenvalue bound ε > 0.
-        beta: upper eigenvalue bound β ≥ ε.
+        beta: upper eigenvalue bound β ≥ ε, or None for {ε I ⪯ f(Φ)} alone.
 
     Returns:
         The projected Φ, same shape.
     """
-    if not (np.isfinite(epsilon) and np.isfinite(beta)) or not 0.0 < epsilon <= beta:
+    if beta is None:
+        beta = np.inf
+    elif not np.isfinite(beta):
+        raise InvalidInputError("epsilon, beta", f"beta must be finite or None, got {beta}")
+    if not np.isfinite(epsilon) or not 0.0 < epsilon <= beta:
         raise InvalidInputError("epsilon, beta", f"need 0 < epsilon <= beta, got {epsilon}, {beta}")
     values, vectors = np.linalg.eigh(pseudo_inertia(phi))
     if np.all(values >= epsilon) and np.all(values <= beta):

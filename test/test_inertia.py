@@ -201,3 +201,15 @@ def test_transform_psi_matches_moving_the_particles() -> None:
     expected = psi_of(x @ rotation.T + translation, u @ rotation.T)
     np.testing.assert_allclose(transform_psi(psi_of(x, u), rotation, translation), expected,
                                atol=1e-12)
+
+
+def test_projection_without_an_upper_cap_raises_only_the_low_eigenvalues():
+    project = project_uniformly_consistent
+    phi = np.array([1.0, 0, 0, 0, 0.01, 0.01, -0.001, 0, 0, 0])  # eigenvalues of f < 0
+    values = np.linalg.eigvalsh(pseudo_inertia(phi))
+    out = np.linalg.eigvalsh(pseudo_inertia(project(phi, 1e-6)))
+    assert values[0] < 0 and values[-1] > 0.5
+    # the low ones raised to ε, the others kept (no cap at any β)
+    np.testing.assert_allclose(out, np.sort(np.maximum(values, 1e-6)), rtol=1e-9, atol=1e-15)
+    with pytest.raises(InvalidInputError, match="beta"):
+        project(phi, 1e-6, np.inf)

@@ -139,12 +139,20 @@ def test_the_only_way_into_the_ros_layer_is_the_cli_demo_handler():
     assert all(not command.module.startswith(".") for command in cli.COMMANDS)
 
 
-def runtime_imports(path: Path) -> set[str]:
-    """Package modules ``path`` imports at run time (not under ``if TYPE_CHECKING:``)."""
+def type_checking_nodes(tree: ast.AST) -> set[int]:
+    """ids of the nodes inside ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``) blocks."""
+    return {id(node) for branch in ast.walk(tree) if isinstance(branch, ast.If)
+            and getattr(branch.test, "id", getattr(branch.test, "attr", None)) == "TYPE_CHECKING"
+            for node in ast.walk(branch)}
+
+
+def runtime_imports(path: Path, *, type_checking: bool = False) -> set[str]:
+    """Package modules ``path`` imports at run time (not under ``if TYPE_CHECKING:``).
+
+    With ``type_checking`` the imports under ``if TYPE_CHECKING:`` count too.
+    """
     tree = ast.parse(path.read_text(), filename=str(path))
-    skipped = {id(node) for branch in ast.walk(tree) if isinstance(branch, ast.If)
-               and getattr(branch.test, "id", getattr(branch.test, "attr", None)) == "TYPE_CHECKING"
-               for node in ast.walk(branch)}
+    skipped = set() if type_checking else type_checking_nodes(tree)
     modules = {module_name(p) for p in CORE}
     found = set()
     for node in ast.walk(tree):
@@ -158,12 +166,15 @@ def runtime_imports(path: Path) -> set[str]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Module → core modules it imports; a module also depends on its package's __init__."""
+def import_graph(*, type_checking: bool = False) -> dict[str, set[str]]:
+    """Module → core modules it imports; a module also depends on its package's __init__.
+
+    With ``type_checking`` the imports for type checking alone count as edges too.
+    """
     graph = {}
     for path in CORE:
         name = module_name(path)
-        edges = runtime_imports(path)
+        edges = runtime_imports(path, type_checking=type_checking)
         graph[name] = {e for e in edges if not name.startswith(e + ".")}  # own package: ok
     return graph
 
@@ -188,6 +199,21 @@ def test_the_import_graph_of_the_core_has_no_cycle():
     graph = import_graph()
     assert len(graph) > 40 and any(graph.values())
     assert modules_on_cycles(graph) == []
+
+
+def test_the_import_graph_has_no_cycle_counting_type_checking_imports():
+    """A dependency hidden under ``if TYPE_CHECKING:`` is still one: no circle through it."""
+    graph = import_graph(type_checking=True)
+    assert modules_on_cycles(graph) == []
+
+
+def test_type_checking_imports_are_read():
+    tree = ast.parse("from typing import TYPE_CHECKING\nimport numpy\n"
+                     "if TYPE_CHECKING:\n    from robot_tv_dynamics.model import RobotModel\n")
+    hidden = type_checking_nodes(tree)
+    names = [m for node in ast.walk(tree) if id(node) in hidden
+             for _, m in imported_modules(node)]
+    assert "robot_tv_dynamics.model" in names and "numpy" not in names
 
 
 def test_the_cycle_check_finds_a_cycle():

@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--urdf", required=True, help="path of the URDF file")
     add_lock_argument(parser)
     parser.add_argument("--duration", type=positive_float, default=10.0, metavar="S",
-                        help="duration [s] (default 10; a whole number of periods ends at rest)")
+                        help="duration [s] (default 10; rounded up to whole periods: ends at rest)")
     parser.add_argument("--harmonics", type=_count, default=5, metavar="K",
                         help="harmonics per joint, ≥ 2 (default 5)")
     parser.add_argument("--base-frequency", type=positive_float, default=0.1, metavar="HZ",

@@ -144,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
     plot_report(out / "report.png", result, model)
     (out / "summary.json").write_text(json.dumps(data, indent=2, allow_nan=False) + "\n",
                                       encoding="utf-8")
+    for warning in result.warnings:
+        sys.stderr.write(f"identify: warning: {warning}\n")
     if args.json:
         json.dump(data, sys.stdout, allow_nan=False)
         sys.stdout.write("\n")

@@ -21,6 +21,7 @@ This package never imports :mod:`robot_tv_dynamics.model` at run time;
 :class:`~robot_tv_dynamics.model.RobotModel` calls it.
 """
 
+from robot_tv_dynamics.dynamics.arm import ArmRecord
 from robot_tv_dynamics.dynamics.contraction import (
     bias_force,
     forward_dynamics,
@@ -38,6 +39,7 @@ from robot_tv_dynamics.dynamics.terms import TERM_NAMES, GeneralizedTerms
 
 __all__ = [
     "Q0",
+    "ArmRecord",
     "S_72",
     "TERM_NAMES",
     "T_72",

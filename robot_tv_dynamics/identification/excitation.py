@@ -6,8 +6,8 @@ r"""Exciting trajectories: a finite Fourier series per joint (Swevers et al. 199
 
 periodic with period 1/f_0. The coefficients are constrained so that the arm starts and
 ends at rest: q̇_i(0) = ω Σ_k k a_ik = 0 and q̈_i(0) = −ω² Σ_k k² b_ik = 0 (a projection
-of each coefficient vector); a duration that is a whole number of periods then ends at
-rest too.
+of each coefficient vector). The designed duration is a whole number of periods (the
+requested one rounded up), so the trajectory ends at rest too, at the start pose.
 
 Limits (the URDF's), each used only up to a fraction (``scale``):
 
@@ -207,8 +207,9 @@ def design_excitation(
 
     Args:
         model: the arm (URDF limits, URDF Θ for the effort check).
-        duration: length of the output trajectory [s] (a whole number of periods ends at
-            rest).
+        duration: the shortest length of the output trajectory [s]; it is rounded up to a
+            whole number of periods 1/f_0 (``ExcitationDesign.duration``), so that it
+            ends at rest.
         harmonics: K ≥ 2.
         base_frequency: f_0 [Hz].
         scales: fractions of the limits; default 0.8 of each.
@@ -264,7 +265,9 @@ def design_excitation(
             progress((i + 1) / total)
     if best is None:  # every candidate scored inf (total >= 1 draws were made)
         raise InvalidInputError("candidates", "no candidate trajectory could be scored")
-    times = np.arange(0.0, duration + 0.5 / rate, 1.0 / rate)
+    periods = max(1, math.ceil(duration * base_frequency * (1.0 - 1e-12)))
+    duration = periods / base_frequency
+    times = output_times(duration, rate)
     final = _Limits(model, scales, times)
     trajectory = best
     for _ in range(20):  # the dense check with eq. (39); shrink if it fails (rarely)
@@ -274,7 +277,17 @@ def design_excitation(
         trajectory = trajectory.scaled(0.98 / float(ratios.max()))
     q, qd, qdd = trajectory.evaluate(times)
     cond = regressors.excitation(model, q, qd, qdd, friction, rank).condition_number
-    return ExcitationDesign(trajectory, float(times[-1]), cond, rank, ratios, total)
+    return ExcitationDesign(trajectory, duration, cond, rank, ratios, total)
+
+
+def output_times(duration: float, rate: float) -> Array:
+    """The output grid [s]: from 0 to ``duration`` inclusive, step ≈ 1/``rate``.
+
+    The step is duration / round(duration · rate), so the last sample is at ``duration``
+    exactly (the end of the last period, at rest).
+    """
+    steps = max(1, round(duration * rate))
+    return np.linspace(0.0, duration, steps + 1)
 
 
 def peak_ratios(model: RobotModel, trajectory: FourierTrajectory, times: Array,
@@ -290,7 +303,7 @@ def peak_ratios(model: RobotModel, trajectory: FourierTrajectory, times: Array,
 
 def trajectory_dict(model: RobotModel, design: ExcitationDesign, rate: float) -> dict[str, Any]:
     """The JointTrajectory-shaped mapping ``evaluate`` reads, plus an ``excitation`` record."""
-    times = np.arange(0.0, design.duration + 0.5 / rate, 1.0 / rate)
+    times = output_times(design.duration, rate)
     q, qd, qdd = design.trajectory.evaluate(times)
     traj = design.trajectory
     return {

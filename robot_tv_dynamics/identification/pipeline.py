@@ -120,6 +120,11 @@ class IdentificationResult:
         margin: ε.
         options: the options used.
         notes: dropped samples and other remarks.
+        solver_accurate: whether the SDP solver reached an accurate optimum.
+        margin_repair: the largest raise of an eigenvalue of f(Φ_l) to ε applied to the
+            solver's point [kg·m² (and kg)].
+        warnings: what the user must know about the identified model (an inaccurate
+            optimum, an inconsistent solver point), one sentence each.
     """
 
     models: dict[str, ModelFit]
@@ -138,6 +143,9 @@ class IdentificationResult:
     margin: float
     options: IdentifyOptions
     notes: tuple[str, ...] = field(default_factory=tuple)
+    solver_accurate: bool = True
+    margin_repair: float = 0.0
+    warnings: tuple[str, ...] = field(default_factory=tuple)
 
 
 def _rms(residual: Array) -> Array:
@@ -237,4 +245,5 @@ def identify(
         condition_number=excitation.condition_number, noise_sigma=sigma,
         solver=solution.solver, solver_status=solution.status,
         solver_time_s=solution.solve_time_s, stage_times_s=times, margin=options.margin,
-        options=options, notes=data.notes)
+        options=options, notes=data.notes, solver_accurate=solution.accurate,
+        margin_repair=solution.margin_repair, warnings=solution.warnings)

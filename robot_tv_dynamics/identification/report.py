@@ -64,7 +64,9 @@ def summary(
         "uniformly_consistent_identified": bool(
             np.all(result.models["identified"].margins >= result.margin * (1 - 1e-9))),
         "solver": {"name": result.solver, "status": result.solver_status,
+                   "accurate": result.solver_accurate, "margin_repair": result.margin_repair,
                    "time_s": result.solver_time_s},
+        "warnings": list(result.warnings),
         "stage_times_s": dict(result.stage_times_s),
         "friction": result.models["identified"].friction.as_dict(),
         "urdf_writeback": [{"body": w.body, "link": w.link, "mode": w.mode,
@@ -99,6 +101,8 @@ def format_table(data: dict[str, Any]) -> str:
                  f"{'yes' if data['uniformly_consistent_identified'] else 'NO'}")
     for note in data["notes"]:
         lines.append(f"  note: {note}")
+    for warning in data["warnings"]:
+        lines.append(f"  WARNING: {warning}")
     return "\n".join(lines) + "\n"
 
 

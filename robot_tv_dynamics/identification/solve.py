@@ -31,9 +31,15 @@ residual), the tall system is compressed by a QR factorisation to a square one
 column-equilibrated (x = x_0 + D z with D = 1/column norms) before the SDP is built.
 
 **Solvers**: Clarabel (interior point, native PSD cones, exact to ~1e-8) first; SCS
-(first-order splitting) as the fallback. A solver's last ~1e-9 of infeasibility is
-removed by clipping the eigenvalues of f(Φ_l) at ε (:func:`project_uniformly_consistent`),
-so the returned bodies satisfy f(Φ_l) ⪰ εI exactly.
+(first-order splitting) as the fallback. A solver that reports only an inaccurate optimum
+(``optimal_inaccurate``) does not end the search: the next solver is tried, and only if
+none reaches ``optimal`` is the first inaccurate point returned, with
+``ConstrainedSolution.accurate = False`` and a warning saying so. A solver's last ~1e-9 of
+infeasibility is removed by raising the eigenvalues of f(Φ_l) below ε to ε
+(:func:`~robot_tv_dynamics.inertia.project_uniformly_consistent`, no upper cap), so the
+returned bodies satisfy f(Φ_l) ⪰ εI exactly; the largest raise is reported
+(``margin_repair``), with a warning when the solver's point was not even consistent
+(λ_min(f(Φ_l)) < 0).
 
 The unconstrained estimate reported beside it is ordinary least squares: the
 minimum-norm (in the equilibrated variables) correction of the prior, with directions
@@ -50,7 +56,12 @@ import numpy as np
 import numpy.typing as npt
 
 from robot_tv_dynamics.exceptions import IdentificationSolverError, InvalidInputError
-from robot_tv_dynamics.inertia import Array, project_uniformly_consistent, pseudo_inertia
+from robot_tv_dynamics.inertia import (
+    PSEUDO_BASIS,
+    Array,
+    project_uniformly_consistent,
+    pseudo_inertia,
+)
 
 #: Solvers tried in order.
 DEFAULT_SOLVERS = ("CLARABEL", "SCS")
@@ -65,8 +76,9 @@ FRICTION_RIDGE = 1e-8
 #: Relative singular-value cut of the unconstrained least squares.
 OLS_RCOND = 1e-8
 
-#: E[:, k] = vec(f(e_k)): vec(f(Φ)) = E Φ, (16, 10).
-_PSEUDO_BASIS = pseudo_inertia(np.eye(10)).reshape(10, 16).T.copy()
+#: E[:, k] = vec(f(e_k)): vec(f(Φ)) = E Φ, (16, 10) (the basis of :mod:`~robot_tv_dynamics.inertia`;
+#: f(e_k) is symmetric, so row- and column-major vec agree).
+_PSEUDO_BASIS = np.ascontiguousarray(PSEUDO_BASIS.reshape(10, 16).T)
 
 
 @dataclass(frozen=True)
@@ -136,6 +148,12 @@ class ConstrainedSolution:
         status: its status string.
         solve_time_s: wall time of the solver call(s) [s].
         objective: data term ‖Ax − b‖² at x (whitened) incl. the residual floor.
+        accurate: whether the solver reached ``optimal`` (False: every solver stopped at
+            ``optimal_inaccurate`` and ``x`` is the first such point).
+        margin_repair: the largest raise of an eigenvalue of f(Φ_l) up to ε applied to
+            the solver's point [kg·m² (and kg)]; 0 when it already satisfied f ⪰ εI.
+        warnings: what a user should know about this solution (inaccurate optimum, a
+            solver point that was not physically consistent), one sentence each.
     """
 
     x: Array
@@ -143,6 +161,9 @@ class ConstrainedSolution:
     status: str
     solve_time_s: float
     objective: float
+    accurate: bool = True
+    margin_repair: float = 0.0
+    warnings: tuple[str, ...] = ()
 
 
 def solve_constrained(
@@ -202,6 +223,7 @@ def solve_constrained(
                         f >> margin * np.eye(4)]
     problem = cp.Problem(cp.Minimize(cp.sum(terms)), constraints)
     failures: list[str] = []
+    inaccurate: tuple[str, Array] | None = None
     start = time.perf_counter()
     for name in solvers:
         options = {"eps": 1e-8, "max_iters": 200000} if name == "SCS" else {}
@@ -210,15 +232,39 @@ def solve_constrained(
         except (cp.error.SolverError, ValueError, ArithmeticError) as error:
             failures.append(f"{name}: {error}")
             continue
-        if problem.status in ("optimal", "optimal_inaccurate") and z.value is not None:
-            elapsed = time.perf_counter() - start
-            values = np.asarray(x_prior + d * z.value, dtype=np.float64)
-            theta = values[:10 * n_bodies].reshape(n_bodies, 10)
-            theta = np.array([project_uniformly_consistent(phi, margin, 1e12)
-                              if np.linalg.eigvalsh(pseudo_inertia(phi))[0] < margin else phi
-                              for phi in theta])
-            values[:10 * n_bodies] = theta.ravel()
-            residual = float(np.sum((system.R @ values - system.r) ** 2) + system.residual_floor)
-            return ConstrainedSolution(values, name, str(problem.status), elapsed, residual)
+        if problem.status == "optimal" and z.value is not None:
+            return _solution(system, x_prior + d * z.value, n_bodies, margin, name,
+                             "optimal", time.perf_counter() - start, ())
+        if problem.status == "optimal_inaccurate" and z.value is not None:
+            inaccurate = inaccurate or (name, np.asarray(x_prior + d * z.value))
         failures.append(f"{name}: status {problem.status}")
+    if inaccurate is not None:
+        name, values = inaccurate
+        warning = (f"no solver reached an accurate optimum ({'; '.join(failures)}); "
+                   f"{name}'s inaccurate point is returned")
+        return _solution(system, values, n_bodies, margin, name, "optimal_inaccurate",
+                         time.perf_counter() - start, (warning,))
     raise IdentificationSolverError(tuple(solvers), "; ".join(failures))
+
+
+def _solution(
+    system: CompressedSystem, values: npt.ArrayLike, n_bodies: int, margin: float,
+    solver: str, status: str, elapsed: float, warnings: tuple[str, ...],
+) -> ConstrainedSolution:
+    """The solver's point with every f(Φ_l) ⪰ εI enforced, the repair and the residual."""
+    values = np.array(values, dtype=np.float64)
+    theta = values[:10 * n_bodies].reshape(n_bodies, 10)
+    lowest = np.linalg.eigvalsh(pseudo_inertia(theta))[:, 0]
+    repair = float(np.max(margin - lowest, initial=0.0))
+    if np.any(lowest < 0.0):
+        bodies = [int(l) for l in np.flatnonzero(lowest < 0.0)]
+        warnings = (*warnings, f"{solver}'s point was not physically consistent in bodies "
+                    f"{bodies} (λ_min f(Φ) down to {lowest.min():.3g}); its eigenvalues "
+                    f"were raised to ε = {margin:g}")
+    theta = np.array([project_uniformly_consistent(phi, margin) if low < margin else phi
+                      for phi, low in zip(theta, lowest, strict=True)])
+    values[:10 * n_bodies] = theta.ravel()
+    residual = float(np.sum((system.R @ values - system.r) ** 2) + system.residual_floor)
+    return ConstrainedSolution(values, solver, status, elapsed, residual,
+                               accurate=status == "optimal", margin_repair=repair,
+                               warnings=warnings)

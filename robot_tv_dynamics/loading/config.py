@@ -202,7 +202,8 @@ def _drain(config: _Section, base_dir: Path | None) -> LoadingProcess:
         volume_flow=config.number("volume_flow", 0.0),
         fluid_density=config.number("fluid_density", 1000.0),
         gravity=config.number("gravity", STANDARD_GRAVITY),
-        start=config.number("start", 0.0))
+        start=config.number("start", 0.0),
+        opening_time=config.number("opening_time", 0.05))
 
 
 def _grasp(config: _Section, base_dir: Path | None) -> LoadingProcess:

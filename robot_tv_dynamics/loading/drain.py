@@ -1,8 +1,13 @@
 r"""``drain``: the container emptied through a bottom orifice (Torricelli, or constant flow).
 
-A ḣ = −C_d a_o √(2 g h), so √h falls linearly and h(t) = (√h₀ − c t)² with
-c = C_d (a_o/A) √(g/2); ``law: constant`` (a metering valve) is offered too. The column
-descends as a plug (every particle at ḣ); particles leave through the orifice plane z = 0.
+A ḣ = −C_d a_o s(t) √(2 g h), so √h falls as d√h/dt = −c s(t) with c = C_d (a_o/A) √(g/2);
+``law: constant`` (a metering valve, ḣ = −(Q/A) s(t)) is offered too. The column descends
+as a plug (every particle at ḣ); particles leave through the orifice plane z = 0.
+
+The valve opens smoothly over ``opening_time`` T: the open fraction s(t) = 3x² − 2x³
+(x = (t − start)/T, s = 1 after T) has ṡ = 0 at both ends, so ḣ and ḧ are continuous and
+the axial momentum Ψ (∝ m ḣ) is C¹. An instant opening would make Ψ jump from 0 to m₀ḣ₀
+without the impulse in Ψ̇ that the plant would need to apply the reaction JᵀQ₀Δψ.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.optimize
 
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.loading.geometry import (
@@ -41,6 +47,7 @@ class DrainProcess:
         fluid_density: float = 1000.0,
         gravity: float = STANDARD_GRAVITY,
         start: float = 0.0,
+        opening_time: float = 0.05,
     ) -> None:
         """Build the process.
 
@@ -54,7 +61,9 @@ class DrainProcess:
             volume_flow: outflow [m³/s] (law ``constant``).
             fluid_density: ρ [kg/m³].
             gravity: g for Torricelli's law [m/s²] (container kept upright).
-            start: time the valve opens [s].
+            start: time the valve starts to open [s].
+            opening_time: T, how long the valve takes to open fully [s], > 0 (module
+                docstring: Ψ is C¹ only for T > 0).
 
         Raises:
             InvalidInputError: a parameter out of range or missing for the law.
@@ -68,6 +77,7 @@ class DrainProcess:
                 f"{self.h0:.4g} m is above the wall height {container.height:.4g} m")
         self.density = _positive(fluid_density, "drain.fluid_density")
         self.start = _finite(start, "drain.start")
+        self.opening_time = _positive(opening_time, "drain.opening_time")
         self.law = law
         if law == "torricelli":
             diameter = _positive(orifice_diameter, "drain.orifice_diameter")
@@ -80,27 +90,44 @@ class DrainProcess:
                     "drain.orifice_diameter", f"orifice area is {ratio:.2f} of the cross-section;"
                     " Torricelli's law needs a small orifice (< 0.25)")
             self.c = cd * ratio * math.sqrt(_positive(gravity, "drain.gravity") / 2.0)
-            self.drain_time = math.sqrt(self.h0) / self.c
+            self.drain_time = self._time_to_open(math.sqrt(self.h0) / self.c)
         elif law == "constant":
             self.rate = _positive(volume_flow, "drain.volume_flow") / container.area  # [m/s]
-            self.drain_time = self.h0 / self.rate
+            self.drain_time = self._time_to_open(self.h0 / self.rate)
         else:
             raise InvalidInputError("drain.law", f'"{law}" is not one of torricelli, constant')
         self.duration = self.start + self.drain_time
         self._frame = _ContainerFrame(container)
 
+    def opening(self, tau: float) -> tuple[float, float, float]:
+        """(S, s, ṡ) of the valve ``tau`` [s] after it starts to open: S = ∫₀^τ s [s]."""
+        big_t = self.opening_time
+        if tau <= 0.0:
+            return 0.0, 0.0, 0.0
+        if tau >= big_t:
+            return tau - big_t / 2.0, 1.0, 0.0
+        x = tau / big_t
+        return big_t * x**3 * (1.0 - x / 2.0), x * x * (3.0 - 2.0 * x), 6.0 * x * (1.0 - x) / big_t
+
+    def _time_to_open(self, full_open_time: float) -> float:
+        """τ with S(τ) = ``full_open_time`` (the time an open valve would take) [s]."""
+        if full_open_time >= self.opening_time / 2.0:
+            return full_open_time + self.opening_time / 2.0
+        return float(scipy.optimize.brentq(lambda tau: self.opening(tau)[0] - full_open_time,
+                                           0.0, self.opening_time, xtol=1e-15))
+
     def level(self, t: float) -> tuple[float, float, float]:
         """(h, ḣ, ḧ) of the liquid surface at time ``t`` [m, m/s, m/s²]."""
         tau = min(max(float(t) - self.start, 0.0), self.drain_time)
         moving = 0.0 < float(t) - self.start < self.drain_time
-        if self.law == "torricelli":
-            root = math.sqrt(self.h0) - self.c * tau
-            if not moving:
-                return root * root, 0.0, 0.0
-            return root * root, -2.0 * self.c * root, 2.0 * self.c * self.c
+        passed, s, s_dot = self.opening(tau)
         if not moving:
-            return self.h0 - self.rate * tau, 0.0, 0.0
-        return self.h0 - self.rate * tau, -self.rate, 0.0
+            s = s_dot = 0.0
+        if self.law == "torricelli":  # d√h/dt = −c s
+            root = max(math.sqrt(self.h0) - self.c * passed, 0.0)
+            return (root * root, -2.0 * self.c * s * root,
+                    -2.0 * self.c * (s_dot * root - self.c * s * s))
+        return max(self.h0 - self.rate * passed, 0.0), -self.rate * s, -self.rate * s_dot
 
     def state(self, t: float) -> LoadState:
         """Shell + a plug-flow column of height h(t) descending at ḣ."""

@@ -23,7 +23,7 @@ import pinocchio as pin
 
 from robot_tv_dynamics import dynamics
 from robot_tv_dynamics.arrays import readonly
-from robot_tv_dynamics.dynamics import RecursiveDynamics
+from robot_tv_dynamics.dynamics import ArmRecord, RecursiveDynamics
 from robot_tv_dynamics.dynamics.kinematics import Kinematics
 from robot_tv_dynamics.exceptions import (
     InvalidInputError,
@@ -152,6 +152,8 @@ class RobotModel:
             np.array([phi_from_pinocchio(model.inertias[j]) for j in range(1, model.njoints)])
         )
         self.joint_limits = self._joint_limits()
+        #: What the dynamics backend needs of this arm (it never imports the model).
+        self.arm_record = ArmRecord(model, self.theta_nominal, self.joint_limits.continuous)
         self._recursive: RecursiveDynamics | None = None
 
     @classmethod
@@ -478,12 +480,12 @@ class RobotModel:
         rd.inverse_dynamics(q, qd, qdd)``: what a node or a simulator uses on its hot path
         (one per thread). Starts with Θ = ``theta_nominal`` and zero rates.
         """
-        return RecursiveDynamics(self)
+        return RecursiveDynamics(self.arm_record)
 
     def _evaluator(self) -> RecursiveDynamics:
         """The model's own evaluator for the one-call methods (every call sets all loads)."""
         if self._recursive is None:
-            self._recursive = RecursiveDynamics(self)
+            self._recursive = RecursiveDynamics(self.arm_record)
         return self._recursive
 
     def regressor(

@@ -12,7 +12,11 @@ from identification_helpers import PANDA_LOCK, Sine
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.cli import main
 from robot_tv_dynamics.evaluation import load_trajectory
-from robot_tv_dynamics.identification.excitation import LimitScales, design_excitation
+from robot_tv_dynamics.identification.excitation import (
+    LimitScales,
+    design_excitation,
+    trajectory_dict,
+)
 from robot_tv_dynamics.identification.regressor import excitation
 
 
@@ -49,6 +53,22 @@ def test_trajectory_starts_and_ends_at_rest(designed):
     for t in (0.0, design.duration):  # two whole periods
         _, qd, qdd = design.trajectory.evaluate([t])
         assert np.abs(qd).max() < 1e-9 and np.abs(qdd).max() < 1e-9
+
+
+def test_a_duration_that_is_not_whole_periods_still_ends_at_rest(urdf_paths):
+    """7 s at 0.25 Hz is 1.75 periods: the design rounds up to 8 s and ends at rest there."""
+    model = RobotModel.from_urdf(urdf_paths["ur5"])
+    design = design_excitation(model, duration=7.0, harmonics=3, base_frequency=0.25,
+                               candidates=2, iterations=0, rate=20.0)
+    assert design.duration == pytest.approx(8.0)
+    data = trajectory_dict(model, design, 20.0)
+    last = data["points"][-1]
+    assert last["time_from_start"] == pytest.approx(8.0)
+    assert np.abs(last["velocities"]).max() < 1e-9
+    assert np.abs(last["accelerations"]).max() < 1e-9
+    np.testing.assert_allclose(last["positions"], data["points"][0]["positions"], atol=1e-9)
+    steps = np.diff([p["time_from_start"] for p in data["points"]])
+    np.testing.assert_allclose(steps, 0.05, atol=1e-9)
 
 
 def test_designed_trajectory_conditions_better_than_a_single_joint_sine(designed):

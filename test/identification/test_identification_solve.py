@@ -79,3 +79,60 @@ def test_compression_keeps_the_least_squares_objective():
         full = np.sum((a @ x - b) ** 2)
         compact = np.sum((system.R @ x - system.r) ** 2) + system.residual_floor
         assert compact == pytest.approx(full, rel=1e-10)
+
+
+def _inaccurate(monkeypatch, names):
+    """Make the named solvers report ``optimal_inaccurate`` (their point is kept)."""
+    import cvxpy as cp
+
+    solve = cp.Problem.solve
+
+    def patched(self, *args, **kwargs):
+        value = solve(self, *args, **kwargs)
+        if kwargs.get("solver") in names:
+            self._status = "optimal_inaccurate"
+        return value
+
+    monkeypatch.setattr(cp.Problem, "solve", patched)
+
+
+def test_an_inaccurate_optimum_is_not_accepted_while_another_solver_can_do_better(
+        prepared, monkeypatch):
+    model, data = prepared
+    _inaccurate(monkeypatch, {"SCS"})
+    result = identify(model, data, IdentifyOptions(friction="viscous",
+                                                   solvers=("SCS", "CLARABEL")))
+    assert result.solver == "CLARABEL" and result.solver_status == "optimal", result.warnings
+    assert result.solver_accurate and result.warnings == ()
+
+
+def test_only_inaccurate_optima_are_a_reported_outcome(prepared, monkeypatch):
+    from robot_tv_dynamics.identification.report import format_table, summary
+
+    model, data = prepared
+    _inaccurate(monkeypatch, {"CLARABEL", "SCS"})
+    result = identify(model, data, IdentifyOptions(friction="viscous"))
+    assert result.solver == "CLARABEL" and not result.solver_accurate
+    assert len(result.warnings) == 1 and "inaccurate" in result.warnings[0]
+    assert "SCS" in result.warnings[0]
+    margins = np.linalg.eigvalsh(pseudo_inertia(result.models["identified"].theta))[:, 0]
+    assert np.all(margins >= result.margin * (1 - 1e-9))
+    assert result.margin_repair >= 0.0
+    table = summary(result, model, urdf="u", data="d", topic=None, rate=100.0, cutoff=10.0,
+                    n_raw=data.t.size, writeback=[])
+    assert table["solver"]["accurate"] is False and table["warnings"] == list(result.warnings)
+    assert "WARNING: no solver reached an accurate optimum" in format_table(table)
+
+
+def test_a_solver_point_outside_the_consistent_set_is_repaired_and_reported():
+    """White-box: a point with λ_min f(Φ) < 0 is raised to ε, with the raise and a warning."""
+    from robot_tv_dynamics.identification.solve import _solution
+
+    phi = np.array([1.0, 0, 0, 0, 0.01, 0.01, -0.001, 0, 0, 0])  # f has λ < 0
+    system = compress(np.eye(10), phi)
+    solution = _solution(system, phi, 1, 1e-6, "X", "optimal", 0.0, ())
+    lowest = np.linalg.eigvalsh(pseudo_inertia(phi))[0]
+    assert lowest < 0
+    assert solution.margin_repair == pytest.approx(1e-6 - lowest)
+    assert np.linalg.eigvalsh(pseudo_inertia(solution.x))[0] >= 1e-6 * (1 - 1e-9)
+    assert "not physically consistent" in solution.warnings[0]

@@ -284,33 +284,37 @@ def test_fill_state_equals_a_quadrature_of_its_stream_to_rounding(name):
 
 
 def _march_drain(process: DrainProcess, t_end: float, slices: int = 4000, dt: float = 1e-4):
-    """Slice model of the draining column, level from RK4 on Torricelli's ODE."""
+    """Slice model of the draining column, level from RK4 on Torricelli's ODE.
+
+    The valve's open fraction rises as 3x² − 2x³ over its opening time (x = (t − start)/T).
+    """
     area = process.container.area
     a_o = math.pi * 0.012**2 / 4.0
     cd, g = 0.62, 9.81
 
-    def hdot(h: float) -> float:
-        return -cd * a_o / area * math.sqrt(2.0 * g * max(h, 0.0))
+    def hdot(t: float, h: float) -> float:
+        x = min(max((t - process.start) / process.opening_time, 0.0), 1.0)
+        return -(3 * x * x - 2 * x**3) * cd * a_o / area * math.sqrt(2.0 * g * max(h, 0.0))
 
     h = process.h0
     z = (np.arange(slices) + 0.5) * process.h0 / slices  # slice mid-heights, plug flow
     t = process.start
     while t < t_end - 1e-12:
         step = min(dt, t_end - t)
-        k1 = hdot(h)
-        k2 = hdot(h + 0.5 * step * k1)
-        k3 = hdot(h + 0.5 * step * k2)
-        k4 = hdot(h + step * k3)
+        k1 = hdot(t, h)
+        k2 = hdot(t + 0.5 * step, h + 0.5 * step * k1)
+        k3 = hdot(t + 0.5 * step, h + 0.5 * step * k2)
+        k4 = hdot(t + step, h + step * k3)
         dh = step * (k1 + 2 * k2 + 2 * k3 + k4) / 6
         z += dh  # every slice moves with the column
         h += dh
         t += step
     inside = z > 0
     m_slice = process.density * area * process.h0 / slices
-    return m_slice, z[inside], hdot(h)
+    return m_slice, z[inside], hdot(t_end, h)
 
 
-@pytest.mark.parametrize("t", [1.5, 4.0, 7.0])
+@pytest.mark.parametrize("t", [1.1, 1.5, 4.0, 7.0])
 def test_drain_matches_a_slice_model_of_the_same_flow(t):
     process = example("drain")
     assert process.law == "torricelli"
@@ -333,6 +337,39 @@ def test_drain_matches_a_slice_model_of_the_same_flow(t):
     np.testing.assert_allclose(phi, phi_particles, rtol=0, atol=2e-3 * np.abs(phi).max())
     np.testing.assert_allclose(psi, psi_particles, rtol=0, atol=2e-3 * np.abs(psi).max())
     assert abs(psi[2]) > 0
+
+
+@pytest.mark.parametrize("law", ["torricelli", "constant"])
+def test_drain_psi_is_continuous_when_the_valve_opens(law):
+    """Ψ has no jump at the opening (the plant applies no impulse), and Ψ̇ none either.
+
+    An instant opening would step Ψ from 0 to m₀ḣ₀ (≈ 7e-3 kg·m/s for the example cup)
+    while Ψ̇ stays finite, so the plant would miss the reaction JᵀQ₀Δψ.
+    """
+    kwargs = (dict(orifice_diameter=0.012) if law == "torricelli"
+              else dict(law="constant", volume_flow=2e-5))
+    process = DrainProcess("panda_hand", upright_container(), initial_level=0.08, start=1.0,
+                           **kwargs)
+    eps = 1e-7
+    before, after = process.state(1.0 - eps), process.state(1.0 + eps)
+    full = process.state(1.0 + process.opening_time)
+    assert np.abs(full.psi).max() > 1e-4  # the column moves once the valve is open
+    np.testing.assert_allclose(after.psi, before.psi, rtol=0, atol=1e-9 * np.abs(full.psi).max())
+    # Ψ(t) − Ψ(start) is the integral of Ψ̇ across the opening (no impulse hidden)
+    times = np.linspace(0.9, 1.0 + 2 * process.opening_time, 4001)
+    psi = np.array([process.state(t).psi for t in times])
+    psi_dot = np.array([process.state(t).psi_dot for t in times])
+    np.testing.assert_allclose(after.psi_dot, before.psi_dot, rtol=0,
+                               atol=1e-4 * np.abs(psi_dot).max())
+    integral = np.sum((psi_dot[1:] + psi_dot[:-1]) / 2 * np.diff(times)[:, None], axis=0)
+    np.testing.assert_allclose(psi[-1] - psi[0], integral, rtol=0,
+                               atol=1e-5 * np.abs(full.psi).max())
+
+
+def test_drain_opening_time_must_be_positive():
+    with pytest.raises(InvalidInputError, match="opening_time"):
+        DrainProcess("panda_hand", upright_container(), initial_level=0.08,
+                     orifice_diameter=0.012, opening_time=0.0)
 
 
 @dataclass
