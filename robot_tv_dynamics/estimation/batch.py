@@ -26,6 +26,13 @@ Newton matrix H = Σ_k A_kᵀWᵀW A_k the sandwich cov(Φ̂_L) = H⁻¹ S H⁻�
 (c = h/m) take the delta method with Student-t quantiles of B − 1 degrees of freedom.
 The interval is the unconstrained linearization around the constrained estimate: where
 a constraint is active it is conservative on that side.
+
+The base model's own error in the load body (Φ_b,true − Φ̂_b⁰) is indistinguishable from
+the load in a loaded recording; with an unloaded ``reference`` recording its fit (the
+tare, same rows) is subtracted and its covariance added, so the interval covers it.
+When the reference is the recording the base model was identified on, the tare is
+≈ 0 (the identification residual is already orthogonal to those rows) but its covariance
+is the identification's uncertainty of that body, which the interval then includes.
 """
 
 from __future__ import annotations

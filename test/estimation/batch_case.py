@@ -5,9 +5,9 @@ from (each body's mass and principal second moments by up to ±20 %, its COM by 
 ±1 cm), viscous + Coulomb + offset friction plus a Stribeck bump that ``identify`` does
 not model, coloured (AR(1), ~40 ms correlation) joint-torque noise of 0.3–0.8 N·m per
 joint, q̇ with 1e-3 rad/s white noise; τ by the package's eq. (39)
-(``RobotModel.inverse_dynamics``). The record is two halves of one exciting trajectory:
-``identify`` runs on the first (no load); the second carries a rigid 1 kg load on
-panda_hand. The load's Φ is NOT built by the code under test: the load is a fixed link
+(``RobotModel.inverse_dynamics``). The record is two parts of one exciting trajectory
+(4 s period): ``identify`` runs on the first 8 s (no load); the next 16 s carry a rigid
+1 kg load on panda_hand. The load's Φ is NOT built by the code under test: the load is a fixed link
 added to the URDF text and the loaded body's Φ is Pinocchio's URDF parser's merge.
 """
 
@@ -42,7 +42,7 @@ LINK = "panda_hand"
 LOAD_MASS = 1.0
 LOAD_COM = np.array([0.02, -0.01, 0.10])  # in panda_hand [m]
 LOAD_INERTIA = np.diag([2e-3, 1.5e-3, 1e-3])  # about its COM [kg·m²]
-RATE, HALF, BASE_FREQUENCY = 250.0, 8.0, 0.25
+RATE, HALF, LOADED, BASE_FREQUENCY = 250.0, 16.0, 16.0, 0.25
 SIGMA = np.linspace(0.3, 0.8, 7)
 AR = 0.9  # per sample at 250 Hz: ~40 ms correlation time
 
@@ -106,7 +106,7 @@ def make_case(urdf_path: str, folder: Path, seed: int = 3) -> BatchCase:
     friction = random_friction(model.nv, rng)
     design = design_excitation(model, duration=HALF, harmonics=4,
                                base_frequency=BASE_FREQUENCY, seed=1)
-    t = np.arange(0.0, 2 * HALF, 1.0 / RATE)
+    t = np.arange(0.0, HALF + LOADED, 1.0 / RATE)
     q, qd, qdd = design.trajectory.evaluate(t)
     second = t >= HALF
     tau = np.array([model.inverse_dynamics(q[k], qd[k], qdd[k],

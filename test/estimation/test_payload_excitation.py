@@ -72,13 +72,15 @@ def test_the_load_regressor_is_full_rank_and_well_conditioned(written, urdf_path
     for k in range(0, q.shape[0], 2):
         y = pin.computeJointTorqueRegressor(pm, pdata, q[k], qd[k], qdd[k])
         y_body = y[:, 10 * (joint - 1):10 * joint]
-        # a load given about the hand frame: Pinocchio's dynamic parameters moved by
-        # the frame placement (pin.Inertia.se3Action), one basis vector at a time
-        columns = []
-        for e in np.eye(10):
-            inertia = pin.Inertia.FromDynamicParameters(e)
-            columns.append(placement.act(inertia).toDynamicParameters())
-        rows.append(y_body @ np.array(columns).T)
+        rows.append(y_body)
+    # a load given about the hand frame: the map of Pinocchio's dynamic parameters under
+    # the frame placement (pin.Inertia.se3Action, linear) from 10 random bodies
+    bodies = [pin.Inertia.Random() for _ in range(10)]
+    before = np.array([b.toDynamicParameters() for b in bodies]).T
+    after = np.array([placement.act(b).toDynamicParameters() for b in bodies]).T
+    move = after @ np.linalg.inv(before)
+    for k in range(len(rows)):
+        rows[k] = rows[k] @ move
     stacked = np.concatenate(rows)
     stacked /= np.linalg.norm(stacked, axis=0)
     s = np.linalg.svd(stacked, compute_uv=False)
