@@ -100,3 +100,10 @@ def test_a_window_is_fitted_alone_and_an_empty_one_is_refused(case, capsys):
     code = main(_arguments(case, "--start", "6", "--end", "2"))
     captured = capsys.readouterr()
     assert code == 2 and "empty window" in captured.err
+
+
+def test_an_unknown_link_is_a_clear_error(case, capsys):
+    args = _arguments(case)
+    args[args.index("--link") + 1] = "no_such_link"
+    code = main(args)
+    assert code == 2 and "no_such_link" in capsys.readouterr().err
