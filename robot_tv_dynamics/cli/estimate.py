@@ -14,6 +14,11 @@ loads changes the detector found, ``skipped`` the failed updates by reason.
 ``--model DIR`` takes identify's ``--out`` folder (identified URDF, friction, per-joint
 fit RMS as noise levels, locked joints); a ``--urdf``/``--friction`` inside such a folder
 uses its summary the same way (one line on stderr says so).
+With ``--batch`` one constant load is fitted to the recording (or the ``--start``/
+``--end`` window) by SDP instead (:mod:`robot_tv_dynamics.estimation.batch`); ``--json``
+then prints ``{"mass", "com": [x, y, z], "inertia": {...}, "interval": {"mass": [lo, hi],
+"com": [[lo, hi], ×3]}, ...}`` (95 % intervals) and ``--set-load-out DIR`` writes
+``franka_set_load.yaml`` and ``ur_set_load.yaml``.
 Exit codes: 0, 2 bad input (unreadable URDF or bag, unknown link, friction for other
 joints).
 """
@@ -98,6 +103,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="update on every k-th sample (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--plot", metavar="OUT.png", help="plot mass, COM and margin")
+    add_batch_arguments(parser)
 
 
 #: Noise level per joint when nothing better is known [N·m or N].
@@ -187,6 +193,8 @@ def _noise(args: argparse.Namespace, summary: str | None,
 
 def run(args: argparse.Namespace) -> int:
     """Replay the bag through the estimator; print the summary or the JSON object."""
+    if args.batch:
+        return run_batch(args)
     files = model_files(args)
     model = load_model(files.urdf, lock_option(files.lock))
     friction = (load_friction_file(files.friction, model.joint_names)
@@ -252,6 +260,68 @@ def run(args: argparse.Namespace) -> int:
     lowest = min(margin) if margin else math.nan
     print(f"margin λ_min(f) of {data['body']}: final {estimator.margin:.4g}, lowest "
           f"{lowest:.4g}, ε = {estimator.epsilon:.4g}")
+    return 0
+
+
+def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of the offline payload fit (``--batch``)."""
+    group = parser.add_argument_group(
+        "offline payload fit", "--batch fits one constant load to the whole recording (or "
+        "the --start/--end window) by SDP, with 95 %% intervals of mass and COM")
+    group.add_argument("--batch", action="store_true",
+                       help="offline SDP fit of the load instead of the live replay")
+    group.add_argument("--start", type=float, default=None, metavar="S",
+                       help="window start [s from the bag's first sample]")
+    group.add_argument("--end", type=float, default=None, metavar="S",
+                       help="window end [s from the bag's first sample]")
+    group.add_argument("--reference", metavar="BAG",
+                       help="a recording of the same arm WITHOUT the load (e.g. the one "
+                            "identify ran on): its fit is subtracted as a tare, cancelling "
+                            "the base model's error in the load body")
+    group.add_argument("--set-load-out", metavar="DIR",
+                       help="write franka_set_load.yaml and ur_set_load.yaml into DIR")
+
+
+def run_batch(args: argparse.Namespace) -> int:
+    """``estimate --batch``: the offline fit (:mod:`robot_tv_dynamics.estimation.batch`)."""
+    import yaml
+
+    from robot_tv_dynamics.estimation.batch import fit_load, set_load_files
+    from robot_tv_dynamics.identification.data import load_samples
+
+    files = model_files(args)  # --model DIR or --urdf/--friction, as the live estimate
+    model = load_model(files.urdf, lock_option(files.lock))
+    friction = (load_friction_file(files.friction, model.joint_names)
+                if files.friction else None)
+    if files.note:
+        print(f"estimate: {files.note}", file=sys.stderr)
+    samples = load_samples(args.data, model, args.joint_topic)
+    reference = (load_samples(args.reference, model, args.joint_topic)
+                 if args.reference else None)
+    estimate = fit_load(model, args.link, samples, friction, start=args.start, end=args.end,
+                        margin_fraction=args.margin_fraction, reference=reference)
+    data = {"method": "batch", "link": args.link, **estimate.to_dict()}
+    if args.set_load_out:
+        out = Path(args.set_load_out)
+        out.mkdir(parents=True, exist_ok=True)
+        for arm, content in set_load_files(estimate, args.link).items():
+            (out / f"{arm}_set_load.yaml").write_text(
+                yaml.safe_dump(content, sort_keys=False), encoding="utf-8")
+    if args.json:
+        json.dump(data, sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    lo, hi = estimate.mass_interval
+    print(f"batch fit of the load on {args.link} over {estimate.samples} samples "
+          f"({estimate.window[0]:.3g}–{estimate.window[1]:.3g} s, solver {estimate.solver})")
+    print(f"mass {estimate.mass:.4g} kg (95 %: {lo:.4g} … {hi:.4g})")
+    print("COM [m] (link frame): " + ", ".join(
+        f"{name} {c:.4f} ({a:.4f} … {b:.4f})"
+        for name, c, (a, b) in zip("xyz", estimate.com, estimate.com_interval, strict=True)))
+    print("inertia about the COM [kg·m²]: " + ", ".join(
+        f"{key} {value:.3g}" for key, value in data["inertia"].items()))
+    print(f"margin λ_min(f) of the body {estimate.margin:.4g} ≥ ε = {estimate.epsilon:.4g}"
+          + (" (tare from --reference subtracted)" if estimate.tare else ""))
     return 0
 
 

@@ -53,8 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("--urdf", required=True, help="path of the URDF file")
     add_lock_argument(parser)
-    parser.add_argument("--duration", type=positive_float, default=10.0, metavar="S",
-                        help="duration [s] (default 10; rounded up to whole periods: ends at rest)")
+    parser.add_argument("--duration", type=positive_float, default=None, metavar="S",
+                        help="duration [s] (default 10, 4 with --payload-only; rounded up to "
+                             "whole periods: ends at rest)")
     parser.add_argument("--harmonics", type=_count, default=5, metavar="K",
                         help="harmonics per joint, ≥ 2 (default 5)")
     parser.add_argument("--base-frequency", type=positive_float, default=0.1, metavar="HZ",
@@ -82,10 +83,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, metavar="traj.yaml", help="output YAML")
     parser.add_argument("--json", action="store_true",
                         help="print a JSON summary on stdout instead of a line")
+    group = parser.add_argument_group(
+        "payload-only motion", "--payload-only: a short motion of the last joints (one "
+        "period of --duration) for the load's 10 parameters, scored by the load regressor")
+    group.add_argument("--payload-only", action="store_true",
+                       help="a short wrist motion for `estimate --batch` instead")
+    group.add_argument("--link", metavar="LINK",
+                       help="the link carrying the load (with --payload-only)")
+    group.add_argument("--wrist-joints", type=int, default=3, metavar="N",
+                       help="moving joints, the last N (default 3)")
+    group.add_argument("--max-acceleration", type=positive_float, default=5.0,
+                       metavar="RAD/S²", help="|q̈| bound of every joint (default 5)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``excite``; returns the exit code (0)."""
+    if args.payload_only:
+        return run_payload(args)
+    if args.duration is None:
+        args.duration = 10.0
     model = load_model(args.urdf, lock_option(args.lock))
     if args.candidates + args.iterations < 1:
         raise InvalidInputError("--candidates", "need at least one candidate")
@@ -123,4 +139,48 @@ def run(args: argparse.Namespace) -> int:
             f"combinations incl. friction); peak/allowed: position {peaks['position']:.3f}, "
             f"velocity {peaks['velocity']:.3f}, effort {peaks['effort']:.3f}; "
             f"{len(data['points'])} points over {design.duration:g} s → {out}\n")
+    return 0
+
+
+def run_payload(args: argparse.Namespace) -> int:
+    """``excite --payload-only`` (:mod:`robot_tv_dynamics.estimation.payload_excitation`)."""
+    import yaml
+
+    from robot_tv_dynamics.estimation.payload_excitation import design_payload_excitation
+
+    if not args.link:
+        raise InvalidInputError("--link", "--payload-only needs the link carrying the load")
+    model = load_model(args.urdf, lock_option(args.lock))
+    scales = LimitScales(
+        position=args.position_scale or args.scale, velocity=args.velocity_scale or args.scale,
+        effort=args.effort_scale or args.scale, max_excursion=args.max_excursion)
+    result = design_payload_excitation(
+        model, args.link, duration=args.duration or 4.0, wrist=args.wrist_joints,
+        harmonics=args.harmonics, scales=scales, max_acceleration=args.max_acceleration,
+        candidates=args.candidates, iterations=args.iterations, rate=args.rate,
+        seed=args.seed)
+    design = result.design
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    data = trajectory_dict(model, design, args.rate)
+    data["excitation"]["payload_link"] = args.link
+    data["excitation"]["moving_joints"] = [model.joint_names[i] for i in result.joints]
+    data["excitation"]["acceleration_ratio"] = result.acceleration_ratio.tolist()
+    out.write_text(yaml.safe_dump(data, sort_keys=False, default_flow_style=None),
+                   encoding="utf-8")
+    peaks = {kind: float(design.peak_ratios[k].max())
+             for k, kind in enumerate(("position", "velocity", "effort"))}
+    peaks["acceleration"] = float(result.acceleration_ratio.max())
+    if args.json:
+        json.dump({"out": str(out), "condition_number": design.condition_number,
+                   "rank": design.rank, "points": len(data["points"]),
+                   "duration_s": design.duration, "peak_ratios": peaks,
+                   "moving_joints": data["excitation"]["moving_joints"]}, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(
+            f"load regressor condition number {design.condition_number:.4g} (10 parameters "
+            f"of the load on {args.link}); peak/allowed: " + ", ".join(
+                f"{key} {value:.3f}" for key, value in peaks.items())
+            + f"; {len(data['points'])} points over {design.duration:g} s → {out}\n")
     return 0
