@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from bounds_cases import random_consistent_theta, random_q
+
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics import bounds as B
 from robot_tv_dynamics.bounds.mass import (
