@@ -94,5 +94,45 @@ def main() -> None:
     print(f"\nload average at end {load:.2f}")
 
 
+# ------------------------------------------------------------------- parallel (Dask)
+def bench_workers(name: str = "panda", seconds: float = 60.0) -> list[dict[str, object]]:
+    """Certified γ/δ and exact λ_min(M) of the same arm, 1 worker (serial) vs 2 (Dask).
+
+    Run: ``python benchmarks/bench_bounds.py --workers`` (not part of the default run).
+    Wall times and gaps reached within ``seconds`` each; on a machine shared with other
+    jobs the 2-worker speed-up is bounded by the free cores (``os.getloadavg`` printed).
+    """
+    from robot_tv_dynamics.bounds.mass import exact_mass_extremes
+    from robot_tv_dynamics.bounds.parallel import DaskBoxEvaluation, dask_client
+
+    model = RobotModel.from_urdf(find_example_robot_urdf(name))
+    rows: list[dict[str, object]] = []
+    for workers in (1, 2):
+        with dask_client(workers=workers) as client:
+            def factory(ev: object) -> DaskBoxEvaluation:
+                return DaskBoxEvaluation(client, ev)  # type: ignore[arg-type]
+            factory_or_none = None if workers == 1 else factory
+            start = time.perf_counter()
+            ext = certified_jacobian_extremes(model, time_limit=seconds, target_gap=0.01,
+                                              evaluations=factory_or_none)
+            jac_s = time.perf_counter() - start
+            start = time.perf_counter()
+            exact = exact_mass_extremes(model, time_limit=seconds, target_gap=0.01,
+                                        evaluations=factory_or_none)
+            exact_s = time.perf_counter() - start
+        row = {"robot": name, "workers": workers, "load": os.getloadavg()[0],
+               "gamma_bracket": ext.inf_lambda_min_JtJ_bracket, "jacobian_gap": ext.gap,
+               "jacobian_boxes": ext.evaluations, "jacobian_s": round(jac_s, 1),
+               "exact_min_bracket": exact.lambda_min_bracket,
+               "exact_max_bracket": exact.lambda_max_bracket,
+               "exact_boxes": exact.boxes, "exact_s": round(exact_s, 1)}
+        print(row, flush=True)
+        rows.append(row)
+    return rows
+
+
 if __name__ == "__main__":
-    main()
+    if "--workers" in sys.argv:
+        bench_workers()
+    else:
+        main()

@@ -35,7 +35,12 @@ One module per concept, imported in this order (each imports only those above it
 - :mod:`~robot_tv_dynamics.bounds.sampled`, :mod:`~robot_tv_dynamics.bounds.certified`:
   the two searches; :mod:`~robot_tv_dynamics.bounds.search` picks one by name;
 - :mod:`~robot_tv_dynamics.bounds.theorems`: Theorems 2–4, Lemma 3, the URDF report;
-- :mod:`~robot_tv_dynamics.bounds.cache`: the on-disk cache of extremes.
+- :mod:`~robot_tv_dynamics.bounds.cache`: the on-disk cache of extremes;
+- :mod:`~robot_tv_dynamics.bounds.weights`: per-body weights L_l ⪯ Z(Φ_l) ⪯ U_l
+  (scalar, 2×2 block, exact);
+- :mod:`~robot_tv_dynamics.bounds.mass`: the weighted α₁ʷ, α₂ʷ and the exact extremes
+  of M(q, Θ) (sampled or certified), proved in docs/concepts.md;
+- :mod:`~robot_tv_dynamics.bounds.parallel`: the certified search on Dask.
 
 The public names are re-exported here.
 """
@@ -58,6 +63,14 @@ from robot_tv_dynamics.bounds.extremes import (
     SearchProgress,
     Verdict,
 )
+from robot_tv_dynamics.bounds.mass import (
+    GramExtremes,
+    WeightedBounds,
+    exact_mass_extremes,
+    gram_extremes,
+    weighted_bounds,
+)
+from robot_tv_dynamics.bounds.parallel import DaskBoxEvaluation, dask_client
 from robot_tv_dynamics.bounds.sampled import sampled_jacobian_extremes
 from robot_tv_dynamics.bounds.search import jacobian_extremes
 from robot_tv_dynamics.bounds.structural import structural_gamma_lower_bound
@@ -86,6 +99,8 @@ __all__ = [
     "STRUCTURAL",
     "BoundsCacheError",
     "BoundsReport",
+    "DaskBoxEvaluation",
+    "GramExtremes",
     "InstantaneousBounds",
     "JacobianExtremes",
     "JointSearchBox",
@@ -93,10 +108,14 @@ __all__ = [
     "SearchProgress",
     "UniformMassMatrixBounds",
     "Verdict",
+    "WeightedBounds",
     "bounds_report",
     "cached_jacobian_extremes",
     "certified_jacobian_extremes",
+    "dask_client",
+    "exact_mass_extremes",
     "extremes_cache_key",
+    "gram_extremes",
     "instantaneous_bounds",
     "jacobian_extremes",
     "jacobian_extremes_at",
@@ -111,4 +130,5 @@ __all__ = [
     "structural_gamma_lower_bound",
     "theorem_bounds",
     "uniform_mass_matrix_bounds",
+    "weighted_bounds",
 ]

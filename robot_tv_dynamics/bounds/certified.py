@@ -10,6 +10,7 @@ import heapq
 import itertools
 import math
 import time
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -44,6 +45,11 @@ from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
 
+#: Evaluates boxes (lo, hi), each (B, d), to the dict of :meth:`_Evaluator.boxes`.
+BoxEvaluation = Callable[[Array, Array], dict[str, Array]]
+#: Builds a :data:`BoxEvaluation` for an evaluator (e.g. scattering it to Dask workers).
+EvaluationFactory = Callable[[_Evaluator], BoxEvaluation]
+
 
 class _BoxHeap:
     """Best-first queue of boxes for one extreme (min of λ_min or max of λ_max)."""
@@ -71,6 +77,7 @@ def certified_jacobian_extremes(
     max_boxes: int | None = None,
     batch: int = 128,
     progress: ProgressCallback | None = None,
+    evaluations: EvaluationFactory | None = None,
 ) -> JacobianExtremes:
     r"""Rigorous brackets for γ and δ by branch and bound over the reduced joint box.
 
@@ -106,6 +113,9 @@ def certified_jacobian_extremes(
             the result is bit-for-bit reproducible on any machine.
         batch: boxes bisected per step (evaluated together, vectorised).
         progress: called with a :class:`SearchProgress` about 5 times per second.
+        evaluations: optional factory evaluator → parallel box map (e.g.
+            :class:`robot_tv_dynamics.bounds.parallel.DaskBoxEvaluation` bound to a
+            client); None: serial. The brackets are the same either way.
 
     Returns:
         A :class:`JacobianExtremes` with ``method="certified"``.
@@ -114,7 +124,6 @@ def certified_jacobian_extremes(
     if max_boxes is not None and max_boxes < 1:
         raise InvalidInputError("max_boxes", f"must be ≥ 1 or None, got {max_boxes!r}")
     start = time.monotonic()
-    deadline = start + time_limit
     box = joint_search_box(model)
     evaluator = _Evaluator(model, box, _search_bounds(box))
     incumbent = _Incumbent()
@@ -142,6 +151,49 @@ def certified_jacobian_extremes(
             notes=box.notes, evaluations=count, elapsed_s=time.monotonic() - start,
             converged=False, settings=settings)
 
+    exact_min = box.zero_axis != () or evaluator.d == 0
+    gamma, delta, boxes = _branch_and_bound(
+        evaluator, incumbent, floor=floor, ceiling=ceiling, zero_axis=bool(box.zero_axis),
+        exact_min=exact_min, start=start, time_limit=time_limit, target_gap=target_gap,
+        max_boxes=max_boxes, batch=batch, progress=progress,
+        evaluate=None if evaluations is None else evaluations(evaluator))
+    gap = max(0.0 if exact_min else _relative_gap(*gamma), _relative_gap(*delta))
+    return _extremes_record(
+        CERTIFIED, box, (gamma[0], delta[1]), gamma, delta, gap, incumbent,
+        _verdicts(CERTIFIED, box, gamma, delta, growing, floor), count + boxes, start,
+        gap <= target_gap, settings)
+
+
+def _branch_and_bound(
+    evaluator: _Evaluator, incumbent: _Incumbent, *, floor: float, ceiling: float,
+    zero_axis: bool, exact_min: bool, start: float, time_limit: float, target_gap: float,
+    max_boxes: int | None, batch: int, progress: ProgressCallback | None,
+    evaluate: BoxEvaluation | None = None, sides: tuple[str, ...] = ("min", "max"),
+) -> tuple[tuple[float, float], tuple[float, float], int]:
+    """Best-first branch and bound of λ_min / λ_max of the evaluator's Gram matrix.
+
+    Args:
+        evaluator: the Gram matrix and its box enclosures.
+        incumbent: attained values so far (updated in place).
+        floor: a known lower bound of inf λ_min (0 when none).
+        ceiling: a known upper bound of sup λ_max (∞ when none).
+        zero_axis: inf λ_min is exactly 0 (a joint with a zero axis).
+        exact_min: the min side needs no search.
+        start: the monotonic start time of the whole search [s].
+        time_limit: the budget from ``start`` [s].
+        target_gap: stop at this relative gap on every searched side.
+        max_boxes: optional cap on evaluated boxes.
+        batch: boxes bisected per step.
+        progress: optional progress callback.
+        evaluate: maps (lo, hi) boxes to :meth:`_Evaluator.boxes` results; None: the
+            evaluator itself (serial). A parallel map gives identical results.
+        sides: which extremes to search: ``"min"`` (inf λ_min), ``"max"`` (sup λ_max).
+
+    Returns:
+        (bracket of inf λ_min, bracket of sup λ_max, boxes evaluated).
+    """
+    evaluate = evaluator.boxes if evaluate is None else evaluate
+    deadline = start + time_limit
     heaps = {"min": _BoxHeap(1.0), "max": _BoxHeap(-1.0)}
     if evaluator.d > 0:
         root = evaluator.boxes(evaluator.lower[None, :], evaluator.upper[None, :])
@@ -150,11 +202,10 @@ def certified_jacobian_extremes(
                           int(root["split_min"][0]))
         heaps["max"].push(float(root["delta_hi"][0]), evaluator.lower, evaluator.upper,
                           int(root["split_max"][0]))
-    exact_min = box.zero_axis != () or evaluator.d == 0
     boxes = 1
 
     def brackets() -> tuple[tuple[float, float], tuple[float, float]]:
-        if box.zero_axis:
+        if zero_axis:
             gamma = (0.0, 0.0)
         else:
             lower = max(floor, min(heaps["min"].best(), incumbent.gamma))
@@ -167,8 +218,8 @@ def certified_jacobian_extremes(
     turn = 0
     while True:
         gamma, delta = brackets()
-        gaps = {"min": 0.0 if exact_min else _relative_gap(*gamma),
-                "max": _relative_gap(*delta)}
+        gaps = {"min": 0.0 if exact_min or "min" not in sides else _relative_gap(*gamma),
+                "max": _relative_gap(*delta) if "max" in sides else 0.0}
         gap = max(gaps.values())
         now = time.monotonic()
         if progress is not None and (now - last_report > 0.2 or gap <= target_gap):
@@ -180,7 +231,7 @@ def certified_jacobian_extremes(
         if gap <= target_gap or now >= deadline or (max_boxes is not None and
                                                     boxes >= max_boxes):
             break
-        open_sides = [s for s in ("min", "max") if gaps[s] > target_gap and heaps[s].heap]
+        open_sides = [s for s in sides if gaps[s] > target_gap and heaps[s].heap]
         if not open_sides:
             break
         turn += 1
@@ -195,7 +246,7 @@ def certified_jacobian_extremes(
             lo[2 * p + 1], hi[2 * p + 1] = plo, phi
             hi[2 * p, split] = mid
             lo[2 * p + 1, split] = mid
-        result = evaluator.boxes(lo, hi)
+        result = evaluate(lo, hi)
         boxes += lo.shape[0]
         incumbent.update(result["q"], result["lam_min"], result["lam_max"])
         for c in range(lo.shape[0]):
@@ -207,12 +258,7 @@ def certified_jacobian_extremes(
                 bound = float(result["delta_hi"][c])
                 if bound > incumbent.delta:
                     heap.push(bound, lo[c], hi[c], int(result["split_max"][c]))
-    gamma, delta = brackets()
-    gap = max(0.0 if exact_min else _relative_gap(*gamma), _relative_gap(*delta))
-    return _extremes_record(
-        CERTIFIED, box, (gamma[0], delta[1]), gamma, delta, gap, incumbent,
-        _verdicts(CERTIFIED, box, gamma, delta, growing, floor), count + boxes, start,
-        gap <= target_gap, settings)
+    return (*brackets(), boxes)
 
 
 def jacobian_extremes_at(model: RobotModel, q: npt.ArrayLike) -> tuple[float, float]:

@@ -175,7 +175,8 @@ class _Evaluator:
     docstring), enclosed by interval cross products.
     """
 
-    def __init__(self, model: RobotModel, box: JointSearchBox, search: tuple[Array, Array]):
+    def __init__(self, model: RobotModel, box: JointSearchBox, search: tuple[Array, Array],
+                 weights: Array | None = None):
         chain = _chain(model)
         pm = model.pinocchio_model
         self.n = model.n_bodies
@@ -201,9 +202,38 @@ class _Evaluator:
         self.linear_hat = skew(self.motion[:, :3])
         # [i, kk]: i < active[kk]: ∂J[:, i]/∂q_k = ad(J[:, i]) J[:, k], else 0.
         self._mask = (np.arange(self.nv)[:, None] < self.active[None, :]).astype(np.float64)
-        self._model = model
+        self._model: RobotModel | None = model
+        #: Constant row weights W_l (N, 6, 6): the Gram matrix becomes Σ_l J_lᵀW_lᵀW_lJ_l
+        #: (None: W_l = I, the plain JᵀJ).
+        self.weights = None if weights is None else np.array(weights, dtype=np.float64)
         self._trig_key = (self.base.tobytes(), self.active.tobytes(), self.lower.tobytes(),
-                          self.upper.tobytes())
+                          self.upper.tobytes(),
+                          b"" if self.weights is None else self.weights.tobytes())
+        self._trig_fixed: tuple[_TrigModel | None] | None = None
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickle without the model (for worker processes): the fitted trig model goes along."""
+        state = dict(self.__dict__)
+        state["_trig_fixed"] = (self.trig,)
+        state["_model"] = None
+        return state
+
+    def weigh(self, x: Array) -> Array:
+        """W_l x_l for x of shape (B, N, 6, ...): the rows of each body's Jacobian weighted."""
+        if self.weights is None:
+            return x
+        shape = x.shape
+        flat = x.reshape(shape[0], shape[1], 6, -1)
+        return (self.weights[None] @ flat).reshape(shape)
+
+    def weigh_interval(self, mid: Array, rad: Array) -> tuple[Array, Array]:
+        """:meth:`weigh` of an interval matrix (mid, rad): W mid ± |W| rad (W is exact)."""
+        if self.weights is None:
+            return mid, rad
+        shape = mid.shape
+        absw = np.abs(self.weights)[None]
+        return ((self.weights[None] @ mid.reshape(shape[0], shape[1], 6, -1)).reshape(shape),
+                (absw @ rad.reshape(shape[0], shape[1], 6, -1)).reshape(shape))
 
     @property
     def trig(self) -> _TrigModel | None:
@@ -211,6 +241,9 @@ class _Evaluator:
 
         Fitted on first use and cached per model and search box.
         """
+        if self._trig_fixed is not None:
+            return self._trig_fixed[0]
+        assert self._model is not None
         cache = _TRIG_CACHE.setdefault(self._model, {})
         if self._trig_key not in cache:
             cache[self._trig_key] = _fit_trig_model(self)
@@ -283,7 +316,7 @@ class _Evaluator:
         out = np.empty((q.shape[0], self.nv, self.nv))
         for start in range(0, q.shape[0], 2048):
             chunk = slice(start, start + 2048)
-            jac = self.jacobians(q[chunk]).reshape(-1, 6 * self.n, self.nv)
+            jac = self.weigh(self.jacobians(q[chunk])).reshape(-1, 6 * self.n, self.nv)
             out[chunk] = np.swapaxes(jac, 1, 2) @ jac
         return out
 
@@ -293,7 +326,7 @@ class _Evaluator:
         out_max = np.empty(q.shape[0])
         for start in range(0, q.shape[0], 1024):
             chunk = slice(start, start + 1024)
-            jac = self.jacobians(q[chunk]).reshape(-1, 6 * self.n, self.nv)
+            jac = self.weigh(self.jacobians(q[chunk])).reshape(-1, 6 * self.n, self.nv)
             eig = np.linalg.eigvalsh(np.swapaxes(jac, 1, 2) @ jac)
             out_min[chunk], out_max[chunk] = eig[:, 0], eig[:, -1]
         return out_min, out_max
@@ -301,8 +334,8 @@ class _Evaluator:
     def gradient(self, q: Array) -> tuple[float, Array, float, Array]:
         """λ_min, its active-coordinate gradient, λ_max, its gradient, at one q (nv,)."""
         jac = self.jacobians(q[None, :])
-        djac = self.derivatives(jac).reshape(-1, self.nv, self.d)
-        jf = jac.reshape(-1, self.nv)
+        djac = self.weigh(self.derivatives(jac)).reshape(-1, self.nv, self.d)
+        jf = self.weigh(jac).reshape(-1, self.nv)
         lam, vec = np.linalg.eigh(jf.T @ jf)
         grads = []
         for u in (vec[:, 0], vec[:, -1]):
@@ -338,6 +371,7 @@ class _Evaluator:
         t2 = _bracket(jac[..., :, None, None], np.swapaxes(d1[:, :, :, act, :], -1, -2)[
             :, :, :, None, :, :])
         d2 = (t1 + t2) * self._mask[:, None, :]  # ∂_j∂_k J_i, (B, N, 6, nv, d_j, d_k)
+        jac, d1, d2 = self.weigh(jac), self.weigh(d1), self.weigh(d2)
         rows = 6 * self.n
         jf = jac.reshape(b, rows, n)
         d1f = d1.reshape(b, rows, n * d)
@@ -386,6 +420,9 @@ class _Evaluator:
         mask_k = self._mask[:, None, :]
         d2m = (t1m + t2m) * mask_k
         d2r = (t1r + t2r) * mask_k
+        xm, xr = self.weigh_interval(xm, xr)
+        d1m, d1r = self.weigh_interval(d1m, d1r)
+        d2m, d2r = self.weigh_interval(d2m, d2r)
         # ∂²_jk A = Q1[i,m,j,k] + Q1[m,i,j,k] + Q2[i,m,j,k] + Q2[i,m,k,j]
         rows = 6 * self.n
         xfm, xfr = xm.reshape(b, rows, n), xr.reshape(b, rows, n)

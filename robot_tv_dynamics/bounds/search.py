@@ -3,6 +3,7 @@ r"""γ and δ by method name: the sampled or the certified search."""
 from __future__ import annotations
 
 from robot_tv_dynamics.bounds.certified import (
+    EvaluationFactory,
     certified_jacobian_extremes,
 )
 from robot_tv_dynamics.bounds.extremes import (
@@ -30,10 +31,12 @@ def jacobian_extremes(
     target_gap: float = 1e-3,
     max_boxes: int | None = None,
     progress: ProgressCallback | None = None,
+    evaluations: EvaluationFactory | None = None,
 ) -> JacobianExtremes:
     """γ and δ over the joint-limit box, by ``method`` ``"sampled"`` or ``"certified"``.
 
-    See :func:`sampled_jacobian_extremes` and :func:`certified_jacobian_extremes`.
+    See :func:`sampled_jacobian_extremes` and :func:`certified_jacobian_extremes`
+    (``evaluations``: its optional parallel box map, certified only).
 
     Raises:
         InvalidInputError: unknown method or bad settings.
@@ -44,5 +47,6 @@ def jacobian_extremes(
     if method == CERTIFIED:
         return certified_jacobian_extremes(
             model, time_limit=time_limit, target_gap=target_gap, samples=min(samples, 2048),
-            seed=seed, max_boxes=max_boxes, progress=progress)
+            seed=seed, max_boxes=max_boxes, progress=progress,
+            evaluations=evaluations)
     raise InvalidInputError("method", f'"{method}" is not one of {METHODS}')

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from robot_tv_dynamics.cli.common import (
     ProgressBar,
@@ -20,6 +21,7 @@ from robot_tv_dynamics.cli.common import (
 
 if TYPE_CHECKING:  # imported by run(): `bounds --help` does not load SciPy's statistics
     from robot_tv_dynamics import bounds
+    from robot_tv_dynamics.bounds.mass import GramExtremes, WeightedBounds
 
 DESCRIPTION = (
     "Per-body consistency margin μ and size ν of the URDF's inertial parameters, "
@@ -41,6 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="number of quasi-random samples (default 4096)")
     parser.add_argument("--target-gap", type=float, default=0.01, metavar="G",
                         help="certified: stop at this relative gap (default 0.01)")
+    parser.add_argument("--workers", type=positive_int, default=1, metavar="N",
+                        help="certified: search on a local Dask cluster of N worker "
+                             "processes (default 1: in this process, no cluster)")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="certified: search on the Dask cluster of this scheduler "
+                             "(e.g. tcp://host:8786) instead")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object on stdout instead of a table")
     progress = parser.add_mutually_exclusive_group()
@@ -53,26 +61,50 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``bounds``: compute, then print a table or one JSON object."""
     from robot_tv_dynamics import bounds
+    from robot_tv_dynamics.bounds.mass import exact_mass_extremes, weighted_bounds
+    from robot_tv_dynamics.bounds.parallel import DaskBoxEvaluation, dask_client
 
     model = load_model(args.urdf, lock_option(args.lock))
     show = args.progress if args.progress is not None else sys.stderr.isatty()
     bar = ProgressBar(sys.stderr) if (show and args.certified) else None
-    try:
-        extremes = bounds.jacobian_extremes(
-            model, bounds.CERTIFIED if args.certified else bounds.SAMPLED,
-            samples=args.samples, time_limit=args.time_limit, target_gap=args.target_gap,
-            progress=bar)
-    finally:
-        if bar is not None:
-            bar.close()
-    report = bounds.bounds_report(model, extremes)
+    method = bounds.CERTIFIED if args.certified else bounds.SAMPLED
+    parallel = args.certified and (args.workers > 1 or args.scheduler is not None)
+    with contextlib.ExitStack() as stack:
+        factory = None
+        if parallel:
+            client = stack.enter_context(dask_client(args.workers, args.scheduler))
+
+            def factory(evaluator: Any) -> Any:
+                return DaskBoxEvaluation(client, evaluator)
+        try:
+            extremes = bounds.jacobian_extremes(
+                model, method, samples=args.samples, time_limit=args.time_limit,
+                target_gap=args.target_gap, progress=bar, evaluations=factory)
+        finally:
+            if bar is not None:
+                bar.close()
+        report = bounds.bounds_report(model, extremes)
+        search = {"samples": min(args.samples, 2048), "time_limit": args.time_limit,
+                  "target_gap": args.target_gap, "evaluations": factory}
+        weighted = weighted_bounds(model, None, method, paper_alpha1=report.bounds.alpha1,
+                                   paper_alpha2=report.bounds.alpha2, **search)
+        # M ⪰ Σ J_lᵀ L_l J_l: a certified weighted α₁ is a floor of the exact inf λ_min.
+        exact = exact_mass_extremes(model, None, bounds.CERTIFIED, floor=weighted.alpha1,
+                                    **search) if args.certified else None
     if args.json:
         data = report.to_dict()
+        mmb = data["mass_matrix_bounds"]
+        mmb["weighted"] = weighted.to_dict()
+        if exact is not None:
+            mmb["exact"] = exact.to_dict()
+            # M(q, Θ₀ + load) ⪰ M₀(q) for any consistent load body: a loading floor.
+            mmb["loading_lower_bound"] = exact.lambda_min_bracket[0]
         data["locked_joints"] = dict(model.locked_joints)
         json.dump(data, sys.stdout, allow_nan=False)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(format_bounds_table(report, model.locked_joints))
+        sys.stdout.write(format_sharper_table(weighted, exact))
     return 0
 
 
@@ -131,6 +163,26 @@ def format_bounds_table(
         "",
     ]
     return "\n".join(lines)
+
+
+def format_sharper_table(weighted: WeightedBounds, exact: GramExtremes | None) -> str:
+    """The weighted and (certified) exact bounds, after :func:`format_bounds_table`."""
+    low, up = weighted.lower, weighted.upper
+    lines = [f"Sharper bounds [{weighted.method}] (docs/concepts.md, Sharper bounds):",
+             f"  weighted α₁ʷ = {_number(weighted.alpha1)}   (lower weight {low.weights}; "
+             f"λmin bracket [{_number(low.lambda_min_bracket[0])}, "
+             f"{_number(low.lambda_min_bracket[1])}])",
+             f"  weighted α₂ʷ = {_number(weighted.alpha2)}   (upper weight {up.weights}; "
+             f"λmax bracket [{_number(up.lambda_max_bracket[0])}, "
+             f"{_number(up.lambda_max_bracket[1])}])"]
+    if exact is not None:
+        lo, hi = exact.lambda_min_bracket, exact.lambda_max_bracket
+        lines += [f"  exact inf λmin(M) ∈ [{_number(lo[0])}, {_number(lo[1])}], "
+                  f"sup λmax(M) ∈ [{_number(hi[0])}, {_number(hi[1])}]  "
+                  f"({exact.elapsed_s:.1f} s, {exact.boxes} evaluations)",
+                  f"  loading floor: λmin(M(q, Θ)) ≥ {_number(lo[0])} for every consistent "
+                  "load body added to this arm (an inconsistent load estimate breaks it)"]
+    return "\n".join(lines) + "\n\n"
 
 
 def _verdict(verdict: bounds.Verdict) -> str:

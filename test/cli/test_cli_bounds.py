@@ -37,6 +37,11 @@ def test_json_output_is_one_object_with_the_documented_keys(
     lo, hi = jac["inf_lambda_min_JtJ_bracket"]
     assert lo <= hi == jac["inf_lambda_min_JtJ"]  # sampled: the estimate is the upper end
     assert data["lemma3"]["sigma_max_Q0"] == pytest.approx(2 ** 0.5)
+    mmb = data["mass_matrix_bounds"]
+    assert {"alpha1", "alpha2", "weighted"} <= set(mmb) and "exact" not in mmb
+    assert mmb["weighted"]["method"] == "sampled"
+    assert mmb["weighted"]["alpha1"] >= mmb["alpha1"]
+    assert mmb["weighted"]["alpha2"] <= mmb["alpha2"]
 
 
 def test_certified_json_uses_the_certified_ends_for_alpha(
@@ -55,6 +60,15 @@ def test_certified_json_uses_the_certified_ends_for_alpha(
     sizes = [b["size"] for b in data["bodies"]]
     assert data["alpha1"] == pytest.approx(min(margins) * g_lo)
     assert data["alpha2"] == pytest.approx(2 * max(sizes) * d_hi)
+    mmb = data["mass_matrix_bounds"]
+    weighted, exact = mmb["weighted"], mmb["exact"]
+    assert weighted["method"] == "certified" and exact["method"] == "certified"
+    assert data["alpha1"] <= weighted["alpha1"] <= exact["lambda_min_bracket"][0]
+    assert exact["lambda_min_bracket"][0] <= exact["lambda_min_bracket"][1]
+    assert exact["lambda_max_bracket"][1] <= weighted["alpha2"] * (1 + 1e-6) \
+        or exact["gap_max"] > 0.01
+    assert weighted["alpha2"] <= data["alpha2"]
+    assert mmb["loading_lower_bound"] == exact["lambda_min_bracket"][0]
 
 
 def test_table_names_every_body_and_labels_the_method(

@@ -1,0 +1,314 @@
+r"""Uniform bounds of M(q, Θ) sharper than Theorems 2–3: weighted, and the exact extremes.
+
+Two levels above the paper's α₁ = min μ · γ, α₂ = 2 max ν · δ (proofs in
+docs/concepts.md, "Sharper bounds"):
+
+- **weighted**: α₁ʷ = inf_q λ_min(Σ_l J_lᵀ L_l J_l), α₂ʷ = sup_q λ_max(Σ_l J_lᵀ U_l J_l)
+  with constant per-body weights L_l ⪯ Z(Φ_l(t)) ⪯ U_l over a loading band
+  (:mod:`robot_tv_dynamics.bounds.weights`: scalar or 2×2 block);
+- **exact**: inf_q λ_min(M(q, Θ)) and sup_q λ_max(M(q, Θ)) for a constant Θ, with
+  L_l = U_l = Z(Φ_l).
+
+Each weighted sum is the Gram matrix of the row-weighted stacked Jacobian, so the
+sampled search and the certified branch and bound of the Jacobian extremes apply as
+they are (:class:`~robot_tv_dynamics.bounds.evaluator._Evaluator` with ``weights``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import scipy.stats
+
+from robot_tv_dynamics.bounds.box import joint_search_box
+from robot_tv_dynamics.bounds.certified import BoxEvaluation, _branch_and_bound
+from robot_tv_dynamics.bounds.evaluator import _Evaluator, _relative_gap
+from robot_tv_dynamics.bounds.extremes import CERTIFIED, METHODS, SAMPLED, _finite_or_none
+from robot_tv_dynamics.bounds.sampled import _sample, _search_bounds
+from robot_tv_dynamics.bounds.structural import _Incumbent
+from robot_tv_dynamics.bounds.weights import (
+    BLOCK_RHO,
+    BLOCK_S,
+    block_weights,
+    exact_weights,
+    lower_block,
+    lower_block_keep,
+    scalar_weights,
+    spatial_inertia_extremes,
+    upper_block,
+)
+from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.inertia import Array
+from robot_tv_dynamics.model import RobotModel
+
+#: Sobol points used to choose among the candidate weights.
+_CHOICE_SAMPLES = 256
+
+
+@dataclass(frozen=True)
+class GramExtremes:
+    """inf_q λ_min and sup_q λ_max of one weighted Gram matrix, labelled by method.
+
+    Attributes:
+        method: ``"sampled"`` (attained values: the lower end of the λ_min bracket is 0
+            and the upper end of the λ_max bracket ∞) or ``"certified"`` (rigorous).
+        weights: which weights: ``"exact"``, ``"scalar"``, ``"scalar-margin"`` or
+            ``"block t=…"`` / ``"block s=…"``.
+        lambda_min_bracket: (lower, upper) with inf_q λ_min inside [kg·m², mixed units].
+        lambda_max_bracket: (lower, upper) with sup_q λ_max inside.
+        argmin_q: where the smallest λ_min was attained, (nv,).
+        argmax_q: where the largest λ_max was attained, (nv,).
+        boxes: boxes (certified) or configurations (sampled) evaluated.
+        elapsed_s: wall time [s].
+        converged: certified: the target gap was reached on the searched sides.
+    """
+
+    method: str
+    weights: str
+    lambda_min_bracket: tuple[float, float]
+    lambda_max_bracket: tuple[float, float]
+    argmin_q: Array = field(default_factory=lambda: np.zeros(0))
+    argmax_q: Array = field(default_factory=lambda: np.zeros(0))
+    boxes: int = 0
+    elapsed_s: float = 0.0
+    converged: bool = False
+
+    @property
+    def gap_min(self) -> float:
+        """Relative gap of the λ_min bracket."""
+        return _relative_gap(*self.lambda_min_bracket)
+
+    @property
+    def gap_max(self) -> float:
+        """Relative gap of the λ_max bracket."""
+        return _relative_gap(*self.lambda_max_bracket)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (∞ → None)."""
+        return {"method": self.method, "weights": self.weights,
+                "lambda_min_bracket": [_finite_or_none(x) for x in self.lambda_min_bracket],
+                "lambda_max_bracket": [_finite_or_none(x) for x in self.lambda_max_bracket],
+                "gap_min": _finite_or_none(self.gap_min),
+                "gap_max": _finite_or_none(self.gap_max),
+                "argmin_q": np.asarray(self.argmin_q).tolist(),
+                "argmax_q": np.asarray(self.argmax_q).tolist(),
+                "boxes": self.boxes, "elapsed_s": self.elapsed_s, "converged": self.converged}
+
+
+@dataclass(frozen=True)
+class WeightedBounds:
+    """The weighted α₁ʷ, α₂ʷ and the searches behind them.
+
+    Attributes:
+        method: ``"sampled"`` (estimates) or ``"certified"`` (bounds).
+        alpha1: the weighted lower bound of λ_min(M(q, Θ(t))) [kg·m², mixed units]:
+            certified: the lower end of the bracket; sampled: the attained estimate.
+        alpha2: the weighted upper bound of λ_max (certified: the upper end).
+        lower: the search of Σ J_lᵀ L_l J_l (its λ_min side).
+        upper: the search of Σ J_lᵀ U_l J_l (its λ_max side).
+    """
+
+    method: str
+    alpha1: float
+    alpha2: float
+    lower: GramExtremes
+    upper: GramExtremes
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return {"method": self.method, "alpha1": _finite_or_none(self.alpha1),
+                "alpha2": _finite_or_none(self.alpha2), "lower": self.lower.to_dict(),
+                "upper": self.upper.to_dict()}
+
+
+def _evaluator(model: RobotModel, weights: Array) -> _Evaluator:
+    box = joint_search_box(model)
+    if box.unbounded:
+        raise InvalidInputError("model", f"unbounded joints {list(box.unbounded)}: the "
+                                "weighted and exact searches need a finite joint box")
+    return _Evaluator(model, box, _search_bounds(box), weights)
+
+
+def _sobol_values(evaluator: _Evaluator, samples: int, seed: int) -> tuple[Array, Array]:
+    if evaluator.d == 0:
+        return evaluator.values(evaluator.full(np.zeros((1, 0))))
+    m = max(1, int(math.ceil(math.log2(samples))))
+    points = scipy.stats.qmc.Sobol(evaluator.d, scramble=True, seed=seed).random_base2(m)
+    x = evaluator.lower + points[:samples] * (evaluator.upper - evaluator.lower)
+    return evaluator.values(evaluator.full(x))
+
+
+def gram_extremes(
+    model: RobotModel, weights: Array, label: str, method: str = SAMPLED, *,
+    sides: tuple[str, ...] = ("min", "max"), samples: int = 2048, seed: int = 0,
+    time_limit: float = 60.0, target_gap: float = 0.01, max_boxes: int | None = None,
+    batch: int = 128, evaluate: BoxEvaluation | None = None,
+    evaluator: _Evaluator | None = None, floor: float = 0.0,
+) -> GramExtremes:
+    """Search inf λ_min / sup λ_max of Σ_l J_lᵀ W_lᵀW_l J_l over the joint box.
+
+    Args:
+        model: the arm.
+        weights: row weights W_l, (N, 6, 6).
+        label: the ``weights`` label of the record.
+        method: ``"sampled"`` or ``"certified"``.
+        sides: certified: which extremes to search (the other keeps its sampled ends).
+        samples: Sobol samples (sampled search and incumbents of the certified one).
+        seed: sampling seed.
+        time_limit: budget [s].
+        target_gap: certified: stop at this relative gap.
+        max_boxes: certified: optional cap on boxes (reproducible runs).
+        batch: certified: boxes bisected per step.
+        evaluate: certified: optional parallel box map built on ``evaluator``.
+        evaluator: an evaluator already built for these weights (None: built here).
+        floor: a lower bound of inf λ_min already known (e.g. a weighted α₁ for the
+            exact M): the certified lower end is never below it.
+
+    Returns:
+        A :class:`GramExtremes`.
+    """
+    if method not in METHODS:
+        raise InvalidInputError("method", f'"{method}" is not one of {METHODS}')
+    start = time.monotonic()
+    evaluator = _evaluator(model, weights) if evaluator is None else evaluator
+    incumbent = _Incumbent()
+    refine = 4 if method == SAMPLED else 2
+    budget = time_limit if method == SAMPLED else min(0.25 * time_limit, 5.0)
+    count = _sample(evaluator, incumbent, samples, seed, refine, start + budget)
+    if method == SAMPLED:
+        return GramExtremes(SAMPLED, label, (0.0, incumbent.gamma), (incumbent.delta, math.inf),
+                            incumbent.gamma_q, incumbent.delta_q, count,
+                            time.monotonic() - start, False)
+    if evaluator.d == 0:
+        lam = (incumbent.gamma, incumbent.gamma)
+        lmax = (incumbent.delta, incumbent.delta)
+        boxes = 0
+    else:
+        lam, lmax, boxes = _branch_and_bound(
+            evaluator, incumbent, floor=floor, ceiling=math.inf, zero_axis=False,
+            exact_min=False, start=start, time_limit=time_limit, target_gap=target_gap,
+            max_boxes=max_boxes, batch=batch, progress=None, evaluate=evaluate, sides=sides)
+    if "min" not in sides:
+        lam = (0.0, incumbent.gamma)
+    if "max" not in sides:
+        lmax = (incumbent.delta, math.inf)
+    gaps = [_relative_gap(*lam) if "min" in sides else 0.0,
+            _relative_gap(*lmax) if "max" in sides else 0.0]
+    return GramExtremes(CERTIFIED, label, lam, lmax, incumbent.gamma_q, incumbent.delta_q,
+                        count + boxes, time.monotonic() - start, max(gaps) <= target_gap)
+
+
+def lower_weight_candidates(theta: npt.ArrayLike) -> list[tuple[str, Array]]:
+    """Candidate lower weights L_l ⪯ Z(Φ_l) over the band: scalar z_l, then blocks."""
+    zmin, _ = spatial_inertia_extremes(theta)
+    out = [("scalar", scalar_weights(np.maximum(zmin, 0.0) * (1.0 - 1e-9)))]
+    out += [(f"block t={t:g}", block_weights(*lower_block(theta, t))) for t in (0.5, 0.9)]
+    out += [(f"block rho={rho:g}", block_weights(*lower_block_keep(theta, rho)))
+            for rho in BLOCK_RHO]
+    return out
+
+
+def upper_weight_candidates(theta: npt.ArrayLike) -> list[tuple[str, Array]]:
+    """Candidate upper weights U_l ⪰ Z(Φ_l) over the band: scalar Z̄_l, then blocks."""
+    _, zmax = spatial_inertia_extremes(theta)
+    out = [("scalar", scalar_weights(zmax * (1.0 + 1e-9)))]
+    out += [(f"block s={s:g}", block_weights(*upper_block(theta, s))) for s in BLOCK_S]
+    return out
+
+
+def _choose(model: RobotModel, candidates: list[tuple[str, Array]], lower: bool,
+            seed: int) -> tuple[str, Array, _Evaluator]:
+    """The candidate with the best sampled extreme (only tightness depends on the choice)."""
+    best: tuple[float, str, Array, _Evaluator] | None = None
+    for label, weights in candidates:
+        evaluator = _evaluator(model, weights)
+        lam_min, lam_max = _sobol_values(evaluator, _CHOICE_SAMPLES, seed)
+        score = float(np.min(lam_min)) if lower else -float(np.max(lam_max))
+        if best is None or score > best[0]:
+            best = (score, label, weights, evaluator)
+    assert best is not None
+    return best[1], best[2], best[3]
+
+
+def weighted_bounds(
+    model: RobotModel, theta: npt.ArrayLike | None = None, method: str = SAMPLED, *,
+    paper_alpha1: float = 0.0, paper_alpha2: float = math.inf, **search: Any,
+) -> WeightedBounds:
+    r"""The weighted α₁ʷ ≥ α₁ and α₂ʷ ≤ α₂ for Θ or a band of Θ(t) samples.
+
+    The lower weight (scalar z_l or a 2×2 block with one t for all bodies) and the upper
+    weight are each chosen by the best sampled extreme over 256 Sobol points, then
+    searched by ``method``. Both α₁ʷ and the paper's α₁ bound λ_min(M) from below, so
+    the larger is reported (likewise the smaller α₂): α₁ʷ ≥ α₁ by construction, and by
+    the proof of docs/concepts.md it is the weighted value whenever the search is tight.
+
+    Args:
+        model: the arm.
+        theta: Θ (N, 10), a band (K, N, 10) of samples of Θ(t), or None (nominal).
+        method: ``"sampled"`` or ``"certified"``.
+        paper_alpha1: the paper's α₁ of the same method (0 when unknown).
+        paper_alpha2: the paper's α₂ (∞ when unknown).
+        **search: passed to :func:`gram_extremes` (samples, time_limit, target_gap,
+            max_boxes, batch, seed).
+
+    Returns:
+        A :class:`WeightedBounds`.
+    """
+    theta = model.theta_nominal if theta is None else np.asarray(theta, dtype=np.float64)
+    seed = int(search.get("seed", 0))
+    evaluations = search.pop("evaluations", None)
+    label, weights, ev = _choose(model, lower_weight_candidates(theta), True, seed)
+    lower = gram_extremes(model, weights, label, method, sides=("min",), evaluator=ev,
+                          evaluate=None if evaluations is None else evaluations(ev), **search)
+    label, weights, ev = _choose(model, upper_weight_candidates(theta), False, seed)
+    upper = gram_extremes(model, weights, label, method, sides=("max",), evaluator=ev,
+                          evaluate=None if evaluations is None else evaluations(ev), **search)
+    a1 = lower.lambda_min_bracket[0] if method == CERTIFIED else lower.lambda_min_bracket[1]
+    a2 = upper.lambda_max_bracket[1] if method == CERTIFIED else upper.lambda_max_bracket[0]
+    if math.isfinite(paper_alpha1):
+        a1 = max(a1, paper_alpha1)
+    if not math.isnan(paper_alpha2):
+        a2 = min(a2, paper_alpha2)
+    return WeightedBounds(method, a1, a2, lower, upper)
+
+
+def margin_weighted_alpha1_factor(margins: npt.ArrayLike) -> Array:
+    """Scalar row weights √μ_l I₆ from consistency margins alone (valid as z_l ≥ μ_l).
+
+    Raises:
+        InvalidInputError: a margin ≤ 0 (an inconsistent body: no bound follows).
+    """
+    mu = np.asarray(margins, dtype=np.float64)
+    if np.any(mu <= 0.0):
+        raise InvalidInputError("margins", "a body with μ ≤ 0 is inconsistent: the weighted "
+                                "bound (like Theorem 2) does not hold for that loading")
+    return scalar_weights(mu)
+
+
+def exact_mass_extremes(
+    model: RobotModel, theta: npt.ArrayLike | None = None, method: str = CERTIFIED,
+    **search: Any,
+) -> GramExtremes:
+    """Bracket inf_q λ_min(M(q, Θ)) and sup_q λ_max(M(q, Θ)) for a constant consistent Θ.
+
+    Args:
+        model: the arm.
+        theta: Θ (N, 10); None: nominal.
+        method: ``"certified"`` (brackets) or ``"sampled"``.
+        **search: passed to :func:`gram_extremes`; ``evaluations`` (a factory
+            evaluator → box map, e.g. on Dask) makes the certified search parallel.
+
+    Raises:
+        InvalidInputError: Θ inconsistent (Z(Φ_l) not positive semidefinite).
+    """
+    theta = model.theta_nominal if theta is None else model.check_theta(theta)
+    evaluations = search.pop("evaluations", None)
+    weights = exact_weights(theta)
+    ev = _evaluator(model, weights)
+    return gram_extremes(model, weights, "exact", method, evaluator=ev,
+                         evaluate=None if evaluations is None else evaluations(ev), **search)

@@ -1,0 +1,174 @@
+r"""Per-body weights of the weighted mass-matrix bound: scalar and 2×2 block.
+
+With Z_l = Z(Φ_l) the 6×6 spatial inertia of body l in its joint frame (eq. 24) and
+J_l its LOCAL body Jacobian, M(q, Θ) = Σ_l J_lᵀ Z_l J_l (eq. 31). Any constant
+L_l ⪯ Z_l ⪯ U_l gives Σ_l J_lᵀ L_l J_l ⪯ M(q, Θ) ⪯ Σ_l J_lᵀ U_l J_l for every q;
+the searches of :mod:`robot_tv_dynamics.bounds.mass` take the square roots W_l with
+W_lᵀW_l = L_l (or U_l) as row weights of the stacked Jacobian. This module builds them:
+
+- scalar: L_l = z_l I₆, U_l = Z̄_l I₆ with z_l = λ_min(Z_l), Z̄_l = λ_max(Z_l); the
+  paper's proofs give z_l ≥ μ_l = λ_min(f(Φ_l)) and Z̄_l ≤ 2 ν_l (Theorems 2, 3), so
+  margins alone (μ_l for z_l) also give a valid, weaker weight;
+- block: L_l = diag(a I₃, b I₃) (translational, rotational) with a = t m and
+  b = λ_min(I_o + S(h)²/((1 − t) m)) for a t ∈ [0, 1) (Schur complement of
+  Z_l − L_l ⪰ 0, exact), and U_l = diag(A I₃, B I₃) with A = (1 + s) m,
+  B = λ_max(I_o − S(h)²/(s m)) for an s > 0 — a prismatic finger is weighted by its
+  mass, not by its tiny rotational inertia.
+
+Weights over a loading band are the elementwise inf (lower) / sup (upper) over the
+band's samples of Θ(t).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from robot_tv_dynamics.arrays import skew
+from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.inertia import Array, inertia_matrix, spatial_inertia
+
+#: Relative safety applied to every weight against rounding (lower ×(1 − ·), upper ×(1 + ·)).
+_SAFETY = 1e-9
+#: Candidate fractions ρ of the rotational weight kept by the lower block (per body t_l
+#: with b_l(t_l) = ρ b_l(0)) and s of the upper block; the best is chosen by sampling.
+BLOCK_RHO = (0.1, 0.25, 0.5, 0.75, 0.9)
+BLOCK_S = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
+
+
+def _band(theta: npt.ArrayLike) -> Array:
+    """Θ as (K, N, 10): one Θ or a band of K samples."""
+    band = np.asarray(theta, dtype=np.float64)
+    if band.ndim == 2:
+        band = band[None]
+    if band.ndim != 3 or band.shape[-1] != 10 or not np.all(np.isfinite(band)):
+        raise InvalidInputError("theta", f"must be finite (N, 10) or (K, N, 10), "
+                                f"got shape {band.shape}")
+    return band
+
+
+def spatial_inertia_extremes(theta: npt.ArrayLike) -> tuple[Array, Array]:
+    """z_l = inf over the band of λ_min(Z(Φ_l)) and Z̄_l = sup of λ_max(Z(Φ_l)), (N,) each.
+
+    Args:
+        theta: Θ (N, 10) or a band of samples Θ(t_k), (K, N, 10).
+    """
+    eig = np.linalg.eigvalsh(spatial_inertia(_band(theta)))
+    return np.min(eig[..., 0], axis=0), np.max(eig[..., -1], axis=0)
+
+
+def scalar_weights(values: npt.ArrayLike) -> Array:
+    """Row weights √w_l I₆, (N, 6, 6), of scalar body weights w_l ≥ 0 (N,).
+
+    Raises:
+        InvalidInputError: a negative weight (an inconsistent body: no bound follows).
+    """
+    w = np.asarray(values, dtype=np.float64)
+    if np.any(w < 0.0) or not np.all(np.isfinite(w)):
+        raise InvalidInputError("weights", "body weights must be finite and ≥ 0 (a negative "
+                                "one means an inconsistent body: Theorem 2 does not apply)")
+    return np.sqrt(w)[:, None, None] * np.eye(6)
+
+
+def block_weights(trans: npt.ArrayLike, rot: npt.ArrayLike) -> Array:
+    """Row weights diag(√a I₃, √b I₃), (N, 6, 6), of block weights a, b ≥ 0 (N,) each."""
+    a = np.asarray(trans, dtype=np.float64)
+    b = np.asarray(rot, dtype=np.float64)
+    if np.any(a < 0.0) or np.any(b < 0.0):
+        raise InvalidInputError("weights", "block weights must be ≥ 0")
+    out = np.zeros(a.shape + (6, 6))
+    idx = np.arange(3)
+    out[:, idx, idx] = np.sqrt(a)[:, None]
+    out[:, idx + 3, idx + 3] = np.sqrt(b)[:, None]
+    return out
+
+
+def lower_block(theta: npt.ArrayLike, t: float) -> tuple[Array, Array]:
+    """(a, b) with diag(a I₃, b I₃) ⪯ Z(Φ_l(τ)) for every sample τ of the band, (N,) each.
+
+    a = t m, b = λ_min(I_o + S(h)²/((1 − t) m)); a body with m ≤ 0 gets the scalar
+    λ_min(Z) in both blocks.
+    """
+    if not 0.0 <= t < 1.0:
+        raise InvalidInputError("t", f"must be in [0, 1), got {t!r}")
+    return lower_single(theta, t)
+
+
+def lower_block_keep(theta: npt.ArrayLike, rho: float) -> tuple[Array, Array]:
+    """:func:`lower_block` with a t_l per body: the largest t with b_l(t) ≥ ρ b_l(0).
+
+    b_l(t) = λ_min(I_o + S(h)²/((1 − t) m)) decreases from λ_min of the centroidal
+    inertia at t = 0; the rotational weight keeps the fraction ρ of it and the
+    translational weight a_l = t_l m_l gets the rest (bisection; the bound holds for any
+    t, only its tightness depends on the choice). Bands use the nominal sample's t_l.
+    """
+    if not 0.0 < rho < 1.0:
+        raise InvalidInputError("rho", f"must be in (0, 1), got {rho!r}")
+    band = _band(theta)
+    n = band.shape[1]
+    lo, hi = np.zeros(n), np.full(n, 1.0 - 1e-12)
+    b0 = lower_single(band, np.zeros(n))[1]
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        ok = lower_single(band, mid)[1] >= rho * b0
+        lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
+    return lower_single(band, lo)
+
+
+def lower_single(theta: npt.ArrayLike, t: npt.ArrayLike) -> tuple[Array, Array]:
+    """(a, b) of :func:`lower_block` with one t_l ∈ [0, 1) per body, (N,)."""
+    band = _band(theta)
+    tt = np.broadcast_to(np.asarray(t, dtype=np.float64), band.shape[1])
+    if np.any(tt < 0.0) or np.any(tt >= 1.0):
+        raise InvalidInputError("t", "must be in [0, 1)")
+    mass = band[..., 0]
+    s = skew(band[..., 1:4])
+    safe = np.where(mass > 0.0, mass, 1.0)
+    rot = inertia_matrix(band) + (s @ s) / ((1.0 - tt) * safe)[..., None, None]
+    b = np.linalg.eigvalsh(rot)[..., 0]
+    a = tt * mass
+    zmin = np.linalg.eigvalsh(spatial_inertia(band))[..., 0]
+    # b < 0: this t is too large for the body (Z − diag(a, 0) would be indefinite); the
+    # scalar z_l I₆ ⪯ Z stands in for it
+    scalar = (mass <= 0.0) | (b < 0.0)
+    a = np.where(scalar, zmin, a)
+    b = np.where(scalar, zmin, b)
+    shrink = 1.0 - _SAFETY
+    return (np.maximum(np.min(a, axis=0) * shrink, 0.0),
+            np.maximum(np.min(b, axis=0) * shrink, 0.0))
+
+
+def upper_block(theta: npt.ArrayLike, s_factor: float) -> tuple[Array, Array]:
+    """(A, B) with Z(Φ_l(τ)) ⪯ diag(A I₃, B I₃) for every sample τ of the band, (N,) each.
+
+    A = (1 + s) m, B = λ_max(I_o − S(h)²/(s m)); a body with m ≤ 0 gets λ_max(Z).
+    """
+    if not s_factor > 0.0:
+        raise InvalidInputError("s", f"must be > 0, got {s_factor!r}")
+    band = _band(theta)
+    mass = band[..., 0]
+    s = skew(band[..., 1:4])
+    safe = np.where(mass > 0.0, mass, 1.0)
+    rot = inertia_matrix(band) - (s @ s) / (s_factor * safe)[..., None, None]
+    big_b = np.linalg.eigvalsh(rot)[..., -1]
+    big_a = (1.0 + s_factor) * mass
+    zmax = np.linalg.eigvalsh(spatial_inertia(band))[..., -1]
+    big_a = np.where(mass > 0.0, big_a, zmax)
+    big_b = np.where(mass > 0.0, big_b, zmax)
+    grow = 1.0 + _SAFETY
+    return np.max(big_a, axis=0) * grow, np.max(big_b, axis=0) * grow
+
+
+def exact_weights(theta: npt.ArrayLike) -> Array:
+    """Z(Φ_l)^{1/2}, (N, 6, 6), for a constant consistent Θ: Σ J_lᵀ W_lᵀW_l J_l = M(q, Θ).
+
+    Raises:
+        InvalidInputError: Z(Φ_l) not positive semidefinite (an inconsistent body).
+    """
+    z = spatial_inertia(_band(theta)[0])
+    w, v = np.linalg.eigh(z)
+    if np.any(w[:, 0] < -1e-12 * np.maximum(w[:, -1], 1.0)):
+        bad = [int(i) for i in np.flatnonzero(w[:, 0] < 0.0)]
+        raise InvalidInputError("theta", f"Z(Φ) is not positive semidefinite for bodies "
+                                f"{bad}: the load or model is physically inconsistent")
+    return (v * np.sqrt(np.maximum(w, 0.0))[:, None, :]) @ np.swapaxes(v, 1, 2)

@@ -1,0 +1,153 @@
+"""Weighted and exact bounds of M(q, Θ): the inequality chain, certified brackets, Dask.
+
+M(q, Θ) comes from Pinocchio's CRBA (``model.dynamics()``), independent of the
+row-weighted Jacobians that the bounds search; the paper's α₁, α₂ come from the
+Jacobian extremes and the margins.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from bounds_cases import random_consistent_theta, random_q
+
+from robot_tv_dynamics import RobotModel
+from robot_tv_dynamics import bounds as B
+from robot_tv_dynamics.bounds.mass import (
+    exact_mass_extremes,
+    gram_extremes,
+    lower_weight_candidates,
+    upper_weight_candidates,
+    weighted_bounds,
+)
+from robot_tv_dynamics.bounds.parallel import DaskBoxEvaluation, dask_client
+from robot_tv_dynamics.bounds.weights import exact_weights, spatial_inertia_extremes
+from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.inertia import consistency_margin, consistency_size, spatial_inertia
+
+LOCK = {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0}
+
+
+@pytest.fixture(scope="module")
+def arms(urdf_paths: dict[str, str]) -> dict[str, RobotModel]:
+    return {"panda": RobotModel.from_urdf(urdf_paths["panda"]),
+            "ur5": RobotModel.from_urdf(urdf_paths["ur5"]),
+            "panda_locked": RobotModel.from_urdf(urdf_paths["panda"], locked_joints=LOCK)}
+
+
+def crba(model: RobotModel, theta: np.ndarray, qs: np.ndarray) -> np.ndarray:
+    """Eigenvalues of M(q, Θ) from Pinocchio's CRBA, (K, nv) ascending."""
+    rd = model.dynamics()
+    rd.set_theta(theta)
+    return np.array([np.linalg.eigvalsh(rd.mass_matrix(q)) for q in qs])
+
+
+def weighted_gram(model: RobotModel, weights: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Σ_l J_lᵀ W_lᵀW_l J_l from the model's own local Jacobians (not the evaluator's)."""
+    jac = model.body_jacobians_local(q).reshape(model.n_bodies, 6, model.nv)
+    return np.einsum("lri,lrs,lsj->ij", jac, np.swapaxes(weights, 1, 2) @ weights, jac)
+
+
+def test_weights_bracket_the_spatial_inertia() -> None:
+    rng = np.random.default_rng(3)
+    theta = random_consistent_theta(40, rng, spread=0.7)
+    z = spatial_inertia(theta)
+    for _, w in lower_weight_candidates(theta):
+        gap = np.linalg.eigvalsh(z - np.swapaxes(w, 1, 2) @ w)[:, 0]
+        assert np.all(gap >= -1e-12 * np.linalg.norm(z, axis=(1, 2)))
+    for _, w in upper_weight_candidates(theta):
+        gap = np.linalg.eigvalsh(np.swapaxes(w, 1, 2) @ w - z)[:, 0]
+        assert np.all(gap >= -1e-12 * np.linalg.norm(z, axis=(1, 2)))
+    zmin, zmax = spatial_inertia_extremes(theta)
+    # the relations to the paper's margins: z_l ≥ μ_l, Z̄_l ≤ 2ν_l
+    assert np.all(zmin >= consistency_margin(theta) * (1 - 1e-12))
+    assert np.all(zmax <= 2 * consistency_size(theta) * (1 + 1e-12))
+
+
+@pytest.mark.parametrize("name", ["panda", "ur5", "panda_locked"])
+def test_weighted_chain_on_random_q_and_theta(arms: dict[str, RobotModel], name: str) -> None:
+    model = arms[name]
+    rng = np.random.default_rng(11)
+    qs = random_q(model, rng, 40)
+    for trial in range(2):
+        theta = random_consistent_theta(model.n_bodies, rng, spread=0.5)
+        lam_m = crba(model, theta, qs)
+        margins = consistency_margin(theta)
+        jtj = np.array([np.linalg.eigvalsh(j.T @ j)
+                        for j in map(model.body_jacobians_local, qs)])
+        zmin, zmax = spatial_inertia_extremes(theta)
+        for (label, low), (_, up) in zip(lower_weight_candidates(theta),
+                                         upper_weight_candidates(theta), strict=False):
+            for q, lm, lj in zip(qs, lam_m, jtj, strict=True):
+                wl = np.linalg.eigvalsh(weighted_gram(model, low, q))
+                wu = np.linalg.eigvalsh(weighted_gram(model, up, q))
+                tol = 1e-9 * lm[-1]
+                # λ_min(M) ≥ λ_min(Σ L J J) and λ_max(M) ≤ λ_max(Σ U J J), pointwise
+                assert lm[0] >= wl[0] - tol, (label, trial)
+                assert lm[-1] <= wu[-1] + tol, (label, trial)
+                if label == "scalar":
+                    # ≥ min z · λ_min(JᵀJ) ≥ min μ · λ_min(JᵀJ): the paper's chain
+                    assert wl[0] >= np.min(zmin) * lj[0] - tol
+                    assert np.min(zmin) >= np.min(margins) * (1 - 1e-12)
+                    assert wu[-1] <= np.max(zmax) * lj[-1] + tol
+                    assert np.max(zmax) <= 2 * np.max(consistency_size(theta)) * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("name", ["ur5", "panda_locked"])
+def test_certified_weighted_and_exact_order(arms: dict[str, RobotModel], name: str) -> None:
+    """Certified: paper α₁ ≤ α₁ʷ ≤ every sampled λ_min(M); α₂ ≥ α₂ʷ ≥ every λ_max(M)."""
+    model = arms[name]
+    rng = np.random.default_rng(5)
+    theta = random_consistent_theta(model.n_bodies, rng, spread=0.5)
+    ext = B.certified_jacobian_extremes(model, time_limit=60.0, max_boxes=64, samples=64)
+    paper = B.bounds_report(model, ext, theta).bounds
+    w = weighted_bounds(model, theta, B.CERTIFIED, paper_alpha1=paper.alpha1,
+                        paper_alpha2=paper.alpha2, samples=64, max_boxes=64,
+                        time_limit=60.0)
+    lam = crba(model, theta, random_q(model, rng, 200))
+    assert paper.alpha1 <= w.alpha1 <= np.min(lam[:, 0]) * (1 + 1e-9)
+    assert paper.alpha2 >= w.alpha2 >= np.max(lam[:, -1]) * (1 - 1e-9)
+    exact = exact_mass_extremes(model, theta, samples=64, max_boxes=64, time_limit=60.0,
+                                floor=w.alpha1)
+    lo, hi = exact.lambda_min_bracket
+    assert w.alpha1 <= lo <= np.min(lam[:, 0]) * (1 + 1e-9)
+    assert exact.lambda_max_bracket[1] >= np.max(lam[:, -1]) * (1 - 1e-9)
+    assert exact.lambda_max_bracket[1] <= w.alpha2 * (1 + 1e-6) or not exact.converged
+
+
+def test_exact_bracket_contains_sampled_nominal(arms: dict[str, RobotModel]) -> None:
+    model = arms["ur5"]
+    exact = exact_mass_extremes(model, samples=128, max_boxes=2000, time_limit=120.0)
+    lam = crba(model, model.theta_nominal, random_q(model, np.random.default_rng(2), 500))
+    lo, hi = exact.lambda_min_bracket
+    assert 0.0 <= lo <= np.min(lam[:, 0]) * (1 + 1e-9)
+    assert hi >= lo
+    mlo, mhi = exact.lambda_max_bracket
+    assert mlo <= mhi and mhi >= np.max(lam[:, -1]) * (1 - 1e-9)
+
+
+def test_dask_search_identical_to_serial(arms: dict[str, RobotModel]) -> None:
+    model = arms["ur5"]
+    weights = exact_weights(model.theta_nominal)
+    kwargs = {"samples": 64, "max_boxes": 300, "time_limit": 600.0, "batch": 32}
+    serial = gram_extremes(model, weights, "exact", B.CERTIFIED, **kwargs)
+    from robot_tv_dynamics.bounds.mass import _evaluator
+
+    with dask_client(workers=2) as client:
+        ev = _evaluator(model, weights)
+        parallel = gram_extremes(model, weights, "exact", B.CERTIFIED, evaluator=ev,
+                                 evaluate=DaskBoxEvaluation(client, ev), **kwargs)
+    assert parallel.lambda_min_bracket == serial.lambda_min_bracket
+    assert parallel.lambda_max_bracket == serial.lambda_max_bracket
+    assert parallel.boxes == serial.boxes
+
+
+def test_inconsistent_theta_is_a_typed_error(arms: dict[str, RobotModel]) -> None:
+    model = arms["ur5"]
+    theta = np.array(model.theta_nominal)
+    theta[2, 0] = -1.0
+    with pytest.raises(InvalidInputError, match="inconsistent"):
+        exact_mass_extremes(model, theta)
+    with pytest.raises(InvalidInputError, match="workers"):
+        with dask_client(workers=0):
+            pass
