@@ -68,9 +68,11 @@ def write_summary_plot(rows: Sequence[dict[str, Any]], path: str | Path, title: 
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         payload = Path(str(row.get("payload") or "")).stem or "no payload"
-        groups.setdefault(f"{row.get('robot') or '?'}\n{payload}", []).append(row)
+        label = (f"{row.get('robot')}, {payload}" if row.get("robot")
+                 else "not run (input error)")
+        groups.setdefault(label, []).append(row)
     labels = sorted(groups)
-    figure = Figure(figsize=(12.0, 5.0), dpi=100)
+    figure = Figure(figsize=(13.0, 6.0), dpi=100)
     FigureCanvasAgg(figure)
     left, right = figure.add_subplot(1, 2, 1), figure.add_subplot(1, 2, 2)
     for x, label in enumerate(labels):
@@ -80,8 +82,9 @@ def write_summary_plot(rows: Sequence[dict[str, Any]], path: str | Path, title: 
         left.plot(spread, values, ".", alpha=0.6, color=f"C{x % 10}")
     left.axhline(1.0, color="red", linestyle="--", linewidth=1.0, label="effort limit")
     left.set_xticks(range(len(labels)))
-    left.set_xticklabels([f"{label}\n({sum(1 for r in groups[label] if r.get('error'))} "
-                          "errors)" for label in labels], fontsize="x-small")
+    left.set_xticklabels([f"{label} ({len(groups[label])}; "
+                          f"{sum(1 for r in groups[label] if r.get('error'))} errors)"
+                          for label in labels], fontsize="x-small", rotation=30, ha="right")
     left.set_ylabel("max |τ| / τ_max of the item")
     left.grid(True, alpha=0.3)
     left.legend(loc="best", fontsize="small")
@@ -94,8 +97,8 @@ def write_summary_plot(rows: Sequence[dict[str, Any]], path: str | Path, title: 
                                                                           strict=True)]
             uniform = [_number(row.get("duration_uniform_scaling")) / b
                        for row, b in zip(mine, base, strict=True)]
-            right.plot(uniform, out, ".", alpha=0.7, color=f"C{x % 10}",
-                       label=label.replace("\n", ", "))
+            if mine:
+                right.plot(uniform, out, ".", alpha=0.7, color=f"C{x % 10}", label=label)
         limits = right.get_xlim()
         right.plot(limits, limits, ":", color="gray", label="retimed = uniform")
         right.set_xlabel("uniform slowdown duration / input duration")
@@ -105,7 +108,7 @@ def write_summary_plot(rows: Sequence[dict[str, Any]], path: str | Path, title: 
                   for label in labels]
         right.bar(range(len(labels)), shares, color=[f"C{x % 10}" for x in range(len(labels))])
         right.set_xticks(range(len(labels)))
-        right.set_xticklabels(labels, fontsize="x-small")
+        right.set_xticklabels(labels, fontsize="x-small", rotation=30, ha="right")
         right.set_ylabel("share of items within the effort limits")
         right.set_ylim(0.0, 1.0)
     right.grid(True, alpha=0.3)
