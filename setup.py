@@ -35,8 +35,7 @@ INSTALL_REQUIRES = [
     "clarabel>=0.9,<0.12",
     "scs>=3.2,<4",
     "toppra>=0.6.2,<0.7",
-    "dask>=2024.1",
-    "distributed>=2024.1",
+    "dask[distributed]>=2024.1,<2027",
 ]
 #: ``.[ros]``: rclpy and the message packages from PyPI (ROS 2 Jazzy wheels).
 ROS_REQUIRES = [

@@ -168,7 +168,7 @@ def test_the_readme_one_example_per_command_block_runs_as_a_whole_from_an_empty_
     result = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=1500)
     assert result.returncode == 0, (result.stdout[-2000:], result.stderr[-4000:])
-    for output in ("fill/summary.json", "drain/report.png", "collision/run.mcap",
+    for output in ("fill/summary.json", "drain/report.png", "collision/run.mcap", "library.csv",
                    "efforts.png", "retimed.yaml", "traj.yaml", "arm.mcap",
                    "ident/identified.urdf", "grasp.mcap", "grasp.json"):
         assert (tmp_path / output).exists(), output

@@ -30,6 +30,7 @@ from robot_tv_dynamics.cli.common import (
     load_model,
     lock_option,
 )
+from robot_tv_dynamics.cli.sweep import add_sweep_arguments, run_sweep, single, wants_sweep
 from robot_tv_dynamics.evaluation import (
     TERM_NAMES,
     Load,
@@ -80,9 +81,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     add_trajectory_arguments(parser)
     parser.add_argument(
-        "--payload", metavar="FILE",
+        "--payload", metavar="FILE", action="append", default=[],
         help="payload YAML (link, mass, com, inertia) or loading-process YAML (process: ...); "
-             "omitted: the arm alone")
+             "omitted: the arm alone; repeatable (a sweep: every trajectory x payload)")
     parser.add_argument(
         "--time-offset", type=float, default=0.0, metavar="SECONDS",
         help="loading process time at time_from_start = 0 [s] (default 0)")
@@ -97,7 +98,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--csv", metavar="OUT", help="write per point and joint: t, joint, effort, ratio, ...")
     parser.add_argument(
-        "--plot", metavar="OUT.png", help="write a PNG of the effort ratios over time")
+        "--plot", metavar="OUT.png", help="write a PNG of the effort ratios over time (a "
+        "sweep: the summary plot)")
+    add_sweep_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -109,10 +112,15 @@ def run(args: argparse.Namespace) -> int:
     Returns:
         The exit status: 0 within limits, 1 with violations, 2 on bad input.
     """
+    if wants_sweep(args, args.payload):
+        return run_sweep(args, NAME, args.payload,
+                         {"time_offset": args.time_offset,
+                          "default_positions": held_positions(args.hold)},
+                         {"--csv": args.csv})
     try:
-        model = load_model(args.urdf, lock_option(args.lock))
-        trajectory = load_trajectory(args.trajectory, args.topic)
-        payload = None if args.payload is None else load_payload(args.payload)
+        model = load_model(single(args.urdf, "--urdf"), lock_option(args.lock))
+        trajectory = load_trajectory(single(args.trajectory, "--trajectory"), args.topic)
+        payload = None if not args.payload else load_payload(single(args.payload, "--payload"))
         result = evaluate(model, trajectory, payload, time_offset=args.time_offset,
                           default_positions=held_positions(args.hold))
         if args.csv:
@@ -123,8 +131,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {error_message(error)}", file=sys.stderr)
         return EXIT_ERROR
     if args.json:
-        report = {"urdf": str(args.urdf), "locked_joints": dict(model.locked_joints),
-                  "trajectory": str(args.trajectory),
+        report = {"urdf": str(args.urdf[0]), "locked_joints": dict(model.locked_joints),
+                  "trajectory": str(args.trajectory[0]),
                   "payload": describe_load(payload), **result.as_dict()}
         json.dump(report, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")

@@ -28,6 +28,7 @@ from robot_tv_dynamics.cli.common import (
     load_model,
     lock_option,
 )
+from robot_tv_dynamics.cli.sweep import add_sweep_arguments, run_sweep, single, wants_sweep
 from robot_tv_dynamics.evaluation import (
     Load,
     Payload,
@@ -77,10 +78,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_trajectory_arguments(parser)
     loads = parser.add_mutually_exclusive_group()
     loads.add_argument(
-        "--payload", metavar="FILE",
+        "--payload", metavar="FILE", action="append", default=[],
         help="payload YAML (link, mass, com, inertia), or a loading-process YAML as "
-             "`evaluate --payload` takes it; omitted: the arm alone")
-    loads.add_argument("--loading", metavar="FILE",
+             "`evaluate --payload` takes it; omitted: the arm alone; repeatable (a sweep)")
+    loads.add_argument("--loading", metavar="FILE", action="append", default=[],
                        help="loading-process YAML (process: fill | drain | grasp | timeline)")
     parser.add_argument("--link", metavar="LINK",
                         help="attach the payload or loading process to this URDF link instead "
@@ -114,13 +115,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="do not split the input at interior stops (one spline through "
                              "all waypoints: it passes the stops and rounds corners)")
     parser.add_argument("--no-uniform", action="store_true",
-                        help="skip the comparison with a uniform slowdown of the input")
+                        help="skip the comparison with a uniform slowdown of the input (and "
+                             "with it the MoveIt scaling factors)")
+    parser.add_argument(
+        "--planned-scaling", nargs=2, type=float, default=[1.0, 1.0],
+        metavar=("VELOCITY", "ACCELERATION"),
+        help="the max_velocity_scaling_factor and max_acceleration_scaling_factor MoveIt "
+             "planned the input with (default 1 1): the reported factors are relative to "
+             "the URDF / joint_limits.yaml limits like these")
     parser.add_argument("--out", metavar="OUT.yaml", help="write the retimed trajectory YAML")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object (durations, peak ratios before/after, "
                              "active constraints, ...) instead of the table")
     parser.add_argument("--plot", metavar="OUT.png",
-                        help="write a PNG of effort ratios and path speed, before and after")
+                        help="write a PNG of effort ratios and path speed, before and after "
+                             "(a sweep: the summary plot)")
+    add_sweep_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -134,18 +144,30 @@ def run(args: argparse.Namespace) -> int:
     """
     from robot_tv_dynamics.retiming.solve import retime  # TOPP-RA only when run
 
+    options = {
+        "effort_margin": args.effort_margin, "velocity_scale": args.velocity_scale,
+        "gridpoints": args.gridpoints, "sample_rate": args.rate,
+        "time_offset": args.time_offset, "compare_uniform": not args.no_uniform,
+        "smoothing": args.smoothing, "loading_index": args.loading_index,
+        "split_at_stops": not args.no_split,
+        "moveit_scaling": tuple(args.planned_scaling)}
+    payloads = args.payload or args.loading
     try:
-        model = load_model(args.urdf, lock_option(args.lock))
-        trajectory = load_trajectory(args.trajectory, args.topic)
-        load = _read_load(args.payload, args.loading, args.link)
-        result = retime(
-            model, trajectory, load, effort_margin=args.effort_margin,
-            velocity_scale=args.velocity_scale,
-            acceleration_limits=_acceleration_option(args.acceleration_limit),
-            gridpoints=args.gridpoints, sample_rate=args.rate,
-            default_positions=held_positions(args.hold), time_offset=args.time_offset,
-            compare_uniform=not args.no_uniform, smoothing=args.smoothing,
-            loading_index=args.loading_index, split_at_stops=not args.no_split)
+        options["acceleration_limits"] = _acceleration_option(args.acceleration_limit)
+        options["default_positions"] = held_positions(args.hold)
+    except RobotTvDynamicsError as error:
+        print(f"error: {_message(error)}", file=sys.stderr)
+        return EXIT_ERROR
+    if wants_sweep(args, payloads):
+        return run_sweep(args, NAME, payloads, options, {"--out": args.out,
+                                                         "--link": args.link})
+    try:
+        model = load_model(single(args.urdf, "--urdf"), lock_option(args.lock))
+        trajectory = load_trajectory(single(args.trajectory, "--trajectory"), args.topic)
+        load = _read_load(single(args.payload, "--payload") if args.payload else None,
+                          single(args.loading, "--loading") if args.loading else None,
+                          args.link)
+        result = retime(model, trajectory, load, **options)
         if args.out:
             write_trajectory(result, args.out)
         if args.plot:
@@ -157,8 +179,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {_message(error)}", file=sys.stderr)
         return EXIT_ERROR
     if args.json:
-        report = {"urdf": str(args.urdf), "locked_joints": dict(model.locked_joints),
-                  "trajectory": str(args.trajectory), "out": args.out,
+        report = {"urdf": str(args.urdf[0]), "locked_joints": dict(model.locked_joints),
+                  "trajectory": str(args.trajectory[0]), "out": args.out,
                   "payload": _describe(load), **result.as_dict()}
         json.dump(report, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")

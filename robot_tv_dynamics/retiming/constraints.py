@@ -44,7 +44,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from toppra.constraint import DiscretizationType, LinearConstraint
-from toppra.constraint.linear_constraint import canlinear_colloc_to_interpolate
 
 from robot_tv_dynamics.dynamics import generalized_terms, psi_momentum
 from robot_tv_dynamics.evaluation import Load, Payload
@@ -249,9 +248,45 @@ class EffortConstraint(LinearConstraint):
         if gridpoints.shape != self.gridpoints.shape or not np.allclose(
                 gridpoints, self.gridpoints, rtol=0.0, atol=1e-12):
             raise ValueError("EffortConstraint was built for other gridpoints")
-        return tuple(canlinear_colloc_to_interpolate(
-            self._a, self._b, self._c, self._F, self._g, None, None, gridpoints,
-            identical=True))
+        a, b, c, f, g = interpolation_rows(self._a, self._b, self._c, self._F, self._g,
+                                           gridpoints)
+        return a, b, c, f, g, None, None
+
+
+def interpolation_rows(a: Array, b: Array, c: Array, f: Array, g: Array, gridpoints: Array
+                       ) -> tuple[Array, Array, Array, Array, Array]:
+    r"""Collocation rows F(a u + b x + c) ≤ g turned into TOPP-RA's interpolation scheme.
+
+    In the interpolation discretization the path acceleration u_j is constant on
+    [s_j, s_{j+1}], so x_{j+1} = x_j + 2 Δ_j u_j, and the constraint of gridpoint j + 1
+    is imposed on (u_j, x_j) as well: the rows of stage j are those of s_j and
+
+    .. math::
+        a_{j+1} u_j + b_{j+1} (x_j + 2Δ_j u_j) + c_{j+1}
+        = (a_{j+1} + 2Δ_j b_{j+1}) u_j + b_{j+1} x_j + c_{j+1},
+
+    the last stage repeating its own rows. F and g are the same at every gridpoint.
+    This is the documented meaning of ``DiscretizationType.Interpolation``, written out
+    here rather than taken from a toppra-internal helper.
+
+    Args:
+        a: (G, m) coefficients of u per gridpoint.
+        b: (G, m) coefficients of x.
+        c: (G, m) constant terms.
+        f: (k, m) row matrix, the same at every gridpoint.
+        g: (k,) bounds.
+        gridpoints: s_j, (G,).
+
+    Returns:
+        (a, b, c) of shape (G, 2m), F of shape (2k, 2m), g of shape (2k,).
+    """
+    delta = np.diff(np.asarray(gridpoints, dtype=np.float64))[:, None]
+    a_next, b_next, c_next = a.copy(), b.copy(), c.copy()
+    a_next[:-1] = a[1:] + 2.0 * delta * b[1:]
+    b_next[:-1], c_next[:-1] = b[1:], c[1:]
+    zero = np.zeros_like(f)
+    return (np.hstack([a, a_next]), np.hstack([b, b_next]), np.hstack([c, c_next]),
+            np.block([[f, zero], [zero, f]]), np.concatenate([g, g]))
 
 
 def sigma_from_speed(sd: Array) -> Array:

@@ -52,10 +52,32 @@ class UniformScaling:
     Attributes:
         factor: the smallest k found (bisection to 1e-4 relative); None if none ≤ 100.
         duration: k × the input's duration [s] (None with ``factor``).
+        max_velocity_scaling_factor: v₀/k' with k' = max(k, v₀, √a₀) (None with
+            ``factor``): what to give MoveIt's MotionPlanRequest for the input's path.
+        max_acceleration_scaling_factor: a₀/k'² likewise.
+        moveit_scaling: (v₀, a₀), the factors the input was parameterized with.
     """
 
     factor: float | None
     duration: float | None
+    max_velocity_scaling_factor: float | None = None
+    max_acceleration_scaling_factor: float | None = None
+    moveit_scaling: tuple[float, float] = (1.0, 1.0)
+
+    @classmethod
+    def of(cls, factor: float | None, duration: float,
+           moveit_scaling: tuple[float, float] = (1.0, 1.0)) -> UniformScaling:
+        """The record of the smallest feasible k (None: none) for an input of ``duration`` [s].
+
+        MoveIt takes scaling factors in (0, 1]: k' = max(k, v₀, √a₀) keeps both ≤ 1 (an
+        input slower than needed gets (1, 1) at most, not a speed-up beyond MoveIt's
+        limits).
+        """
+        v0, a0 = moveit_scaling
+        if factor is None:
+            return cls(None, None, None, None, (v0, a0))
+        capped = max(factor, v0, math.sqrt(a0))
+        return cls(factor, factor * duration, v0 / capped, a0 / capped**2, (v0, a0))
 
 
 @dataclass(frozen=True)
@@ -99,6 +121,8 @@ class RetimeResult:
         runtime: wall time of the whole retime [s].
         notes: how the input was read and what was assumed.
         warnings: what looks wrong.
+        velocity_limit: q̇_max of the URDF per joint, (nv,) (None: not known).
+        velocity_scale: the fraction of it the retiming kept to.
     """
 
     trajectory: Trajectory
@@ -128,6 +152,8 @@ class RetimeResult:
     runtime: float
     notes: tuple[str, ...]
     warnings: tuple[str, ...]
+    velocity_limit: Array | None = None
+    velocity_scale: float = 1.0
 
     @property
     def within_limits(self) -> bool:
@@ -144,10 +170,56 @@ class RetimeResult:
                     best, text = fraction, f"{kind} {joint}"
         return text
 
+    @property
+    def max_effort_ratio(self) -> float:
+        """Largest |τ|/τ_max of the output: dense samples, points and what is played."""
+        values = np.concatenate([self.peak_ratio_after, self.peak_ratio_playback])
+        values = values[np.isfinite(values)]
+        return float(np.max(values)) if values.size else 0.0
+
+    def saturating(self) -> list[dict[str, Any]]:
+        """Where a limit is reached: one entry per joint and stretch of ≥ 98 % use.
+
+        Each entry: ``joint``, ``t`` (time of the stretch's peak [s]), ``kind``
+        (``"effort"`` against margin × τ_max, or ``"velocity"`` against the scaled
+        limit), ``ratio`` (the peak of |τ|/τ_max or |q̇|/q̇_max there), sorted by t.
+        """
+        check = self.verification
+        t = check.t
+        limit = (np.full(len(self.joint_names), np.nan) if self.velocity_limit is None
+                 else np.asarray(self.velocity_limit, dtype=np.float64))
+        limit_v = np.where(limit > 0, limit, np.nan)
+        out: list[dict[str, Any]] = []
+        series = (("effort", np.nan_to_num(check.effort_ratio), self.effort_margin),
+                  ("velocity", np.nan_to_num(np.abs(check.velocities) / limit_v),
+                   self.velocity_scale))
+        for kind, ratio, bound in series:
+            for i, joint in enumerate(self.joint_names):
+                used = ratio[:, i] >= ACTIVE_FRACTION * bound
+                edges = np.flatnonzero(np.diff(np.concatenate([[0], used.astype(int), [0]])))
+                for start, stop in zip(edges[::2], edges[1::2], strict=True):
+                    k = start + int(np.argmax(ratio[start:stop, i]))
+                    out.append({"joint": joint, "t": float(t[k]), "kind": kind,
+                                "ratio": float(ratio[k, i])})
+        return sorted(out, key=lambda entry: entry["t"])
+
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready summary (None for NaN)."""
         names = list(self.joint_names)
+        uniform = self.uniform
         return {
+            "duration_in": self.duration_before,
+            "duration_out": self.duration_after,
+            "duration_uniform_scaling": None if uniform is None else uniform.duration,
+            "max_effort_ratio": self.max_effort_ratio,
+            "scaling": {
+                "max_velocity_scaling_factor":
+                    None if uniform is None else uniform.max_velocity_scaling_factor,
+                "max_acceleration_scaling_factor":
+                    None if uniform is None else uniform.max_acceleration_scaling_factor,
+                "input_scaling": None if uniform is None else list(uniform.moveit_scaling),
+            },
+            "saturating": self.saturating(),
             "duration_before": self.duration_before,
             "duration_after": self.duration_after,
             "speedup": self.duration_before / self.duration_after,
@@ -161,8 +233,8 @@ class RetimeResult:
             "peak_velocity_ratio_after": _per_joint(names, self.peak_velocity_ratio_after),
             "active_constraints": {kind: dict(joints) for kind, joints in self.active.items()},
             "binding_constraint": self.binding,
-            "uniform_scaling_factor": None if self.uniform is None else self.uniform.factor,
-            "uniform_scaling_duration": None if self.uniform is None else self.uniform.duration,
+            "uniform_scaling_factor": None if uniform is None else uniform.factor,
+            "uniform_scaling_duration": None if uniform is None else uniform.duration,
             "iterations": self.iterations,
             "load_converged": self.load_converged,
             "timing_change": self.timing_change,
@@ -209,36 +281,54 @@ def active_fractions(
 def uniform_scaling(
     model: RobotModel, trajectory: Trajectory, load: Load | None, margin: float,
     velocity_limit: Array, acceleration_limit: Array, evaluate_kwargs: Mapping[str, Any],
+    moveit_scaling: tuple[float, float] = (1.0, 1.0),
 ) -> UniformScaling:
     """The smallest k with the input scaled in time by k within the same limits.
 
-    t → k t, q̇ → q̇/k, q̈ → q̈/k²; feasibility is checked by evaluate (effort, with the
-    loading process at the scaled times) and by the velocity and acceleration limits.
-    For a constant load the feasible k form an interval [k*, ∞) (τ = G + (τ₁ − G)/k²
-    per point), so bisection finds k*.
+    t → k t, q̇ → q̇/k, q̈ → q̈/k². Feasibility is checked by evaluate (exact eq. (39),
+    the loading process at the scaled times) at the input's points **and between them**
+    — on what joint_trajectory_controller plays between the points (quintic with
+    accelerations, cubic with velocities only,
+    :func:`~robot_tv_dynamics.retiming.playback.controller_playback`; its time scaling
+    is the scaled playback) — and by the velocity and acceleration limits there. For a
+    constant load the feasible k form an interval [k*, ∞) (τ = G + (τ₁ − G)/k² per
+    point), so bisection finds k*. A MoveIt time parameterization (TOTG, Ruckig without
+    a jerk limit) scaled by (v₀/k, a₀/k²) instead of (v₀, a₀) is this time scaling by k,
+    which is why the factors are reported from it.
     """
-    def feasible(k: float) -> bool:
-        scaled = Trajectory(
-            trajectory.joint_names, trajectory.time_from_start * k, trajectory.positions,
-            None if trajectory.velocities is None else trajectory.velocities / k,
-            None if trajectory.accelerations is None else trajectory.accelerations / k**2)
-        result = evaluate(model, scaled, load, compute_max_payload=False, **evaluate_kwargs)
-        if np.any(np.nan_to_num(result.effort_ratio) > margin + 1e-9):
-            return False
-        qd, qdd = result.velocities, result.accelerations
-        return bool(np.all(np.abs(qd) <= velocity_limit * (1 + 1e-9))
-                    and np.all(np.abs(qdd) <= acceleration_limit * (1 + 1e-9)))
+    from robot_tv_dynamics.retiming.playback import controller_playback
 
+    between = trajectory
+    if trajectory.velocities is not None and trajectory.n_points > 1:
+        between = controller_playback(trajectory, 6)
+
+    def scaled(base: Trajectory, k: float) -> Trajectory:
+        return Trajectory(
+            base.joint_names, base.time_from_start * k, base.positions,
+            None if base.velocities is None else base.velocities / k,
+            None if base.accelerations is None else base.accelerations / k**2)
+
+    def feasible(k: float) -> bool:
+        for base in ((trajectory, between) if between is not trajectory else (trajectory,)):
+            result = evaluate(model, scaled(base, k), load, compute_max_payload=False,
+                              **evaluate_kwargs)
+            if np.any(np.nan_to_num(result.effort_ratio) > margin + 1e-9):
+                return False
+            qd, qdd = result.velocities, result.accelerations
+            if not (np.all(np.abs(qd) <= velocity_limit * (1 + 1e-9))
+                    and np.all(np.abs(qdd) <= acceleration_limit * (1 + 1e-9))):
+                return False
+        return True
+
+    duration = float(trajectory.time_from_start[-1] - trajectory.time_from_start[0])
     low, high = 0.01, 1.0
     while not feasible(high):
         low, high = high, high * 2.0
         if high > 100.0:
-            return UniformScaling(None, None)
+            return UniformScaling.of(None, duration, moveit_scaling)
     if feasible(low):
-        return UniformScaling(low, low * float(trajectory.time_from_start[-1]
-                                               - trajectory.time_from_start[0]))
+        return UniformScaling.of(low, duration, moveit_scaling)
     while high / low > 1.0 + 1e-4:
         middle = math.sqrt(low * high)
         low, high = (low, middle) if feasible(middle) else (middle, high)
-    duration = float(trajectory.time_from_start[-1] - trajectory.time_from_start[0])
-    return UniformScaling(high, high * duration)
+    return UniformScaling.of(high, duration, moveit_scaling)

@@ -24,7 +24,7 @@ from robot_tv_dynamics.evaluation import Load, Payload, Trajectory, evaluate
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.loading import LoadState
 from robot_tv_dynamics.model import RobotModel
-from robot_tv_dynamics.retiming.playback import quintic_playback
+from robot_tv_dynamics.retiming.playback import controller_playback
 from robot_tv_dynamics.retiming.result import LoadSchedule, RetimeResult, uniform_scaling
 from robot_tv_dynamics.retiming.timing import TimeLaw
 
@@ -201,7 +201,7 @@ def retime_segments(
     played = np.full(model.nv, np.nan)
     if options.get("verify_playback", True):
         per_segment = int(np.clip(2000 // output.n_points, 2, 8))
-        played = evaluate(model, quintic_playback(output, per_segment), load,
+        played = evaluate(model, controller_playback(output, per_segment), load,
                           compute_max_payload=False, **kwargs).peak_ratio
     before = evaluate(model, trajectory, payload, compute_max_payload=False,
                       theta=options.get("theta"),
@@ -216,7 +216,8 @@ def retime_segments(
     if options.get("compare_uniform", True):
         if by_time and options.get("acceleration_limits") is None:
             uniform = uniform_scaling(model, trajectory, payload, head.effort_margin,
-                                      velocity_limit, np.full(model.nv, np.inf), kwargs)
+                                      velocity_limit, np.full(model.nv, np.inf), kwargs,
+                                      options.get("moveit_scaling", (1.0, 1.0)))
         else:
             notes.append("no uniform-slowdown comparison for this segmented input")
     for r in results:

@@ -57,7 +57,7 @@ import numpy.typing as npt
 import toppra
 import toppra.algorithm
 import toppra.constraint
-from toppra.algorithm.algorithm import ParameterizationReturnCode
+from toppra.algorithm import ParameterizationReturnCode
 
 from robot_tv_dynamics.evaluation import Load, Payload, Trajectory, evaluate
 from robot_tv_dynamics.exceptions import (
@@ -89,11 +89,6 @@ from robot_tv_dynamics.retiming.verify import Candidate, verify
 
 #: Stand-in for "no velocity or acceleration limit" given to TOPP-RA.
 NO_LIMIT = 1e9
-#: The keyword arguments of :func:`retime` a segmented retime passes on.
-_OPTIONS = ("effort_margin", "velocity_scale", "acceleration_limits", "gridpoints",
-            "sample_rate", "theta", "default_positions", "time_offset", "max_iterations",
-            "timing_tolerance", "ratio_tolerance", "compare_uniform", "verify_playback",
-            "smoothing", "loading_index")
 #: Relative slack inside the velocity and acceleration limits given to TOPP-RA.
 LIMIT_SLACK = 1e-6
 
@@ -119,6 +114,7 @@ def retime(
     smoothing: float = 0.0,
     loading_index: str = "time",
     split_at_stops: bool = True,
+    moveit_scaling: tuple[float, float] = (1.0, 1.0),
 ) -> RetimeResult:
     """The fastest timing of ``trajectory``'s path within effort, velocity, acceleration limits.
 
@@ -158,6 +154,11 @@ def retime(
         split_at_stops: retime a trajectory that comes to rest at interior waypoints
             segment by segment, keeping the stops
             (:mod:`~robot_tv_dynamics.retiming.segments`).
+        moveit_scaling: (v₀, a₀), the max_velocity_scaling_factor and
+            max_acceleration_scaling_factor MoveIt parameterized the input with; the
+            reported factors (``result.uniform``) are (v₀/k, a₀/k²) for the uniform
+            time scaling k found
+            (:func:`~robot_tv_dynamics.retiming.result.uniform_scaling`).
 
     Returns:
         A :class:`~robot_tv_dynamics.retiming.result.RetimeResult`.
@@ -186,13 +187,22 @@ def retime(
     smoothing = float(check_finite(smoothing, "smoothing", ()))
     if smoothing < 0.0:
         raise InvalidInputError("smoothing", f"must be >= 0, got {smoothing:g}")
+    scaling = _moveit_scaling(moveit_scaling)
     path = JointPath(model, trajectory, default_positions)
     if split_at_stops:
         from robot_tv_dynamics.retiming.segments import retime_segments, stop_ranges
 
         ranges = stop_ranges(trajectory)
         if len(ranges) > 1:
-            options = {key: value for key, value in locals().items() if key in _OPTIONS}
+            options: dict[str, Any] = {
+                "effort_margin": margin, "velocity_scale": scale,
+                "acceleration_limits": acceleration_limits, "gridpoints": gridpoints,
+                "sample_rate": sample_rate, "theta": theta,
+                "default_positions": default_positions, "time_offset": time_offset,
+                "max_iterations": max_iterations, "timing_tolerance": timing_tolerance,
+                "ratio_tolerance": ratio_tolerance, "compare_uniform": compare_uniform,
+                "verify_playback": verify_playback, "smoothing": smoothing,
+                "loading_index": loading_index, "moveit_scaling": scaling}
             return retime_segments(retime, model, trajectory, payload, ranges, options)
     theta_base = model.theta_nominal.copy() if theta is None else model.check_theta(theta).copy()
     kwargs: dict[str, Any] = {"theta": theta_base, "default_positions": path.held,
@@ -325,7 +335,7 @@ def retime(
         notes.append("no uniform-slowdown comparison for a path-indexed load")
     elif compare_uniform:
         uniform = uniform_scaling(model, trajectory, payload, margin, velocity_limit,
-                                  acceleration_limit, kwargs)
+                                  acceleration_limit, kwargs, scaling)
     # s of every input point (a merged duplicate shares its predecessor's s)
     s_before = path.waypoint_s[np.searchsorted(path.waypoint_index,
                                                np.arange(trajectory.n_points), side="right") - 1]
@@ -349,7 +359,9 @@ def retime(
         before_path_speed=np.array([path.path_speed(s, v) for s, v in zip(
             s_before, before.velocities[:, columns], strict=True)]),
         evaluation=evaluation, verification=verification,
-        runtime=time.perf_counter() - started, notes=tuple(notes), warnings=tuple(warnings))
+        runtime=time.perf_counter() - started, notes=tuple(notes), warnings=tuple(warnings),
+        velocity_limit=np.asarray(model.joint_limits.velocity, dtype=np.float64).copy(),
+        velocity_scale=scale)
 
 
 # ---------------------------------------------------------------------------- steps
@@ -456,6 +468,20 @@ def _acceleration_limits(model: RobotModel, path: JointPath,
             out[model.joint_names.index(name)] = _positive(value, f"acceleration_limits[{name}]")
         return out
     out[list(path.columns)] = _positive(limits, "acceleration_limits")
+    return out
+
+
+def _moveit_scaling(value: Any) -> tuple[float, float]:
+    """(v₀, a₀) in (0, 1] each, as MoveIt takes its scaling factors."""
+    try:
+        v0, a0 = value
+    except (TypeError, ValueError):
+        raise InvalidInputError("moveit_scaling", f"expected (velocity, acceleration) "
+                                f"scaling factors, got {value!r}") from None
+    out = (_positive(v0, "moveit_scaling[0]"), _positive(a0, "moveit_scaling[1]"))
+    if max(out) > 1.0:
+        raise InvalidInputError("moveit_scaling", f"MoveIt's scaling factors are at most 1, "
+                                f"got {out}")
     return out
 
 

@@ -126,19 +126,64 @@ def _with_midpoints(times: Array) -> Array:
     return np.sort(np.concatenate([times, 0.5 * (times[:-1] + times[1:])]))
 
 
+#: A jump of s̈ larger than this fraction of the law's s̈ range makes its time an output knot.
+SWITCH_FRACTION = 0.05
+
+
+def switch_positions(timing: TimeLaw) -> Array:
+    """Path positions where a constant-s̈ law switches its acceleration (jumps in s̈).
+
+    Only a :class:`PathTiming` has jumps (a smoothed law is continuous in s̈); a jump
+    counts when it exceeds ``SWITCH_FRACTION`` of the law's range of s̈.
+    """
+    if not isinstance(timing, PathTiming) or timing.acceleration.size < 2:
+        return np.empty(0)
+    u = timing.acceleration
+    scale = float(np.ptp(u))
+    if not scale > 0.0:
+        return np.empty(0)
+    jump = np.abs(np.diff(u)) > SWITCH_FRACTION * scale
+    return timing.gridpoints[1:-1][jump]
+
+
+def knot_acceleration(timing: TimeLaw, t: Array) -> Array:
+    """s̈ written at knots t: the mean of its one-sided values (continuous: s̈ itself).
+
+    At a switch of a constant-s̈ law the path acceleration jumps from u⁻ to u⁺; the knot
+    gets (u⁻ + u⁺)/2, which lies between the mean accelerations of the segments on
+    both sides. Eq. (39) is affine in s̈ at a fixed (s, ṡ) and TOPP-RA's interpolation
+    scheme keeps both u⁻ and u⁺ feasible there, so the written point is feasible too.
+    """
+    eta = 1e-9 * max(1.0, timing.duration)
+    before = timing.at_time(np.clip(t - eta, 0.0, None))[2]
+    after = timing.at_time(np.minimum(t + eta, timing.duration))[2]
+    return 0.5 * (np.asarray(before, dtype=np.float64) + np.asarray(after, dtype=np.float64))
+
+
 def sample_output(path: JointPath, timing: TimeLaw, rate: float | None) -> Trajectory:
-    """The output: at the waypoints' path positions, or every 1/rate seconds (+ the end)."""
+    """The output knots: the waypoints (or every 1/rate s, + the end) and every switch.
+
+    The knots at the switches of s̈ make every segment between knots one of smooth
+    motion, which a controller's quintic through (q, q̇, q̈) follows; the acceleration
+    written at a knot is :func:`knot_acceleration`.
+    """
+    switches = switch_positions(timing)
     if rate is None:
-        s = path.waypoint_s
-        t, sd, sdd = timing.at_path(s)
+        s = np.union1d(path.waypoint_s, switches)
+        t, sd, _ = timing.at_path(s)
     else:
         t = np.arange(0.0, timing.duration, 1.0 / rate)
         if timing.duration - t[-1] > 1e-6 / rate:
             t = np.append(t, timing.duration)
         else:
             t[-1] = timing.duration
-        s, sd, sdd = timing.at_time(t)
-    return _trajectory(path, s, t, sd, sdd)
+        if switches.size:
+            at_switch = np.asarray(timing.at_path(switches)[0])
+            near = np.min(np.abs(t[:, None] - at_switch[None, :]), axis=1) < 1e-6
+            near[[0, -1]] = False
+            t = np.union1d(t[~near], at_switch)
+        s, sd, _ = timing.at_time(t)
+    return _trajectory(path, s, t, sd, knot_acceleration(timing, np.asarray(t)))
 
 
 def sample_dense(path: JointPath, timing: TimeLaw) -> Trajectory:

@@ -2,7 +2,7 @@
 
 :func:`verify` samples the solution's time law densely, at the output points and, if
 asked, as a quintic-interpolating trajectory controller plays the output points
-(:func:`~robot_tv_dynamics.retiming.playback.quintic_playback`), and measures each with
+(:func:`~robot_tv_dynamics.retiming.playback.controller_playback`), and measures each with
 :func:`robot_tv_dynamics.evaluation.evaluate` (eq. (39) point by point, the load as
 the output meets it in time).
 """
@@ -20,7 +20,7 @@ from robot_tv_dynamics.evaluation import Load, Trajectory, TrajectoryEvaluation,
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.retiming.path import JointPath
-from robot_tv_dynamics.retiming.playback import quintic_playback
+from robot_tv_dynamics.retiming.playback import controller_playback
 from robot_tv_dynamics.retiming.timing import TimeLaw, sample_dense, sample_output
 
 
@@ -63,7 +63,8 @@ def verify(model: RobotModel, path: JointPath, timing: TimeLaw, payload: Load | 
         payload: the load as the output meets it in time (payload, process or its
             path-indexed view).
         sample_rate: output rate [Hz]; None = at the waypoints.
-        playback: also evaluate the quintic playback of the output points.
+        playback: also evaluate what a controller plays between the output points
+            (efforts and velocities).
         kwargs: further arguments of evaluate (theta, default_positions, time_offset).
         factor: the effort factors the solution was computed with, (nv,).
         mass: load mass per gridpoint used by the solve, (G,) [kg].
@@ -75,14 +76,17 @@ def verify(model: RobotModel, path: JointPath, timing: TimeLaw, payload: Load | 
                             compute_max_payload=False, **kwargs)
     evaluation = evaluate(model, output, payload, compute_max_payload=False, **kwargs)
     played = np.full(model.nv, np.nan)
-    if playback and output.n_points > 1:
-        per_segment = int(np.clip(2000 // output.n_points, 2, 8))
-        played = evaluate(model, quintic_playback(output, per_segment), payload,
-                          compute_max_payload=False, **kwargs).peak_ratio
     velocity = np.fmax(np.max(np.abs(verification.velocities), axis=0),
                        np.max(np.abs(evaluation.velocities), axis=0))
     acceleration = np.fmax(np.max(np.abs(verification.accelerations), axis=0),
                            np.max(np.abs(evaluation.accelerations), axis=0))
+    if playback and output.n_points > 1:
+        per_segment = int(np.clip(2000 // output.n_points, 2, 8))
+        playing = evaluate(model, controller_playback(output, per_segment), payload,
+                           compute_max_payload=False, **kwargs)
+        played = playing.peak_ratio
+        # what the controller plays is held to the velocity limits too
+        velocity = np.fmax(velocity, np.max(np.abs(playing.velocities), axis=0))
     return Candidate(timing, output, verification, evaluation, velocity, acceleration,
                      np.fmax(verification.peak_ratio, evaluation.peak_ratio), played,
                      factor.copy(), mass.copy(), process_time.copy(), converged, payload)

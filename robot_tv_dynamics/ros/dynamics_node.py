@@ -227,6 +227,17 @@ class DynamicsNodeConfig(parameters.CommonConfig):
     diagnostics_period: float = 1.0
 
 
+@dataclass(frozen=True)
+class _RetimeSnapshot:
+    """What a retime request is computed on, taken together when it arrives."""
+
+    model: RobotModel
+    theta: np.ndarray
+    last_q: np.ndarray | None
+    hardware_id: str
+    effort_margin: float
+
+
 class DynamicsNode(node_base.ModelNode):
     """Generalized torques, terms and mass-matrix bounds per joint-state sample."""
 
@@ -547,18 +558,22 @@ class DynamicsNode(node_base.ModelNode):
                 "retime_request.points",
                 f"has {len(msg.points)} points (at most {limits.TRAJECTORY_POINTS})"))
             return
-        theta = np.array(self._inputs.theta)
-        last_q = None if self._inputs.last_q is None else np.array(self._inputs.last_q)
+        # one snapshot, taken here on the executor thread that also applies URDF swaps:
+        # the worker never reads the node's (possibly swapped) model or config
+        snapshot = _RetimeSnapshot(
+            self._model, np.array(self._inputs.theta),
+            None if self._inputs.last_q is None else np.array(self._inputs.last_q),
+            self._guard.hardware_id, float(self.config.retime_effort_margin))
         self._retimer.submit(f"a path of {len(msg.points)} points",
-                             lambda: self._retime(msg, theta, last_q))
+                             lambda: self._retime(msg, snapshot))
         self._guard.accept("retime_request")
 
-    def _retime(self, msg: JointTrajectory, theta: np.ndarray, last_q: np.ndarray | None) -> None:
-        """Worker thread: retime, publish the trajectory (if feasible) and the status."""
+    def _retime(self, msg: JointTrajectory, snapshot: _RetimeSnapshot) -> None:
+        """Worker thread: retime on the request's snapshot, publish the trajectory and status."""
         try:
             out, status = retime_planned_trajectory(
-                self._model, msg, theta, self._guard.hardware_id, last_q,
-                effort_margin=self.config.retime_effort_margin)
+                snapshot.model, msg, snapshot.theta, snapshot.hardware_id, snapshot.last_q,
+                effort_margin=snapshot.effort_margin)
         except RobotTvDynamicsError as error:
             self._guard.reject("retime_request", error)
             return

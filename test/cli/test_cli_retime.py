@@ -88,8 +88,16 @@ def test_json_summary_reports_durations_ratios_and_active_constraints(
     result = evaluate(model, retimed, load_payload(payload), compute_max_payload=False)
     assert float(np.nanmax(result.effort_ratio)) <= 1.0 + 2e-3
     assert retimed.time_from_start[-1] == pytest.approx(report["duration_after"], abs=1e-6)
-    original = load_trajectory(trajectory)
-    np.testing.assert_allclose(retimed.positions, original.positions, atol=1e-9)
+    original = load_trajectory(trajectory)  # every waypoint is an output point
+    distance = np.min(np.linalg.norm(original.positions[:, None] - retimed.positions[None],
+                                     axis=2), axis=1)
+    assert np.max(distance) < 1e-9
+    for key in ("duration_in", "duration_out", "duration_uniform_scaling", "max_effort_ratio"):
+        assert isinstance(report[key], float), key
+    assert report["duration_out"] == report["duration_after"]
+    assert set(report["scaling"]) >= {"max_velocity_scaling_factor",
+                                      "max_acceleration_scaling_factor"}
+    assert all(set(entry) >= {"joint", "t"} for entry in report["saturating"])
     points = yaml.safe_load(out.read_text())["points"]
     assert set(points[0]) == {"positions", "velocities", "accelerations", "effort",
                               "time_from_start"}

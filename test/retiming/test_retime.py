@@ -191,12 +191,15 @@ def test_output_velocities_and_accelerations_are_the_derivatives_of_its_position
     np.testing.assert_allclose(qd[-1], 0.0, atol=1e-9)
 
 
-def test_default_output_has_one_point_per_input_waypoint_at_its_position(panda):
+def test_default_output_has_every_input_waypoint_at_its_position(panda):
     move = curved_move(PANDA_ARM, PANDA_START, PANDA_GOAL, PANDA_BULGE, 0.5, 41)
     out = retime(panda, move, panda_heavy(), compare_uniform=False).trajectory
     assert out.joint_names == move.joint_names
-    assert out.n_points == move.n_points
-    np.testing.assert_allclose(out.positions, move.positions, atol=1e-10)
+    # the waypoints, plus knots at the switches of the path acceleration
+    assert move.n_points <= out.n_points <= move.n_points + 40
+    distance = np.min(np.linalg.norm(move.positions[:, None] - out.positions[None], axis=2),
+                      axis=1)
+    assert np.max(distance) < 1e-10
     assert peak(panda, out, panda_heavy())[0] <= 1.0 + TOLERANCE
 
 
@@ -256,13 +259,15 @@ def test_time_indexed_process_schedule_is_the_process_at_the_final_timing(panda)
     fill = fill_process()
     result = retime(panda, move, fill, time_offset=0.2, compare_uniform=False)
     assert result.load_converged and result.iterations >= 2
-    out = result.trajectory  # one point per waypoint: their s is the chord length
+    out = result.trajectory  # the waypoints (their s is the chord length) and switches
     s_out = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(move.positions, axis=0),
                                                             axis=1))])
     at = [int(np.argmin(np.abs(result.schedule.s - s))) for s in s_out]
     np.testing.assert_allclose(result.schedule.s[at], s_out, atol=1e-9)  # waypoints on the grid
     used = result.schedule.mass[at]
-    actual = np.array([fill.state(t + 0.2).phi[0] for t in out.time_from_start])
+    knot = [int(np.argmin(np.linalg.norm(out.positions - q, axis=1))) for q in move.positions]
+    np.testing.assert_allclose(out.positions[knot], move.positions, atol=1e-10)
+    actual = np.array([fill.state(t + 0.2).phi[0] for t in out.time_from_start[knot]])
     # the fixed point up to the timing tolerance: 1e-3 s × 1.5 kg/s
     np.testing.assert_allclose(used, actual, atol=2e-3)
     # and it differs from the process on the input's timing (the iteration mattered)
@@ -334,14 +339,62 @@ def test_a_path_of_zero_length_is_a_clear_error(ur5):
         retime(ur5, Trajectory(UR5_JOINTS, np.array([0.0, 1.0, 2.0]), q), None)
 
 
-def test_held_joints_stay_put_and_carry_their_torque(panda_full=None):
+def test_held_joints_stay_put_and_carry_their_torque():
     model = RobotModel.from_urdf(find_example_robot_urdf("panda"))  # fingers not locked
     move = curved_move(PANDA_ARM, PANDA_START, PANDA_GOAL, PANDA_BULGE, 0.5, 31)
     held = {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02}
     result = retime(model, move, panda_heavy(), default_positions=held, compare_uniform=False)
     assert result.trajectory.joint_names == PANDA_ARM
-    ratio, _ = peak(model, result.trajectory, panda_heavy(), default_positions=held)
+    ratio, after = peak(model, result.trajectory, panda_heavy(), default_positions=held)
     assert ratio <= 1.0 + TOLERANCE
+    fingers = [model.joint_names.index(name) for name in FINGERS]
+    arm = [model.joint_names.index(name) for name in PANDA_ARM]
+    # stay put: the retimed motion, as evaluated, has the fingers at 0.02 m at rest
+    for checked in (after, result.verification, result.evaluation):
+        np.testing.assert_array_equal(checked.positions[:, fingers], 0.02)
+        np.testing.assert_array_equal(checked.velocities[:, fingers], 0.0)
+        np.testing.assert_array_equal(checked.accelerations[:, fingers], 0.0)
+    # carry their torque: the finger efforts are eq. (39) of the whole arm with the
+    # fingers held there (independently: inverse_dynamics at the assembled q, q̇, q̈)
+    theta = model.theta_nominal.copy()
+    body, phi, *_ = model.link_load_in_body("panda_link8", panda_heavy().phi())
+    theta[body] += phi
+    out = result.trajectory
+    for k in range(0, out.n_points, 7):
+        q, qd, qdd = (np.zeros(model.nv) for _ in range(3))
+        q[fingers] = 0.02
+        q[arm], qd[arm], qdd[arm] = out.positions[k], out.velocities[k], out.accelerations[k]
+        tau = model.inverse_dynamics(q, qd, qdd, theta).tau
+        np.testing.assert_allclose(result.evaluation.effort[k], tau, rtol=1e-9, atol=1e-9)
+    assert np.max(np.abs(result.evaluation.effort[:, fingers])) > 1e-3
+
+
+def test_options_reach_every_segment_of_a_trajectory_with_stops(ur5, monkeypatch):
+    """A trajectory with stops is retimed per segment with every option of retime."""
+    import inspect
+
+    from robot_tv_dynamics.retiming import segments, solve
+
+    move, _, _ = corner_move()
+    seen = {}
+
+    def capture(retime_one, model, trajectory, payload, ranges, options):
+        seen.update(options)
+        raise RuntimeError("captured")
+
+    monkeypatch.setattr(segments, "retime_segments", capture)
+    given = {"effort_margin": 0.9, "velocity_scale": 0.8, "acceleration_limits": 5.0,
+             "gridpoints": 50, "sample_rate": 100.0, "theta": None,
+             "default_positions": None, "time_offset": 0.5, "max_iterations": 4,
+             "timing_tolerance": 2e-3, "ratio_tolerance": 2e-3, "compare_uniform": False,
+             "verify_playback": False, "smoothing": 0.0, "loading_index": "time",
+             "moveit_scaling": (0.5, 0.25)}
+    with pytest.raises(RuntimeError, match="captured"):
+        solve.retime(ur5, move, None, **given)
+    keywords = {name for name, p in inspect.signature(solve.retime).parameters.items()
+                if p.kind is p.KEYWORD_ONLY} - {"split_at_stops"}
+    assert set(seen) == keywords == set(given)
+    assert seen == given
 
 
 # ---------------------------------------------------------------------------- the constraint
@@ -375,6 +428,27 @@ def test_path_coefficients_reproduce_eq_39_with_the_rates_of_a_loading_process(p
             got = (coefficients.a[j] * sdd + coefficients.b[j] * sd**2 + coefficients.c[j]
                    + coefficients.d[j] * sd)
             np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
+
+
+def test_interpolation_rows_impose_each_gridpoint_on_the_stage_before():
+    """Stage j holds the rows of s_j at (u, x) and those of s_{j+1} at x + 2Δ_j u."""
+    from robot_tv_dynamics.retiming.constraints import interpolation_rows
+
+    rng = np.random.default_rng(11)
+    g, m = 6, 2
+    grid = np.cumsum(rng.uniform(0.1, 0.5, g))
+    a, b, c = (rng.normal(size=(g, m)) for _ in range(3))
+    f = np.vstack([np.eye(m), -np.eye(m)])
+    bound = rng.uniform(1.0, 2.0, 2 * m)
+    a2, b2, c2, f2, g2 = interpolation_rows(a, b, c, f, bound, grid)
+    for j in range(g):
+        for u, x in rng.normal(size=(3, 2)):
+            rows = f2 @ (a2[j] * u + b2[j] * x + c2[j]) - g2
+            here = f @ (a[j] * u + b[j] * x + c[j]) - bound
+            k = min(j + 1, g - 1)
+            x_next = x + 2.0 * (grid[k] - grid[j]) * u
+            there = f @ (a[k] * u + b[k] * x_next + c[k]) - bound
+            np.testing.assert_allclose(rows, np.concatenate([here, there]), atol=1e-12)
 
 
 def test_tangent_bound_of_the_linear_rate_term_is_conservative_and_tight_at_sigma():
@@ -481,7 +555,10 @@ def test_path_indexed_process_keeps_the_load_where_the_input_had_it(panda):
     before = evaluate(panda, move, fill, compute_max_payload=False)
     after = evaluate(panda, result.trajectory, result.load, compute_max_payload=False)
     # the assumption: the same load at the same waypoint, whatever the new timing
-    np.testing.assert_allclose(after.payload_mass, before.payload_mass, atol=1e-9)
+    out = result.trajectory
+    knot = [int(np.argmin(np.linalg.norm(out.positions - q, axis=1))) for q in move.positions]
+    np.testing.assert_allclose(out.positions[knot], move.positions, atol=1e-10)
+    np.testing.assert_allclose(after.payload_mass[knot], before.payload_mass, atol=1e-9)
     assert np.ptp(after.payload_mass) > 1.0
     assert float(np.nanmax(after.effort_ratio)) <= 1.0 + TOLERANCE
     assert np.max(np.abs(after.terms["psi_dot"])) > 0.5
@@ -552,3 +629,143 @@ def test_a_stop_inside_the_path_is_kept_and_the_corner_not_rounded(ur5):
                     compare_uniform=False)
     assert distance_to_polyline(single.trajectory.positions, vertices) > 1e-4
     assert any("stops at waypoint" in warning for warning in single.warnings)
+
+
+# ---------------------------------------------------------------------------- MoveIt's view
+def ur5_nine_kg():
+    return Payload("tool0", 9.0, np.array([0.0, 0.02, 0.08]), np.diag([0.02, 0.02, 0.01]))
+
+
+#: Acceleration limits of the UR5 as a MoveIt joint_limits.yaml would give them [rad/s²].
+UR5_ACCELERATION = np.full(6, 8.0)
+
+
+def limits_parameterized(model, v_factor, a_factor, n=41):
+    """Rest-to-rest straight move timed by scaled velocity and acceleration limits.
+
+    The quintic time law x = 10τ³ − 15τ⁴ + 6τ⁵ peaks at q̇ = 15/8 d/T and q̈ = 10/√3 d/T²,
+    so the shortest T within v·q̇_max and a·q̈_max is the larger of the two: scaling the
+    limits by (v/k, a/k²) scales T by exactly k, as MoveIt's limit-based
+    parameterizations do. q(t) is a quintic polynomial: a controller's quintic through
+    the points replays it exactly.
+    """
+    d = np.abs(UR5_GOAL - UR5_START)
+    v = v_factor * np.asarray(model.joint_limits.velocity)
+    a = a_factor * UR5_ACCELERATION
+    duration = float(max(np.max(15 / 8 * d / v), np.sqrt(np.max(10 / math.sqrt(3) * d / a))))
+    return curved_move(UR5_JOINTS, UR5_START, UR5_GOAL, np.zeros(6), duration, n)
+
+
+def feasible_as_played(model, move, load):
+    """Peak |τ|/τ_max and |q̇|/q̇_max of the exact motion, at 2001 instants (evaluate)."""
+    dense = limits_dense(move)
+    ratio, result = peak(model, dense, load)
+    return ratio, float(np.max(np.abs(result.velocities) / model.joint_limits.velocity))
+
+
+def limits_dense(move):
+    duration = float(move.time_from_start[-1])
+    return curved_move(UR5_JOINTS, UR5_START, UR5_GOAL, np.zeros(6), duration, 2001)
+
+
+def test_reported_moveit_factors_are_feasible_and_two_percent_more_is_not(ur5):
+    v0, a0 = 0.8, 0.8  # what the input was planned with
+    move = limits_parameterized(ur5, v0, a0)
+    load = ur5_nine_kg()
+    assert feasible_as_played(ur5, move, load)[0] > 1.0  # the plan overloads the arm
+    result = retime(ur5, move, load, moveit_scaling=(v0, a0))
+    report = result.as_dict()
+    scaling = report["scaling"]
+    fv, fa = scaling["max_velocity_scaling_factor"], scaling["max_acceleration_scaling_factor"]
+    assert 0.0 < fv < v0 and 0.0 < fa < a0
+    k = result.uniform.factor
+    assert fv == pytest.approx(v0 / k) and fa == pytest.approx(a0 / k**2)
+    # MoveIt replanning with the reported factors: within the limits ...
+    ratio, velocity = feasible_as_played(ur5, limits_parameterized(ur5, fv, fa), load)
+    assert ratio <= 1.0 + 1e-6 and velocity <= 1.0 + 1e-9
+    # ... and with both 2 % larger: over a limit
+    ratio, velocity = feasible_as_played(ur5, limits_parameterized(ur5, 1.02 * fv, 1.02 * fa),
+                                         load)
+    assert ratio > 1.0 or velocity > 1.0
+    assert report["duration_uniform_scaling"] == pytest.approx(
+        k * float(move.time_from_start[-1]))
+    for key in ("duration_in", "duration_out", "duration_uniform_scaling", "max_effort_ratio",
+                "scaling", "saturating"):
+        assert key in report
+    assert report["duration_in"] == pytest.approx(float(move.time_from_start[-1]))
+    assert report["duration_out"] == pytest.approx(result.duration_after)
+    assert report["max_effort_ratio"] == pytest.approx(
+        max(np.nanmax(result.peak_ratio_after), np.nanmax(result.peak_ratio_playback)))
+    # saturating: each entry is where evaluate finds that joint at ≥ 98 % of its limit
+    assert report["saturating"]
+    check = result.verification
+    for entry in report["saturating"]:
+        i = ur5.joint_names.index(entry["joint"])
+        k_t = int(np.argmin(np.abs(check.t - entry["t"])))
+        value = (check.effort_ratio[k_t, i] if entry["kind"] == "effort"
+                 else abs(check.velocities[k_t, i]) / ur5.joint_limits.velocity[i])
+        assert value >= 0.98 and value == pytest.approx(entry["ratio"])
+
+
+def test_factors_above_one_are_capped_for_a_slow_input(ur5):
+    move = limits_parameterized(ur5, 0.1, 0.1)
+    result = retime(ur5, move, None, moveit_scaling=(0.1, 0.1))
+    scaling = result.as_dict()["scaling"]
+    # the input could run 10× faster (at the velocity limit); a₀/k² would be 10 > 1:
+    # k' = max(k, v₀, √a₀) = √0.1 keeps both factors within MoveIt's (0, 1]
+    assert result.uniform.factor == pytest.approx(0.1, rel=2e-4)
+    assert scaling["max_acceleration_scaling_factor"] == pytest.approx(1.0)
+    assert scaling["max_velocity_scaling_factor"] == pytest.approx(0.1 / math.sqrt(0.1))
+    with pytest.raises(InvalidInputError, match="moveit_scaling"):
+        retime(ur5, move, None, moveit_scaling=(1.5, 1.0))
+
+
+def test_written_ur5_points_and_the_quintic_between_them_keep_every_limit(ur5):
+    """The curved UR5 path with 9 kg (an effort peak inside the path), as written and played."""
+    move = curved_move(UR5_JOINTS, UR5_START, UR5_GOAL, UR5_BULGE, 1.0, 41)
+    load = ur5_nine_kg()
+    _, before = peak(ur5, move, load)
+    worst = int(np.nanargmax(np.max(before.effort_ratio, axis=0)))
+    at = int(np.argmax(before.effort_ratio[:, worst]))
+    assert 0 < at < move.n_points - 1  # the input's effort peak is inside the path
+    result = retime(ur5, move, load, compare_uniform=False)
+    # what is written, read back as a controller gets it (times rounded to ns)
+    from robot_tv_dynamics.cli.retime import trajectory_to_dict
+
+    out = trajectory_from_dict(trajectory_to_dict(result.trajectory))
+    v_max = np.asarray(ur5.joint_limits.velocity)
+    ratio, written = peak(ur5, out, load)
+    assert ratio <= 1.0 + 1e-3
+    assert np.all(np.abs(written.velocities) <= v_max * (1 + 1e-6))
+    played_traj = hermite_resample(out, 20000.0)
+    played, played_eval = peak(ur5, played_traj, load)
+    assert played <= 1.0 + 1e-3
+    assert np.all(np.abs(played_eval.velocities) <= v_max * (1 + 1e-6))
+    # the written accelerations agree with the written velocities: at every inner knot
+    # q̈ lies between the backward and forward differences of q̇ (up to the curvature of
+    # q̈ inside a segment, 1e-3 of its range)
+    t, qd, qdd = out.time_from_start, out.velocities, out.accelerations
+    slope = np.diff(qd, axis=0) / np.diff(t)[:, None]
+    low = np.minimum(slope[:-1], slope[1:])
+    high = np.maximum(slope[:-1], slope[1:])
+    excess = np.maximum(low - qdd[1:-1], qdd[1:-1] - high)
+    assert np.max(excess) <= 1e-3 * np.max(np.abs(qdd))
+
+
+def test_controller_playback_is_quintic_cubic_or_linear_by_the_fields_given():
+    from robot_tv_dynamics.retiming.playback import controller_playback
+
+    rng = np.random.default_rng(2)
+    t = np.cumsum(rng.uniform(0.1, 0.3, 6))
+    q, qd, qdd = (rng.normal(size=(6, 2)) for _ in range(3))
+    full = controller_playback(Trajectory(("a", "b"), t, q, qd, qdd), 5)
+    quintic = scipy.interpolate.BPoly.from_derivatives(t, np.stack([q, qd, qdd], axis=1))
+    np.testing.assert_allclose(full.positions, quintic(full.time_from_start), atol=1e-12)
+    cubic = controller_playback(Trajectory(("a", "b"), t, q, qd), 5)
+    hermite = scipy.interpolate.CubicHermiteSpline(t, q, qd)
+    np.testing.assert_allclose(cubic.positions, hermite(cubic.time_from_start), atol=1e-12)
+    np.testing.assert_allclose(cubic.velocities, hermite(cubic.time_from_start, 1), atol=1e-12)
+    linear = controller_playback(Trajectory(("a", "b"), t, q), 5)
+    np.testing.assert_allclose(linear.positions,
+                               np.column_stack([np.interp(linear.time_from_start, t, q[:, i])
+                                                for i in range(2)]), atol=1e-12)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
@@ -73,3 +75,69 @@ def test_dynamics_node_answers_a_retime_request_off_the_hot_path(tmp_path):
     assert out.time_from_start[-1] < 0.5 * slow.time_from_start[-1]
     np.testing.assert_allclose(out.positions[-1], slow.positions[-1], atol=1e-9)
     assert status_level(statuses[0]) == 0, statuses[0].message
+
+
+@pytest.mark.ros
+def test_a_urdf_swap_during_a_retime_request_leaves_it_wholly_on_one_model(monkeypatch):
+    """The request's model, Θ and margin are taken together when it arrives.
+
+    A first request holds the retiming thread; a second is queued; the URDF is swapped
+    (the handler the robot_description subscription calls, on this thread as on the
+    executor's); then the thread is released. The second request must run on the model
+    it arrived with and that model's Θ, not on the new model with the old Θ.
+    """
+    import re
+    import threading
+
+    import rclpy
+
+    from robot_tv_dynamics import RobotModel
+    from robot_tv_dynamics.ros import dynamics_node
+
+    urdf = find_example_robot_urdf("ur5")
+    calls, entered, release = [], threading.Event(), threading.Event()
+    real = dynamics_node.retime_planned_trajectory
+
+    def recording(model, msg, theta, hardware_id, last_q, **kwargs):
+        calls.append((model, np.array(theta)))
+        if len(calls) == 1:
+            entered.set()
+            assert release.wait(60.0)
+        return real(model, msg, theta, hardware_id, last_q, **kwargs)
+
+    monkeypatch.setattr(dynamics_node, "retime_planned_trajectory", recording)
+    from ros_harness import DOMAIN_ID
+
+    rclpy.init(domain_id=DOMAIN_ID, args=[  # the default context: the node's own
+        "--ros-args", "-p", f"urdf_path:={urdf}", "-p", "jacobian_samples:=64",
+        "-r", f"__ns:={unique_namespace('race')}"])
+    node = None
+    try:
+        node = dynamics_node.DynamicsNode()
+        old_model, old_theta = node._model, np.array(node._inputs.theta)
+        msg = trajectory_to_msg(ur5_move(duration=3.0, n=21))
+        node._on_retime_request(msg)  # holds the thread
+        assert entered.wait(60.0)
+        node._on_retime_request(msg)  # queued behind it
+        # the same arm with a heavier wrist: the swap is accepted, Θ changes
+        xml = open(urdf, encoding="utf-8").read()
+        heavier = re.sub(r'(<link name="wrist_3_link">.*?<mass value=")([0-9.]+)',
+                         lambda m: m.group(1) + str(float(m.group(2)) + 5.0), xml,
+                         count=1, flags=re.S)
+        node._on_urdf_swap(RobotModel.from_urdf_string(heavier))
+        new_theta = np.array(node._inputs.theta)
+        assert node._model is not old_model and not np.array_equal(new_theta, old_theta)
+        release.set()
+        deadline = time.monotonic() + 120.0
+        while len(calls) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(calls) == 2
+        node._retimer.stop()
+    finally:
+        release.set()
+        if node is not None:
+            node.destroy_node()
+        rclpy.shutdown()
+    second_model, second_theta = calls[1]
+    assert second_model is old_model
+    np.testing.assert_array_equal(second_theta, old_theta)
