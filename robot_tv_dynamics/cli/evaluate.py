@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         The exit status: 0 within limits, 1 with violations, 2 on bad input.
     """
     if wants_sweep(args, args.payload):
-        return run_sweep(args, NAME, args.payload,
+        return run_sweep(args, "evaluate", args.payload,
                          {"time_offset": args.time_offset,
                           "default_positions": held_positions(args.hold)},
                          {"--csv": args.csv})

@@ -159,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {_message(error)}", file=sys.stderr)
         return EXIT_ERROR
     if wants_sweep(args, payloads):
-        return run_sweep(args, NAME, payloads, options, {"--out": args.out,
+        return run_sweep(args, "retime", payloads, options, {"--out": args.out,
                                                          "--link": args.link})
     try:
         model = load_model(single(args.urdf, "--urdf"), lock_option(args.lock))
