@@ -170,7 +170,8 @@ def test_the_readme_one_example_per_command_block_runs_as_a_whole_from_an_empty_
     assert result.returncode == 0, (result.stdout[-2000:], result.stderr[-4000:])
     for output in ("fill/summary.json", "drain/report.png", "collision/run.mcap", "library.csv",
                    "efforts.png", "retimed.yaml", "traj.yaml", "arm.mcap",
-                   "ident/identified.urdf", "grasp.mcap", "grasp.json"):
+                   "ident/identified.urdf", "grasp.mcap", "grasp.json", "held.json",
+                   "set_load/franka_set_load.yaml"):
         assert (tmp_path / output).exists(), output
     assert {"demo", "bounds", "evaluate", "retime", "excite", "record", "identify",
             "estimate", "observe"} <= set(ran)
