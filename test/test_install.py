@@ -208,7 +208,7 @@ def test_the_node_entry_points_run_the_node_modules():
 
     for name in ("dynamics_node", "monitor_node", "sim_node", "markers_node"):
         assert getattr(entry_points, name).__name__ == name
-    with pytest.raises(Exception, match=r"robot_tv_dynamics\[ros\]"):
+    with pytest.raises(Exception, match=r"\[ros\]. \(the ros-jazzy-\* wheels\)"):
         entry_points.require_ros("x_node", modules=("no_such_module_rtd",))
 
 
