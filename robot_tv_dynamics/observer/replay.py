@@ -10,7 +10,9 @@ order) with ``rosbags``, as :func:`robot_tv_dynamics.demo.read_recording` does.
 **Time and matching rule.** A joint_states sample's time is its header stamp (the
 receive/log time when the stamps are all zero), t = 0 at the first joint_states message.
 A body topic recorded as stamped JointState-shaped vectors
-(:mod:`robot_tv_dynamics.inputs.body_vectors`) is paired **by stamp** through
+(:mod:`robot_tv_dynamics.inputs.body_vectors`; under its own name or as
+``inertial_parameters_stamped`` / ``psi_stamped``, which the nodes publish and which win
+over the legacy arrays in the same bag) is paired **by stamp** through
 :class:`~robot_tv_dynamics.inputs.timeline.StampedSeries` (interpolated between the
 bracketing samples, held after the newest; rates from ``velocity`` or from the stamps),
 whatever its log order. The legacy Float64MultiArray has no header: each array message
@@ -64,6 +66,10 @@ BODY_TOPICS: dict[str, tuple[str, str, int]] = {
     "psi": ("psi", "psi", 12),
     "psi_rates": ("psi_dot", "psi", 12),
 }
+#: The stamped topics the nodes publish (JointState-shaped) → the body topic they carry;
+#: where a bag has both, the stamped one is used (as dynamics_node does).
+STAMPED_TOPICS = {"inertial_parameters_stamped": "inertial_parameters",
+                  "psi_stamped": "psi"}
 
 
 @dataclass(frozen=True)
@@ -162,7 +168,8 @@ def _read_messages(path: Path, joint_topic: str
     store = get_typestore(Stores.LATEST)
     joint: list[tuple[int, Any]] = []
     arrays: dict[str, list[tuple[int, Any]]] = {}
-    wanted = {joint_topic.lstrip("/"): "joint", **{t: t for t in BODY_TOPICS}}
+    wanted = {joint_topic.lstrip("/"): "joint", **{t: t for t in BODY_TOPICS},
+              **STAMPED_TOPICS}
     try:
         with Reader(path) as reader:
             found = sorted({f"{c.topic} ({c.msgtype})" for c in reader.connections})
@@ -383,7 +390,10 @@ def _stamped_series(model: RobotModel, arrays: dict[str, list[tuple[int, Any]]],
         ahead = [lookup.status == AHEAD for lookup in lookups]
         first_k = ahead.index(False) if False in ahead else len(lookups)
         out[topic] = (np.array([lookup.value for lookup in lookups]), first_k)
-        if value_topic and rates_of[topic] not in arrays:
+        rates_topic = rates_of.get(topic, "")
+        if value_topic and not any(hasattr(m, "header") for _, m in arrays.get(rates_topic, ())):
+            # the rates of the stamped value topic (published or from its stamps) win over a
+            # legacy rates topic, as in dynamics_node
             out[rates_of[topic]] = (np.array([lookup.rate for lookup in lookups]), first_k)
     return out
 
