@@ -58,7 +58,7 @@ from robot_tv_dynamics.inputs import (
     TimelineRules,
 )
 from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
-from robot_tv_dynamics.inputs.timeline import AHEAD, STALE
+from robot_tv_dynamics.inputs.timeline import AHEAD, STALE, StampedSeries
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot_description
 from robot_tv_dynamics.ros.background import LatestJob
@@ -304,9 +304,11 @@ class DynamicsNode(node_base.ModelNode):
             Float64MultiArray, "inertial_parameter_rates", self._on_theta_rates, stream)
         self.create_subscription(Float64MultiArray, "psi", self._on_psi, stream)
         self.create_subscription(Float64MultiArray, "psi_rates", self._on_psi_rates, stream)
-        self.create_subscription(
-            JointState, "inertial_parameters_stamped", self._on_theta_stamped, stream)
-        self.create_subscription(JointState, "psi_stamped", self._on_psi_stamped, stream)
+        self._stamped_subs = (
+            self.create_subscription(
+                JointState, "inertial_parameters_stamped", self._on_theta_stamped, stream),
+            self.create_subscription(JointState, "psi_stamped", self._on_psi_stamped, stream))
+        self._stamped_publishers, self._stamped_publishers_checked = (False, False), -math.inf
         self.create_subscription(
             InertiaStamped, "payload", self._on_payload, qos.RELIABLE_QOS)
         self.create_subscription(
@@ -669,8 +671,9 @@ class DynamicsNode(node_base.ModelNode):
     def _release(self, flush: bool = False) -> None:
         """Answer every waiting joint sample whose stamped Θ / Ψ is there (or too late)."""
         inputs = self._inputs
+        series = (inputs.theta_series, inputs.psi_series)
         for _, (msg, t), on_time in self._pending.release(
-                (inputs.theta_series, inputs.psi_series), flush):
+                series, flush, self._expected_series(series)):
             self._pairing["on_time" if on_time else "late"] += 1
             self._answer(msg, t)
             for status in (inputs.theta_status, inputs.psi_status):
@@ -686,6 +689,25 @@ class DynamicsNode(node_base.ModelNode):
                 f"({self.config.theta_window:g} s), {self._pairing[AHEAD]} with Θ/Ψ ahead "
                 f"of them, {self._pairing[STALE]} with a stale Θ/Ψ (last lag "
                 f"{self._last_lag:+.4f} s)", throttle_duration_sec=self.config.log_throttle)
+
+    def _expected_series(self, series: tuple[StampedSeries, ...]) -> list[StampedSeries]:
+        """The stamped series still empty whose topic has a publisher.
+
+        Its first sample is on the way: the first joint samples wait for it (within
+        ``theta_window``) rather than take the URDF's Θ.
+
+        The publisher counts (a graph query) are read at most every
+        :data:`SUBSCRIBER_CHECK_PERIOD`, and only while a series is empty.
+        """
+        if all(len(s) for s in series):
+            return []
+        now = time.monotonic()
+        if now - self._stamped_publishers_checked >= SUBSCRIBER_CHECK_PERIOD:
+            self._stamped_publishers_checked = now
+            self._stamped_publishers = tuple(
+                sub.get_publisher_count() > 0 for sub in self._stamped_subs)
+        return [s for s, has in zip(series, self._stamped_publishers, strict=True)
+                if has and not len(s)]
 
     def _pairing_status(self) -> object:
         """The ``dynamics_node: theta pairing`` DiagnosticStatus (WARN on new late ones)."""

@@ -88,6 +88,8 @@ from robot_tv_dynamics.simulation import (
 NODE_NAME = "sim_node"
 #: the adaptive controller's estimators, each published under estimates/<name>/
 ESTIMATE_NAMES = ("classical", "projected", "geometric")
+#: pause after joint_states has its subscribers, for their other readers to match [s]
+SETTLE = 0.5
 
 PARAMETERS = parameters.URDF_PARAMETERS + (
     ParameterSpec(
@@ -132,7 +134,8 @@ PARAMETERS = parameters.URDF_PARAMETERS + (
         "what the estimators see; feed estimator_node with it)"),
     ParameterSpec(
         "wait_for_subscribers", 0,
-        "before stepping, wait until joint_states has this many subscribers", "", 0, 1000),
+        "before stepping, wait until joint_states has this many subscribers (then 0.5 s more, "
+        "for their readers of the other topics to match)", "", 0, 1000),
     ParameterSpec(
         "wait_timeout", 20.0, "longest wait for those subscribers", "s", 0.0, 3600.0),
     ParameterSpec(
@@ -361,6 +364,9 @@ class SimNode(Node):
         while (publisher.get_subscription_count() < cfg.wait_for_subscribers
                and time.monotonic() < deadline and not self._stop.is_set()):
             time.sleep(0.02)
+        # the same subscribers' readers of the other topics (Θ, Ψ, q̈) are discovered
+        # around the same time, not necessarily before: give them a moment to match
+        self._stop.wait(min(SETTLE, max(0.0, deadline - time.monotonic())))
 
     def _info(self) -> dict[str, object]:
         process = self.process
