@@ -473,6 +473,9 @@ class DynamicsNode(node_base.ModelNode):
 
     @input_guard.guarded("inertial_parameters")
     def _on_theta(self, msg: Float64MultiArray) -> None:
+        if len(self._inputs.theta_series):  # the stamped Θ is used: skip the legacy one's
+            self._guard.accept("inertial_parameters")  # reading and statistics
+            return
         try:
             theta = self._theta_reader.read(msg)
             self._change_theta(lambda: self._inputs.set_theta(theta, time.monotonic()))
