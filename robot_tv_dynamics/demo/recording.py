@@ -69,7 +69,9 @@ def _stamp(msg: Any) -> float:
 def read_recording(path: Path) -> Recording:
     """Read run.mcap with rosbags and align every topic to simulated time.
 
-    Messages with a header use their stamp; Float64MultiArray messages (no header) take
+    Messages with a header use their stamp; the Θ of the truth and of the estimates come
+    from their stamped ``*_stamped`` topics when the bag has them (names in model order,
+    as sim_node publishes them). Legacy Float64MultiArray messages (no header) take
     the simulated time of the joint_states sample whose receive time is closest (the
     simulator publishes both in the same tick, 10 ms apart from the next).
     """
@@ -98,6 +100,11 @@ def read_recording(path: Path) -> Recording:
         return float(t[k])
 
     def arrays(topic: str) -> tuple[Array, Array]:
+        stamped = rows.get(f"{topic}_stamped", [])
+        if stamped and topic.endswith("inertial_parameters"):
+            # the stamped Θ: each message at its own stamp, Θ in ``position`` (body-major)
+            return (np.array([_stamp(m) - epoch for _, m in stamped]),
+                    np.array([m.position for _, m in stamped]).reshape(len(stamped), -1, 10))
         items = rows.get(topic, [])
         times = np.array([sim_time(lt) for lt, _ in items])
         values = [np.asarray(m.data) for _, m in items]

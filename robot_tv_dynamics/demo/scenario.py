@@ -39,6 +39,12 @@ RECORDED = {
     "/estimates/classical/inertial_parameters": "std_msgs/msg/Float64MultiArray",
     "/estimates/projected/inertial_parameters": "std_msgs/msg/Float64MultiArray",
     "/estimates/geometric/inertial_parameters": "std_msgs/msg/Float64MultiArray",
+    # the stamped Θ/Θ̇, Ψ/Ψ̇ and estimates (JointState-shaped, the sample's stamp)
+    "/inertial_parameters_stamped": "sensor_msgs/msg/JointState",
+    "/psi_stamped": "sensor_msgs/msg/JointState",
+    "/estimates/classical/inertial_parameters_stamped": "sensor_msgs/msg/JointState",
+    "/estimates/projected/inertial_parameters_stamped": "sensor_msgs/msg/JointState",
+    "/estimates/geometric/inertial_parameters_stamped": "sensor_msgs/msg/JointState",
     "/generalized_torques": "sensor_msgs/msg/JointState",
     "/external_torques": "sensor_msgs/msg/JointState",
     "/external_torques_classical": "sensor_msgs/msg/JointState",

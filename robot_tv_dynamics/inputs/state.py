@@ -15,7 +15,9 @@ one joint sample into a :class:`ModelState`:
   distribution);
 - **Θ̇**: the rates topic while it is fresh (``rate_timeout``), else filtered differences
   of Θ while Θ keeps arriving (within ``max_gap``), else zero;
-- **Ψ, Ψ̇** (as γ = Q₀ψ): the latest while fresh, else zero;
+- **Ψ, Ψ̇** (as γ = Q₀ψ): stamped Ψ at the sample's stamp once any arrived
+  (:meth:`ModelInputs.set_psi_stamped`, same rule as Θ), else the latest while fresh,
+  else zero;
 - **stamps**: strictly increasing, non-zero.
 
 Every ``set_*`` validates first, against the bounds of
@@ -144,6 +146,9 @@ class ModelInputs:
         #: stamped Θ (Θ̇ with it or from stamps): used at a sample's stamp once it has data
         self.theta_series = StampedSeries((n, 10), self.rules.timeline, "inertial_parameters")
         self.theta_status = EMPTY
+        #: stamped Ψ (Ψ̇ with it or from stamps): used at a sample's stamp once it has data
+        self.psi_series = StampedSeries((n, 12), self.rules.timeline, "psi")
+        self.psi_status = EMPTY
 
     @property
     def qdd_filter_delay(self) -> float:
@@ -154,6 +159,13 @@ class ModelInputs:
     def theta(self) -> Array:
         """Θ (N, 10): the latest Θ plus the payloads (read-only view)."""
         view = self._theta.view()
+        view.setflags(write=False)
+        return view
+
+    @property
+    def payload_delta(self) -> Array:
+        """Σ of the payloads' changes to Θ (N, 10), added to every Θ (read-only view)."""
+        view = self._payload_delta.view()
         view.setflags(write=False)
         return view
 
@@ -193,6 +205,8 @@ class ModelInputs:
         if self.theta_series.shape != (n, 10):  # other bodies: the stamped Θ is void
             self.theta_series = StampedSeries((n, 10), self.rules.timeline,
                                               "inertial_parameters")
+        if self.psi_series.shape != (n, 12):
+            self.psi_series = StampedSeries((n, 12), self.rules.timeline, "psi")
         return dropped
 
     # ------------------------------------------------------------------ transactions
@@ -291,6 +305,21 @@ class ModelInputs:
         self._gamma_dot = psi_momentum(self._checked(psi_dot, limits.PSI, "psi_dot", 12))
         self._gamma_dot_time = now
 
+    def set_psi_stamped(self, stamp: float, psi: Array, psi_dot: Array | None = None) -> None:
+        """A stamped Ψ (N, 12), with its Ψ̇ or None, at the time it refers to.
+
+        From then on a sample takes Ψ and Ψ̇ at its own stamp, by the rule of
+        :class:`~.timeline.StampedSeries` (as :meth:`set_theta_stamped`).
+
+        Raises:
+            InvalidInputError: wrong shape, NaN/Inf, beyond :data:`limits.PSI`, or a
+                stamp older than the history kept.
+        """
+        psi = self._checked(psi, limits.PSI, "psi", 12)
+        if psi_dot is not None:
+            psi_dot = self._checked(psi_dot, limits.PSI, "psi_dot", 12)
+        self.psi_series.add(stamp, psi, psi_dot)
+
     def set_payload(self, link: str, phi: Array) -> None:
         """Replace a link's URDF share of its body's Φ by ``phi`` (about the link frame).
 
@@ -354,11 +383,17 @@ class ModelInputs:
             assert lookup.value is not None and lookup.rate is not None
             theta, theta_dot = lookup.value + self._payload_delta, lookup.rate
             self._theta = theta
+        if len(self.psi_series):
+            found = self.psi_series.at(t)
+            self.psi_status = found.status
+            assert found.value is not None and found.rate is not None
+            gamma, gamma_dot = psi_momentum(found.value), psi_momentum(found.rate)
+        else:
+            gamma = self._fresh(self._gamma, self._gamma_time, now)
+            gamma_dot = self._fresh(self._gamma_dot, self._gamma_dot_time, now)
         return ModelState(
             t=t, q=q, qd=qd, qdd=qdd, theta=theta, theta_dot=theta_dot,
-            gamma=self._fresh(self._gamma, self._gamma_time, now),
-            gamma_dot=self._fresh(self._gamma_dot, self._gamma_dot_time, now),
-            _rate_norm=self._rate_norm)
+            gamma=gamma, gamma_dot=gamma_dot, _rate_norm=self._rate_norm)
 
     def _acceleration(self, t: float, qd: Array) -> Array:
         """q̈ at stamp t: the reference where it covers t, else the filtered derivative."""

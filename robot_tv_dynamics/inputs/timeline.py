@@ -236,7 +236,9 @@ class PendingSamples(Generic[Item]):
     A sample is released, in stamp order, as soon as every series it waits for
     :meth:`~StampedSeries.covers` its stamp (``on_time``), or, late, once a newer joint
     sample is more than ``window`` past it (then it is answered with the held values and
-    counted in :attr:`late`). A series with no sample yet is not waited for.
+    counted in :attr:`late`). A series with no sample yet is not waited for, unless the
+    caller says it is ``expected`` (e.g. a publisher of it is known: its first sample is
+    on the way).
     """
 
     def __init__(self, window: float) -> None:
@@ -255,18 +257,20 @@ class PendingSamples(Generic[Item]):
         self._queue.append((t, item))
         self.newest = max(self.newest, t)
 
-    def release(self, series: Sequence[StampedSeries],
-                flush: bool = False) -> list[tuple[float, Item, bool]]:
+    def release(self, series: Sequence[StampedSeries], flush: bool = False,
+                expected: Sequence[StampedSeries] = ()) -> list[tuple[float, Item, bool]]:
         """(t, item, on_time) of every sample that may be answered now, in order.
 
         Args:
             series: the stamped inputs the samples wait for.
             flush: release everything (shutdown, a model swap).
+            expected: series waited for even while they have no sample yet.
         """
         out: list[tuple[float, Item, bool]] = []
+        waited = [s for s in series if len(s) or any(s is e for e in expected)]
         while self._queue:
             t, item = self._queue[0]
-            covered = all(s.covers(t) or not len(s) for s in series)
+            covered = all(s.covers(t) for s in waited)
             if covered or flush or self.newest - t > self.window or self.window == 0.0:
                 self._queue.popleft()
                 if not covered:

@@ -10,7 +10,9 @@ order) with ``rosbags``, as :func:`robot_tv_dynamics.demo.read_recording` does.
 **Time and matching rule.** A joint_states sample's time is its header stamp (the
 receive/log time when the stamps are all zero), t = 0 at the first joint_states message.
 A body topic recorded as stamped JointState-shaped vectors
-(:mod:`robot_tv_dynamics.inputs.body_vectors`) is paired **by stamp** through
+(:mod:`robot_tv_dynamics.inputs.body_vectors`; under its own name or as
+``inertial_parameters_stamped`` / ``psi_stamped``, which the nodes publish and which win
+over the legacy arrays in the same bag) is paired **by stamp** through
 :class:`~robot_tv_dynamics.inputs.timeline.StampedSeries` (interpolated between the
 bracketing samples, held after the newest; rates from ``velocity`` or from the stamps),
 whatever its log order. The legacy Float64MultiArray has no header: each array message
@@ -64,6 +66,10 @@ BODY_TOPICS: dict[str, tuple[str, str, int]] = {
     "psi": ("psi", "psi", 12),
     "psi_rates": ("psi_dot", "psi", 12),
 }
+#: The stamped topics the nodes publish (JointState-shaped) → the body topic they carry;
+#: where a bag has both, the stamped one is used (as dynamics_node does).
+STAMPED_TOPICS = {"inertial_parameters_stamped": "inertial_parameters",
+                  "psi_stamped": "psi"}
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,11 @@ class ObserverRecording:
         dropped: joint_states samples dropped, by reason.
         skipped: array messages skipped, by topic and reason.
         notes: what fell back to nominal values, and similar remarks.
+        stamps: the samples' header stamps as the nodes read them, Unix seconds as a
+            float (``sec + 1e-9·nanosec``) (K,) [s]; None when the stamps are zero. The
+            observer integrates on these, as dynamics_node does: their float rounding
+            (≈0.2 µs) changes the residual by ~1e-8 N·m, and taking the node's clock
+            makes the replay reproduce the node's residual to rounding.
     """
 
     path: str
@@ -97,6 +108,7 @@ class ObserverRecording:
     dropped: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    stamps: Array | None = None
 
 
 def _label_axis(label: str) -> tuple[str, list[str] | None]:
@@ -162,7 +174,8 @@ def _read_messages(path: Path, joint_topic: str
     store = get_typestore(Stores.LATEST)
     joint: list[tuple[int, Any]] = []
     arrays: dict[str, list[tuple[int, Any]]] = {}
-    wanted = {joint_topic.lstrip("/"): "joint", **{t: t for t in BODY_TOPICS}}
+    wanted = {joint_topic.lstrip("/"): "joint", **{t: t for t in BODY_TOPICS},
+              **STAMPED_TOPICS}
     try:
         with Reader(path) as reader:
             found = sorted({f"{c.topic} ({c.msgtype})" for c in reader.connections})
@@ -216,7 +229,8 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
     # integer nanoseconds relative to the first sample: no float rounding of the epoch
     stamps = [int(m.header.stamp.sec) * 1_000_000_000 + int(m.header.stamp.nanosec)
               for _, m in joint]
-    if not any(stamps):
+    zero_stamps = not any(stamps)
+    if zero_stamps:
         stamps = [lt for lt, _ in joint]
         notes.append("joint_states stamps are all zero: the receive (log) time is used")
     t_all = np.array([stamp - stamps[0] for stamp in stamps], dtype=np.float64) * 1e-9
@@ -328,7 +342,10 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
         q=np.array(q_rows)[usable], qd=np.array(qd_rows)[usable],
         effort=np.array(effort_rows)[usable], theta=fields["theta"],
         theta_dot=fields["theta_dot"], psi=fields["psi"], psi_dot=fields["psi_dot"],
-        dropped=dropped, skipped=skipped, notes=notes)
+        dropped=dropped, skipped=skipped, notes=notes,
+        stamps=None if zero_stamps else np.array(
+            [int(joint[k][1].header.stamp.sec) + 1e-9 * int(joint[k][1].header.stamp.nanosec)
+             for k in rows_k]))
 
 
 def _stamped_series(model: RobotModel, arrays: dict[str, list[tuple[int, Any]]],
@@ -383,7 +400,10 @@ def _stamped_series(model: RobotModel, arrays: dict[str, list[tuple[int, Any]]],
         ahead = [lookup.status == AHEAD for lookup in lookups]
         first_k = ahead.index(False) if False in ahead else len(lookups)
         out[topic] = (np.array([lookup.value for lookup in lookups]), first_k)
-        if value_topic and rates_of[topic] not in arrays:
+        rates_topic = rates_of.get(topic, "")
+        if value_topic and not any(hasattr(m, "header") for _, m in arrays.get(rates_topic, ())):
+            # the rates of the stamped value topic (published or from its stamps) win over a
+            # legacy rates topic, as in dynamics_node
             out[rates_of[topic]] = (np.array([lookup.rate for lookup in lookups]), first_k)
     return out
 
@@ -440,10 +460,12 @@ def observe(
         recording.qd)
     zero_psi = np.zeros((model.n_bodies, 12))
     residual = np.empty_like(recording.q)
+    # the observer integrates on the node's clock (the stamps as float seconds) when known
+    clock = recording.t if recording.stamps is None else recording.stamps
     for k in range(recording.t.size):
         theta = nominal if recording.theta is None else recording.theta[k]
         psi = zero_psi if recording.psi is None else recording.psi[k]
-        r = observer.update(recording.t[k], recording.q[k], recording.qd[k], tau[k],
+        r = observer.update(clock[k], recording.q[k], recording.qd[k], tau[k],
                             ObserverLoads(theta, psi))
         detector.update(recording.t[k], r)
         residual[k] = r

@@ -6,9 +6,11 @@
 
 On every ``joint_states`` sample (matched by joint name) the node takes q, q̇ from it,
 q̈ from the ``reference`` trajectory when one covers the sample's stamp and otherwise
-by filtered differentiation of q̇, the latest Θ, Θ̇, Ψ, Ψ̇ from their topics (defaults:
-the URDF's Θ, zero rates, zero Ψ; the rules are :mod:`robot_tv_dynamics.inputs`, shared
-with the other nodes), and publishes
+by filtered differentiation of q̇, Θ, Θ̇, Ψ, Ψ̇ at the sample's stamp from the stamped
+``inertial_parameters_stamped`` / ``psi_stamped`` topics (a sample waits at most
+``theta_window`` of joint-sample time for a Θ/Ψ at or after its stamp), else the latest
+from the legacy unstamped topics (defaults: the URDF's Θ, zero rates, zero Ψ; the rules
+are :mod:`robot_tv_dynamics.inputs`, shared with the other nodes), and publishes
 
 - ``generalized_torques`` (sensor_msgs/JointState, effort = τ with w = 0, the input's
   stamp, q and q̇ echoed in model joint order);
@@ -48,7 +50,15 @@ from robot_tv_dynamics import bounds, dynamics, limits
 from robot_tv_dynamics.consistency import ConsistencyTracker
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.friction import load_friction_file
-from robot_tv_dynamics.inputs import InputRules, ModelInputs, ModelState
+from robot_tv_dynamics.inputs import (
+    InputRules,
+    ModelInputs,
+    ModelState,
+    PendingSamples,
+    TimelineRules,
+)
+from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
+from robot_tv_dynamics.inputs.timeline import AHEAD, STALE, StampedSeries
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot_description
 from robot_tv_dynamics.ros.background import LatestJob
@@ -60,6 +70,7 @@ from robot_tv_dynamics.ros.conversions import (
     inertia_stamped_to_phi,
     joint_trajectory_to_reference,
     labelled_array,
+    make_status,
     read_stamp,
 )
 from robot_tv_dynamics.ros.joint_state_cdr import (
@@ -114,6 +125,12 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "rate_timeout", 0.5,
         "inertial_parameter_rates / psi / psi_rates older than this are stale: Θ̇ falls back "
         "to filtered differences, Ψ and Ψ̇ to zero; 0 = never stale", "s", 0.0, 3600.0),
+    ParameterSpec(
+        "theta_window", 0.05,
+        "a joint sample waits at most this long (joint-sample time) for a stamped Θ / Ψ at "
+        "or after its stamp (inertial_parameters_stamped, psi_stamped), then is answered "
+        "with the held value and counted late in the 'theta pairing' status; 0 never waits",
+        "s", 0.0, 1.0),
     ParameterSpec(
         "reference_tolerance", 0.0,
         "a sample up to this long before the first or after the last reference point "
@@ -205,6 +222,7 @@ class DynamicsNodeConfig(parameters.CommonConfig):
     theta_rate_cutoff: float = 5.0
     max_gap: float = 0.5
     rate_timeout: float = 0.5
+    theta_window: float = 0.05
     reference_tolerance: float = 0.0
     joint_states_depth: int = 100
     joint_states_reliable: bool = False
@@ -259,7 +277,15 @@ class DynamicsNode(node_base.ModelNode):
         self._planner: LatestJob | None = None  # started by the first planned trajectory
         self._inputs = ModelInputs(model, InputRules(
             acceleration_cutoff=cfg.acceleration_cutoff, theta_rate_cutoff=cfg.theta_rate_cutoff,
-            max_gap=cfg.max_gap, rate_timeout=cfg.rate_timeout))
+            max_gap=cfg.max_gap, rate_timeout=cfg.rate_timeout,
+            timeline=TimelineRules(window=cfg.theta_window,
+                                   history=max(2.0, 2.0 * cfg.theta_window))))
+        #: joint samples waiting for the stamped Θ / Ψ that covers their stamp
+        self._pending: PendingSamples[tuple[JointState | JointStateSample, float]] = (
+            PendingSamples(cfg.theta_window))
+        self._pairing = {"on_time": 0, "late": 0, AHEAD: 0, STALE: 0}
+        self._pairing_reported = dict(self._pairing)
+        self._last_lag = math.nan
         self._extremes: bounds.JacobianExtremes | None = None
         self._answered = 0
         self._subscribers, self._subscribers_checked = (False, False), -math.inf
@@ -289,6 +315,11 @@ class DynamicsNode(node_base.ModelNode):
             Float64MultiArray, "inertial_parameter_rates", self._on_theta_rates, stream)
         self.create_subscription(Float64MultiArray, "psi", self._on_psi, stream)
         self.create_subscription(Float64MultiArray, "psi_rates", self._on_psi_rates, stream)
+        self._stamped_subs = (
+            self.create_subscription(
+                JointState, "inertial_parameters_stamped", self._on_theta_stamped, stream),
+            self.create_subscription(JointState, "psi_stamped", self._on_psi_stamped, stream))
+        self._stamped_publishers, self._stamped_publishers_checked = (False, False), -math.inf
         self.create_subscription(
             InertiaStamped, "payload", self._on_payload, qos.RELIABLE_QOS)
         self.create_subscription(
@@ -349,6 +380,9 @@ class DynamicsNode(node_base.ModelNode):
             "inertial_parameter_rates", model.body_names, "phi", 10, limits.THETA_RATE)
         self._psi_reader = BodyArrayReader("psi", model.body_names, "psi", 12)
         self._psi_rate_reader = BodyArrayReader("psi_rates", model.body_names, "psi", 12)
+        self._theta_stamped_reader = BodyVectorReader(
+            "inertial_parameters_stamped", model.body_names, "phi")
+        self._psi_stamped_reader = BodyVectorReader("psi_stamped", model.body_names, "psi")
         self._tracker = ConsistencyTracker(n)
         self._torques_out = JointStateOutput(self._torques_pub, model.joint_names)
         self._terms_msg = Float64MultiArray()
@@ -395,6 +429,7 @@ class DynamicsNode(node_base.ModelNode):
         return extremes
 
     def _on_urdf_swap(self, model: RobotModel) -> None:
+        self._release(flush=True)  # waiting samples are answered with the old model
         keep_extremes = robot_description.same_kinematics(self._model, model)
         for _link, reason in self._inputs.swap_model(model):
             self._guard.reject("payload", f"dropped after the URDF swap: {reason}")
@@ -424,13 +459,16 @@ class DynamicsNode(node_base.ModelNode):
                 self._tracker, self._min_margin, self._max_size, self._uniform = saved
                 raise
 
-    def _update_theta_statistics(self) -> None:
+    def _update_theta_statistics(self, theta: np.ndarray | None = None) -> None:
         """Running μ/ν statistics and α₁/α₂ after Θ changed.
+
+        Args:
+            theta: the new Θ with payloads (N, 10); None: the inputs' current Θ.
 
         Raises:
             InvalidInputError: the margins or sizes of Θ are not finite.
         """
-        snapshot = self._tracker.update(self._inputs.theta)
+        snapshot = self._tracker.update(self._inputs.theta if theta is None else theta)
         self._min_margin = float(np.min(snapshot.margin))
         self._max_size = float(np.max(snapshot.size))
         if not (math.isfinite(self._min_margin) and math.isfinite(self._max_size)):
@@ -446,6 +484,9 @@ class DynamicsNode(node_base.ModelNode):
 
     @input_guard.guarded("inertial_parameters")
     def _on_theta(self, msg: Float64MultiArray) -> None:
+        if len(self._inputs.theta_series):  # the stamped Θ is used: skip the legacy one's
+            self._guard.accept("inertial_parameters")  # reading and statistics
+            return
         try:
             theta = self._theta_reader.read(msg)
             self._change_theta(lambda: self._inputs.set_theta(theta, time.monotonic()))
@@ -483,6 +524,43 @@ class DynamicsNode(node_base.ModelNode):
             return
         self._inputs.set_psi_rates(psi_dot, time.monotonic())
         self._guard.accept("psi_rates")
+
+    @input_guard.guarded("inertial_parameters_stamped")
+    def _on_theta_stamped(self, msg: JointState) -> None:
+        topic = "inertial_parameters_stamped"
+        try:
+            _, theta, theta_dot = self._theta_stamped_reader.read(msg)
+            if theta is None:
+                raise InvalidInputError(f"{topic}.position", "is empty (no Θ)")
+            t = read_stamp(msg.header.stamp, f"{topic}.header.stamp")
+            saved = (copy.copy(self._tracker), self._min_margin, self._max_size,
+                     self._uniform)
+            try:  # the statistics see every stamped Θ (validate before mutate)
+                self._update_theta_statistics(theta + self._inputs.payload_delta)
+                self._inputs.set_theta_stamped(t, theta, theta_dot)
+            except BaseException:
+                self._tracker, self._min_margin, self._max_size, self._uniform = saved
+                raise
+        except RobotTvDynamicsError as error:
+            self._guard.reject(topic, error)
+            return
+        self._guard.accept(topic)
+        self._release()
+
+    @input_guard.guarded("psi_stamped")
+    def _on_psi_stamped(self, msg: JointState) -> None:
+        topic = "psi_stamped"
+        try:
+            _, psi, psi_dot = self._psi_stamped_reader.read(msg)
+            if psi is None:
+                raise InvalidInputError(f"{topic}.position", "is empty (no Ψ)")
+            t = read_stamp(msg.header.stamp, f"{topic}.header.stamp")
+            self._inputs.set_psi_stamped(t, psi, psi_dot)
+        except RobotTvDynamicsError as error:
+            self._guard.reject(topic, error)
+            return
+        self._guard.accept(topic)
+        self._release()
 
     @input_guard.guarded("payload")
     def _on_payload(self, msg: InertiaStamped) -> None:
@@ -591,9 +669,88 @@ class DynamicsNode(node_base.ModelNode):
     # ------------------------------------------------------------------ per sample
     @input_guard.guarded("joint_states")
     def _on_joint_states(self, msg: JointState | JointStateSample) -> None:
-        # validate before mutate: the stamp and the sample are checked, and τ computed,
-        # inside one transaction; a rejected sample leaves the filters and stamps as
-        # they were
+        # the stamp is checked on arrival; the sample then waits (at most theta_window of
+        # joint-sample time) for a stamped Θ / Ψ at or after its stamp
+        try:
+            t = self._read_stamp(msg.header.stamp, time.monotonic())
+            self._inputs.check_stamp(t)
+            newest = self._pending.newest
+            if t <= newest:
+                how = "repeats" if t == newest else "goes backwards from"
+                raise InvalidInputError(
+                    "joint_states.header.stamp",
+                    f"{how} a waiting sample ({t:.9f} s after {newest:.9f} s)")
+        except RobotTvDynamicsError as error:
+            self._guard.reject("joint_states", error)
+            return
+        self._pending.push(t, (msg, t))
+        self._release()
+
+    def _release(self, flush: bool = False) -> None:
+        """Answer every waiting joint sample whose stamped Θ / Ψ is there (or too late)."""
+        inputs = self._inputs
+        series = (inputs.theta_series, inputs.psi_series)
+        for _, (msg, t), on_time in self._pending.release(
+                series, flush, self._expected_series(series)):
+            self._pairing["on_time" if on_time else "late"] += 1
+            self._answer(msg, t)
+            for status in (inputs.theta_status, inputs.psi_status):
+                if status in (AHEAD, STALE):
+                    self._pairing[status] += 1
+            if len(inputs.theta_series):
+                self._last_lag = inputs.theta_series.lag(t)
+        if self._pairing_reported["late"] != self._pairing["late"] or any(
+                self._pairing_reported[k] != self._pairing[k] for k in (AHEAD, STALE)):
+            self.get_logger().warning(
+                f"stamped Θ/Ψ pairing: {self._pairing['late']} sample(s) answered without "
+                f"a Θ/Ψ at or after their stamp within theta_window "
+                f"({self.config.theta_window:g} s), {self._pairing[AHEAD]} with Θ/Ψ ahead "
+                f"of them, {self._pairing[STALE]} with a stale Θ/Ψ (last lag "
+                f"{self._last_lag:+.4f} s)", throttle_duration_sec=self.config.log_throttle)
+
+    def _expected_series(self, series: tuple[StampedSeries, ...]) -> list[StampedSeries]:
+        """The stamped series still empty whose topic has a publisher.
+
+        Its first sample is on the way: the first joint samples wait for it (within
+        ``theta_window``) rather than take the URDF's Θ.
+
+        The publisher counts (a graph query) are read at most every
+        :data:`SUBSCRIBER_CHECK_PERIOD`, and only while a series is empty.
+        """
+        if all(len(s) for s in series):
+            return []
+        now = time.monotonic()
+        if now - self._stamped_publishers_checked >= SUBSCRIBER_CHECK_PERIOD:
+            self._stamped_publishers_checked = now
+            self._stamped_publishers = tuple(
+                sub.get_publisher_count() > 0 for sub in self._stamped_subs)
+        return [s for s, has in zip(series, self._stamped_publishers, strict=True)
+                if has and not len(s)]
+
+    def _pairing_status(self) -> object:
+        """The ``dynamics_node: theta pairing`` DiagnosticStatus (WARN on new late ones)."""
+        counts, reported = self._pairing, self._pairing_reported
+        fresh = {k: counts[k] - reported[k] for k in counts}
+        self._pairing_reported = dict(counts)
+        level = 1 if (fresh["late"] or fresh[AHEAD] or fresh[STALE]) else 0
+        message = ("stamped Θ/Ψ paired with every joint sample by stamp" if level == 0 else
+                   f"since the last status: {fresh['late']} sample(s) late (no Θ/Ψ at or "
+                   f"after their stamp within theta_window), {fresh[AHEAD]} with Θ/Ψ ahead, "
+                   f"{fresh[STALE]} with a stale Θ/Ψ")
+        values = [("samples paired on time", counts["on_time"]),
+                  ("samples late", counts["late"]), ("samples with Θ/Ψ ahead", counts[AHEAD]),
+                  ("samples with stale Θ/Ψ", counts[STALE]),
+                  ("last lag [s]", f"{self._last_lag:.6f}"),
+                  ("waiting", len(self._pending))]
+        return make_status(f"{NODE_NAME}: theta pairing", level, message,
+                           self._guard.hardware_id, values)
+
+    def _answer(self, msg: JointState | JointStateSample, t: float) -> None:
+        """τ, terms, bounds and the observers for one joint sample whose stamp passed.
+
+        Validate before mutate: the sample is checked and τ computed inside one
+        transaction; a rejected sample leaves the filters and stamps as they were.
+        """
         cfg = self.config
         answered = self._answered + 1
         # terms and bounds are computed only for a sample they are published for (someone
@@ -605,7 +762,6 @@ class DynamicsNode(node_base.ModelNode):
                           and bounds_wanted)
         terms = kin = None
         try:
-            t = self._read_stamp(msg.header.stamp, now)
             self._inputs.check_stamp(t)
             q, qd = self._joints.read(msg)
             with self._inputs.transaction():
@@ -670,7 +826,11 @@ class DynamicsNode(node_base.ModelNode):
             return read_stamp(stamp, "joint_states.header.stamp", self._clock_seconds)
 
     def _publish_diagnostics(self) -> None:
-        self._guard.publish(extra=self._contacts.statuses(self._guard.hardware_id))
+        self._release()  # no joint sample came: Θ/Ψ may have covered the waiting ones
+        extra = list(self._contacts.statuses(self._guard.hardware_id))
+        if len(self._inputs.theta_series) or len(self._inputs.psi_series):
+            extra.append(self._pairing_status())
+        self._guard.publish(extra=extra)
 
     def _torque(self, state: ModelState) -> np.ndarray:
         """τ of eq. (39) by the recursive backend; the loads are set only when they changed."""

@@ -5,15 +5,21 @@ thread advances the plant at ``rate`` (1 kHz, RK4) paced to the wall clock by
 ``real_time_factor``, and every ``1/publish_rate`` s publishes
 
 - ``joint_states`` (sensor_msgs/JointState; effort = the applied joint torque τ);
-- ``inertial_parameters`` / ``inertial_parameter_rates`` (true Θ, Θ̇; Float64MultiArray
-  ``body`` × ``phi``), ``psi`` / ``psi_rates`` (Ψ, Ψ̇; ``body`` × ``psi``);
+- ``inertial_parameters_stamped`` (true Θ and Θ̇ in one sensor_msgs/JointState-shaped
+  message, :mod:`~robot_tv_dynamics.inputs.body_vectors`) and ``psi_stamped`` (Ψ, Ψ̇),
+  stamped with the sample's time, the same stamp as its ``joint_states``;
+- while ``legacy_theta_topics`` (deprecated, default true for this release):
+  ``inertial_parameters`` / ``inertial_parameter_rates`` (Θ, Θ̇; Float64MultiArray
+  ``body`` × ``phi``), ``psi`` / ``psi_rates`` (Ψ, Ψ̇; ``body`` × ``psi``), unstamped;
 - ``joint_accelerations`` (trajectory_msgs/JointTrajectory, one point at the sample's
   stamp with the exact q̈): remap a dynamics_node's ``reference`` to it and the node
   uses the simulator's q̈ instead of differentiating q̇;
 - with the built-in adaptive controller (``controller: adaptive``):
   ``estimates/classical/inertial_parameters``, ``estimates/projected/inertial_parameters``
   and ``estimates/geometric/inertial_parameters`` (Θ̂ with the payload body's row from
-  each estimator), ``reference_joint_states``
+  each estimator; legacy, with ``legacy_theta_topics``) and the same under
+  ``estimates/<name>/inertial_parameters_stamped`` (stamped with the joint sample the
+  estimate has seen last), ``reference_joint_states``
   (the tracked q_r, q̇_r);
 - ``robot_description`` (std_msgs/String, transient local) when the URDF came from a
   file or the built-in Panda, and ``simulation_info`` (std_msgs/String, transient
@@ -62,6 +68,7 @@ from robot_tv_dynamics.paths import package_config_dir
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot_description
 from robot_tv_dynamics.ros.conversions import (
     body_array,
+    body_joint_state,
     fill_joint_state,
     seconds_to_stamp,
     to_float_array,
@@ -79,6 +86,10 @@ from robot_tv_dynamics.simulation import (
 )
 
 NODE_NAME = "sim_node"
+#: the adaptive controller's estimators, each published under estimates/<name>/
+ESTIMATE_NAMES = ("classical", "projected", "geometric")
+#: pause after joint_states has its subscribers, for their other readers to match [s]
+SETTLE = 0.5
 
 PARAMETERS = parameters.URDF_PARAMETERS + (
     ParameterSpec(
@@ -108,8 +119,14 @@ PARAMETERS = parameters.URDF_PARAMETERS + (
     ParameterSpec(
         "joint_states_delay", 0.002,
         "pause between publishing a tick's Θ, Θ̇, Ψ, Ψ̇, q̈ and its joint_states, so that a "
-        "subscriber (dynamics_node) has the tick's loads when the joint state arrives "
-        "(Float64MultiArray has no stamp to match them by)", "s", 0.0, 0.1),
+        "subscriber of the legacy unstamped topics has the tick's loads when the joint "
+        "state arrives (the stamped topics are paired by stamp and need no pause)", "s", 0.0, 0.1),
+    ParameterSpec(
+        "legacy_theta_topics", True,
+        "also publish the unstamped Float64MultiArray inertial_parameters, "
+        "inertial_parameter_rates, psi, psi_rates and estimates/<name>/inertial_parameters "
+        "next to the stamped *_stamped topics. Deprecated: the legacy topics will be "
+        "removed in the next release"),
     ParameterSpec(
         "effort_output", "applied",
         "joint_states effort: applied (the torque applied to the plant) or measured (with "
@@ -117,7 +134,8 @@ PARAMETERS = parameters.URDF_PARAMETERS + (
         "what the estimators see; feed estimator_node with it)"),
     ParameterSpec(
         "wait_for_subscribers", 0,
-        "before stepping, wait until joint_states has this many subscribers", "", 0, 1000),
+        "before stepping, wait until joint_states has this many subscribers (then 0.5 s more, "
+        "for their readers of the other topics to match)", "", 0, 1000),
     ParameterSpec(
         "wait_timeout", 20.0, "longest wait for those subscribers", "s", 0.0, 3600.0),
     ParameterSpec(
@@ -151,6 +169,7 @@ class SimNodeConfig(parameters.UrdfConfig):
     controller: str = "adaptive"
     seed: int = 0
     joint_states_delay: float = 0.002
+    legacy_theta_topics: bool = True
     effort_output: str = "applied"
     wait_for_subscribers: int = 0
     wait_timeout: float = 20.0
@@ -237,17 +256,21 @@ class SimNode(Node):
             robot_description.robot_name(model), cfg.log_throttle, 1.0)
         self._lock = threading.Lock()
         reliable = qos.RELIABLE_QOS
-        self._pubs = {
-            name: self.create_publisher(kind, name, reliable) for name, kind in (
-                ("joint_states", JointState),
+        topics: list[tuple[str, type]] = [
+            ("joint_states", JointState), ("joint_accelerations", JointTrajectory),
+            ("reference_joint_states", JointState),
+            ("inertial_parameters_stamped", JointState), ("psi_stamped", JointState),
+            *((f"estimates/{name}/inertial_parameters_stamped", JointState)
+              for name in ESTIMATE_NAMES)]
+        if cfg.legacy_theta_topics:
+            topics += [
                 ("inertial_parameters", Float64MultiArray),
                 ("inertial_parameter_rates", Float64MultiArray),
                 ("psi", Float64MultiArray), ("psi_rates", Float64MultiArray),
-                ("joint_accelerations", JointTrajectory),
-                ("estimates/classical/inertial_parameters", Float64MultiArray),
-                ("estimates/projected/inertial_parameters", Float64MultiArray),
-                ("estimates/geometric/inertial_parameters", Float64MultiArray),
-                ("reference_joint_states", JointState))}
+                *((f"estimates/{name}/inertial_parameters", Float64MultiArray)
+                  for name in ESTIMATE_NAMES)]
+        self._pubs = {name: self.create_publisher(kind, name, reliable)
+                      for name, kind in topics}
         self._info_pub = self.create_publisher(String, "simulation_info", latched)
         self.create_subscription(
             Float64MultiArray, "effort_commands", self._on_effort, qos.stream_qos(10))
@@ -341,6 +364,9 @@ class SimNode(Node):
         while (publisher.get_subscription_count() < cfg.wait_for_subscribers
                and time.monotonic() < deadline and not self._stop.is_set()):
             time.sleep(0.02)
+        # the same subscribers' readers of the other topics (Θ, Ψ, q̈) are discovered
+        # around the same time, not necessarily before: give them a moment to match
+        self._stop.wait(min(SETTLE, max(0.0, deadline - time.monotonic())))
 
     def _info(self) -> dict[str, object]:
         process = self.process
@@ -422,10 +448,19 @@ class SimNode(Node):
         stamp = seconds_to_stamp(self.epoch + t)
         names = self.model.body_names
         pubs = self._pubs
-        pubs["inertial_parameters"].publish(body_array(loads.theta, names, "phi"))
-        pubs["inertial_parameter_rates"].publish(body_array(loads.theta_dot, names, "phi"))
-        pubs["psi"].publish(body_array(loads.psi, names, "psi"))
-        pubs["psi_rates"].publish(body_array(loads.psi_dot, names, "psi"))
+        # Θ, Θ̇ and Ψ, Ψ̇ stamped with the sample's time: a subscriber pairs them with
+        # this joint_states sample by stamp, whatever the delivery order
+        pubs["inertial_parameters_stamped"].publish(
+            body_joint_state(stamp, names, "phi", loads.theta, loads.theta_dot))
+        pubs["psi_stamped"].publish(body_joint_state(stamp, names, "psi", loads.psi,
+                                                     loads.psi_dot))
+        legacy = self.config.legacy_theta_topics
+        if legacy:
+            pubs["inertial_parameters"].publish(body_array(loads.theta, names, "phi"))
+            pubs["inertial_parameter_rates"].publish(
+                body_array(loads.theta_dot, names, "phi"))
+            pubs["psi"].publish(body_array(loads.psi, names, "psi"))
+            pubs["psi_rates"].publish(body_array(loads.psi_dot, names, "psi"))
         trajectory = JointTrajectory(joint_names=list(self.model.joint_names))
         trajectory.header.stamp = stamp
         trajectory.points = [JointTrajectoryPoint(
@@ -436,12 +471,16 @@ class SimNode(Node):
         pubs["joint_states"].publish(fill_joint_state(self._joint_msg, stamp, q, qd, tau))
         if sample is not None and self.loop is not None:
             loop = self.loop
-            pubs["estimates/classical/inertial_parameters"].publish(
-                body_array(loop.theta_hat(sample.phi_classical), names, "phi"))
-            pubs["estimates/projected/inertial_parameters"].publish(
-                body_array(loop.theta_hat(sample.phi_projected), names, "phi"))
-            pubs["estimates/geometric/inertial_parameters"].publish(
-                body_array(loop.theta_hat(sample.phi_geometric), names, "phi"))
+            for name, phi in zip(ESTIMATE_NAMES, (
+                    sample.phi_classical, sample.phi_projected, sample.phi_geometric),
+                    strict=True):
+                theta_hat = loop.theta_hat(phi)
+                # the estimate has seen the measurements up to this sample: its stamp
+                pubs[f"estimates/{name}/inertial_parameters_stamped"].publish(
+                    body_joint_state(stamp, names, "phi", theta_hat))
+                if legacy:
+                    pubs[f"estimates/{name}/inertial_parameters"].publish(
+                        body_array(theta_hat, names, "phi"))
             q_r, qd_r, _ = sample.reference
             pubs["reference_joint_states"].publish(
                 fill_joint_state(self._reference_msg, stamp, q_r, qd_r, np.zeros(0)))

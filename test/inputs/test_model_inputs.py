@@ -143,3 +143,29 @@ def test_a_transaction_rolls_back_the_filters_and_payloads(ur5: RobotModel) -> N
     assert inputs.last_stamp == last_stamp and not inputs.payloads
     state = inputs.sample(1.5, np.zeros(6), np.zeros(6), now=0.0)  # 1.5 > 1.0: accepted
     assert not state.qdd.any()
+
+
+def test_stamped_psi_is_taken_at_the_samples_stamp_and_wins_over_the_latest(
+        ur5: RobotModel) -> None:
+    from robot_tv_dynamics.dynamics import psi_momentum
+
+    inputs = ModelInputs(ur5, InputRules(rate_timeout=0.0))
+    n = ur5.n_bodies
+    rng = np.random.default_rng(3)
+    latest, b, c = (0.01 * rng.normal(size=(n, 12)) for _ in range(3))
+    inputs.set_psi(latest, now=0.0)
+    inputs.set_psi_stamped(1.0, b)
+    inputs.set_psi_stamped(1.1, c)  # no rates: Ψ̇ is the slope between the stamps
+    q, qd = np.zeros(ur5.nv), np.zeros(ur5.nv)
+    state = inputs.sample(1.05, q, qd, now=0.0)
+    # γ = Q₀ψ is linear in ψ: the interpolated Ψ's γ is the mean of the two γ
+    np.testing.assert_allclose(state.gamma, 0.5 * (psi_momentum(b) + psi_momentum(c)),
+                               rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(state.gamma_dot, (psi_momentum(c) - psi_momentum(b)) / 0.1,
+                               rtol=1e-9, atol=1e-12)
+    assert inputs.psi_status == "interpolated"
+    bad = b.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(InvalidInputError, match="psi"):
+        inputs.set_psi_stamped(1.2, bad)
+    assert len(inputs.psi_series) == 2

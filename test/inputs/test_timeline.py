@@ -169,3 +169,15 @@ def test_pending_samples_wait_for_cover_then_go_late_past_the_window():
     assert pending.release([theta]) == [(1.03, "c", False)] and pending.late == 1
     assert pending.release([theta], flush=True) == [(1.07, "d", False), (1.081, "e", False)]
     assert pending.late == 3 and len(pending) == 0
+
+
+def test_an_expected_series_is_waited_for_before_its_first_sample():
+    theta = StampedSeries(SHAPE)
+    pending: PendingSamples[str] = PendingSamples(window=0.05)
+    pending.push(1.0, "a")
+    assert pending.release([theta], expected=[theta]) == []  # its publisher is known
+    theta.add(1.0, np.ones(SHAPE))
+    assert pending.release([theta], expected=[theta]) == [(1.0, "a", True)]
+    pending.push(2.0, "b")
+    pending.push(2.06, "c")  # b: nothing at or after 2.0, and the window passed
+    assert pending.release([theta], expected=[theta]) == [(2.0, "b", False)]

@@ -67,7 +67,9 @@ def test_observer_over_the_jittered_stamped_bag_equals_the_core_in_memory(panda,
         def __init__(self, theta, psi):
             self.theta, self.psi = theta, psi
 
-    want = np.array([observer.update(rec.t[k], samples.q[k], samples.qd[k], samples.tau[k],
+    # the replay integrates on the stamps as a node reads them (float seconds): the same
+    clock = rec.stamps if rec.stamps is not None else rec.t
+    want = np.array([observer.update(clock[k], samples.q[k], samples.qd[k], samples.tau[k],
                                      Loads(samples.theta[k], samples.psi[k]))
                      for k in range(rec.t.size)])
     scale = np.abs(want).max()

@@ -80,3 +80,35 @@ def test_sim_node_puts_the_load_on_the_tool_flange_of_any_arm_upright(tmp_path):
     assert code == 0, output[-3000:]
     assert "load on tool0 (tool flange)" in output, output[-3000:]
     assert "container axis 0° from vertical at the start pose" in output, output[-3000:]
+
+
+def test_sim_node_stamps_theta_and_psi_with_their_joint_samples_time(tmp_path, panda):
+    """The stamped Θ/Θ̇ and Ψ/Ψ̇ carry the stamp of the joint_states sample they belong
+    to; with legacy_theta_topics false the unstamped arrays are not published."""
+    from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
+
+    node = NodeProcess("sim_node", unique_namespace("simst"), tmp_path, {
+        "controller": "none", "wait_for_subscribers": 1, "wait_timeout": 60.0,
+        "legacy_theta_topics": False})
+    client = RosClient()
+    try:
+        ns = node.namespace
+        theta = client.collect(JointState, f"{ns}/inertial_parameters_stamped", BEST_EFFORT)
+        psi = client.collect(JointState, f"{ns}/psi_stamped", BEST_EFFORT)
+        states = client.collect(JointState, f"{ns}/joint_states", BEST_EFFORT)
+        client.spin_until(lambda: len(states) > 30 and len(theta) > 30 and len(psi) > 30,
+                          60.0, "30 samples of each", node)
+        assert client.node.count_publishers(f"{ns}/inertial_parameters") == 0
+        assert client.node.count_publishers(f"{ns}/psi") == 0
+        joint = {cv.stamp_to_seconds(m.header.stamp) for m in states}
+        for topic, messages, axis in (("theta", theta, "phi"), ("psi", psi, "psi")):
+            reader = BodyVectorReader(topic, panda.body_names, axis)
+            stamps = {cv.stamp_to_seconds(m.header.stamp) for m in messages}
+            common = stamps & joint
+            assert len(common) >= 0.9 * min(len(stamps), len(joint)), topic
+            _, value, rate = reader.read(messages[-1])
+            assert value is not None and rate is not None, topic
+    finally:
+        client.close()
+        code = node.stop()
+    assert code == 0 and "FATAL" not in node.output(), node.output()[-3000:]
