@@ -30,6 +30,7 @@ tested without ROS.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import math
@@ -48,6 +49,10 @@ from robot_tv_dynamics.filters import DerivativeFilter
 from robot_tv_dynamics.inputs.reference import ReferenceAccelerations
 from robot_tv_dynamics.inputs.timeline import EMPTY, StampedSeries, TimelineRules
 from robot_tv_dynamics.model import RobotModel
+
+#: How many received references a sample may take q̈ from (one-point references at the
+#: simulator's 50 Hz: the last second of them).
+REFERENCE_HISTORY = 50
 
 
 @dataclass(frozen=True)
@@ -138,6 +143,11 @@ class ModelInputs:
         self._gamma_dot: Array | None = None
         self._gamma_time = self._gamma_dot_time = -math.inf
         self.reference: ReferenceAccelerations | None = None
+        #: The references received, newest last: a sample answered after a newer one
+        #: arrived (a controller's one-point reference per tick, a late node) still finds
+        #: the reference that covers its stamp.
+        self._references: collections.deque[ReferenceAccelerations] = collections.deque(
+            maxlen=REFERENCE_HISTORY)
         self.last_stamp = -math.inf
         self.last_q: Array | None = None
         self._zero_theta: Array = np.zeros((n, 10))
@@ -342,8 +352,16 @@ class ModelInputs:
         self._theta = self._theta_base + self._payload_delta
 
     def set_reference(self, reference: ReferenceAccelerations | None) -> None:
-        """The reference trajectory q̈ is taken from where it covers a sample (None: none)."""
+        """The reference trajectory q̈ is taken from where it covers a sample (None: none).
+
+        The last :data:`REFERENCE_HISTORY` references are kept: a sample takes q̈ from the
+        newest one that covers its stamp. None forgets them all.
+        """
         self.reference = reference
+        if reference is None:
+            self._references.clear()
+        else:
+            self._references.append(reference)
 
     # ------------------------------------------------------------------ per sample
     def check_stamp(self, t: float, argument: str = "joint_states.header.stamp") -> None:
@@ -398,10 +416,14 @@ class ModelInputs:
     def _acceleration(self, t: float, qd: Array) -> Array:
         """q̈ at stamp t: the reference where it covers t, else the filtered derivative."""
         estimate = self._qdd_filter.update(t, qd, checked=True)
-        reference = self.reference
-        if reference is None:
-            return estimate
-        qdd = reference.at(t)
+        qdd = None
+        references = self._references
+        # A sample after the newest reference's end is not covered (and costs one check).
+        if references and t <= references[-1].end + references[-1].tolerance:
+            for reference in reversed(references):
+                qdd = reference.at(t)
+                if qdd is not None:
+                    break
         if qdd is None:
             return estimate
         if reference.covers_all_joints:

@@ -169,3 +169,24 @@ def test_stamped_psi_is_taken_at_the_samples_stamp_and_wins_over_the_latest(
     with pytest.raises(InvalidInputError, match="psi"):
         inputs.set_psi_stamped(1.2, bad)
     assert len(inputs.psi_series) == 2
+
+
+def test_a_sample_answered_late_takes_qdd_from_the_reference_that_covers_its_stamp():
+    """One-point references per tick: a newer one must not hide the sample's own."""
+    from robot_tv_dynamics import RobotModel
+    from robot_tv_dynamics.inputs import ModelInputs
+    from robot_tv_dynamics.inputs.reference import ReferenceAccelerations
+    from robot_tv_dynamics.paths import example_robot_urdf
+
+    model = RobotModel.from_urdf(example_robot_urdf("ur_description/urdf/ur5_robot.urdf"))
+    inputs = ModelInputs(model)
+    names = model.joint_names
+    for k in range(3):  # references for t = 10.00, 10.02, 10.04 s, each qdd = k + 1
+        inputs.set_reference(ReferenceAccelerations(names, names, 10.0 + 0.02 * k, [0.0],
+                                                    np.full((1, model.nv), k + 1.0),
+                                                    tolerance=0.005))
+    q = np.zeros(model.nv)
+    state = inputs.sample(10.02, q, q, now=0.0)  # answered after the 10.04 s reference
+    np.testing.assert_array_equal(state.qdd, np.full(model.nv, 2.0))
+    state = inputs.sample(10.04, q, q, now=0.0)
+    np.testing.assert_array_equal(state.qdd, np.full(model.nv, 3.0))
