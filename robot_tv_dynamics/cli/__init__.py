@@ -12,7 +12,8 @@ One module per subcommand, each with ``NAME``, ``HELP``, ``DESCRIPTION`` (option
 * ``record``: a simulated arm's joint_states bag, as a real arm records it (:mod:`.record`);
 * ``identify``: physically consistent link inertias and friction from a bag (:mod:`.identify`);
 * ``observe``: the generalized-momentum observer over a recorded bag (:mod:`.observe`);
-* ``estimate``: the live payload estimator replayed over a recorded bag (:mod:`.estimate`).
+* ``estimate``: the live payload estimator replayed over a recorded bag (:mod:`.estimate`);
+* ``adapt``: adaptive controllers on the simulated arm, one run or the suite (:mod:`.adapt`).
 
 What they share (loading a URDF, ``--lock``, a progress bar) is :mod:`.common`. No
 library module imports this package.
@@ -30,6 +31,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from robot_tv_dynamics.cli import (
+    adapt,
     bounds,
     demo,
     estimate,
@@ -44,7 +46,7 @@ from robot_tv_dynamics.exceptions import RobotTvDynamicsError
 
 #: The subcommands, in ``--help`` order.
 COMMANDS: tuple[ModuleType, ...] = (
-    demo, bounds, evaluate, retime, excite, record, identify, estimate, observe)
+    demo, bounds, evaluate, retime, excite, record, identify, estimate, observe, adapt)
 #: Run when the command line names no subcommand (the README's main job).
 DEFAULT_COMMAND = "demo"
 
