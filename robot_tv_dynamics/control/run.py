@@ -22,6 +22,7 @@ import numpy.typing as npt
 from robot_tv_dynamics.bounds.search import jacobian_extremes
 from robot_tv_dynamics.bounds.theorems import theorem_bounds
 from robot_tv_dynamics.control.interface import Controller, ControlState
+from robot_tv_dynamics.control.slotine_li import SlotineLiCore
 from robot_tv_dynamics.exceptions import SimulationDivergedError
 from robot_tv_dynamics.inertia import Array, consistency_margin, consistency_size
 from robot_tv_dynamics.loading import LoadingProcess
@@ -158,8 +159,9 @@ def run_adaptive(
     extremes = jacobian_extremes(model, samples=extremes_samples)
     gamma_low = extremes.inf_lambda_min_JtJ_bracket[0]
     delta_up = extremes.sup_sigma_max_J_sq_bracket[1]
-    kd = getattr(controller, "kd", None)
-    has_v = hasattr(controller, "lyapunov")
+    # V and the power sᵀK_D s: for the Slotine–Li family, which defines them
+    core = controller if isinstance(controller, SlotineLiCore) else None
+    kd = None if core is None else core.kd
     steps = int(round(duration * rate))
     dt = plant.dt
     rows: dict[str, list[Any]] = {k: [] for k in (
@@ -176,7 +178,7 @@ def run_adaptive(
         if j_hat is not None and np.any(adapted):
             min_j = min(min_j, float(np.min(np.linalg.eigvalsh(j_hat[adapted]))))
         if kd is not None:
-            s = controller.last_s  # type: ignore[attr-defined]
+            s = core.last_s  # type: ignore[union-attr]
             power = float(s @ (kd * s))
         if k % record_every == 0:
             theta = plant.loads(t).theta
@@ -200,8 +202,7 @@ def run_adaptive(
             rows["lmax"].append(float(eig[-1]))
             rows["a1"].append(a1)
             rows["a2"].append(a2)
-            rows["v"].append(controller.lyapunov(plant.q, theta) if has_v  # type: ignore[attr-defined]
-                             else math.nan)
+            rows["v"].append(math.nan if core is None else core.lyapunov(plant.q, theta))
             rows["d"].append(dissipated if kd is not None else math.nan)
         if k == steps:
             break
