@@ -209,3 +209,26 @@ def test_pseudo_inertia_of_the_natural_estimate_is_theta_hat():
     q, qd, q_d, qd_d, qdd_d = (rng.uniform(-1, 1, model.nv) for _ in range(5))
     out = law.step(ControlState(0.0, q, qd, q_d, qd_d, qdd_d), 1e-2)
     assert np.allclose(pseudo_inertia(out.theta_hat)[law.adapted], law.j_hat[law.adapted])
+
+
+def test_the_classical_plant_leaves_out_the_rate_terms_and_keeps_theta_t():
+    from robot_tv_dynamics.loading import load_loading_process
+    from robot_tv_dynamics.paths import package_config_dir
+    from robot_tv_dynamics.simulation import ArmSimulator
+
+    model = RobotModel.from_urdf(_arm("panda"))
+    process = load_loading_process(package_config_dir() / "loading" / "fill.yaml")
+    q0 = np.array((0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8, 0.02, 0.02))
+    plants = {c: ArmSimulator(model, process, q0=q0, t0=3.0, classical=c) for c in (False, True)}
+    tau = np.zeros(model.nv)
+    loads = plants[True].loads(3.0)
+    assert np.abs(loads.theta_dot).max() > 0  # the cup is filling at t = 3 s
+    qdd = {c: p.step(tau) for c, p in plants.items()}
+    zero = np.zeros_like(loads.theta_dot)
+    classical = model.forward_dynamics(q0, np.zeros(model.nv), tau, loads.theta, zero,
+                                       np.zeros_like(loads.psi), np.zeros_like(loads.psi))
+    generalized = model.forward_dynamics(q0, np.zeros(model.nv), tau, loads.theta,
+                                         loads.theta_dot, loads.psi, loads.psi_dot)
+    assert np.allclose(qdd[True], classical, atol=1e-8)
+    assert np.allclose(qdd[False], generalized, atol=1e-8)
+    assert np.abs(classical - generalized).max() > 1e-6
