@@ -171,10 +171,10 @@ def test_the_readme_one_example_per_command_block_runs_as_a_whole_from_an_empty_
     for output in ("fill/summary.json", "drain/report.png", "collision/run.mcap", "library.csv",
                    "efforts.png", "retimed.yaml", "traj.yaml", "arm.mcap",
                    "ident/identified.urdf", "grasp.mcap", "grasp.json", "held.json",
-                   "set_load/franka_set_load.yaml"):
+                   "set_load/franka_set_load.yaml", "adapt/summary.json"):
         assert (tmp_path / output).exists(), output
     assert {"demo", "bounds", "evaluate", "retime", "excite", "record", "identify",
-            "estimate", "observe"} <= set(ran)
+            "estimate", "observe", "adapt"} <= set(ran)
 
 
 def test_the_api_reference_builds_without_a_warning(tmp_path):

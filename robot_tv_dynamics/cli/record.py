@@ -23,6 +23,7 @@ from robot_tv_dynamics.cli.common import (
     lock_option,
     positive_float,
 )
+from robot_tv_dynamics.cli.sweep import single
 from robot_tv_dynamics.evaluation import load_payload, load_trajectory
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.identification.urdf_writer import theta_dict
@@ -108,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
         if out.exists():
             raise InvalidInputError("--out", f"{out} exists; remove it or choose another name")
         truth_path = Path(args.truth) if args.truth else out.with_name(out.stem + ".truth.yaml")
-        model = load_model(args.urdf, lock_option(args.lock))
-        trajectory = load_trajectory(args.trajectory, args.topic)
+        model = load_model(single(args.urdf, "--urdf"), lock_option(args.lock))
+        trajectory = load_trajectory(single(args.trajectory, "--trajectory"), args.topic)
         load = None if args.payload is None else load_payload(args.payload)
         if len(args.noise) not in (1, model.nv):
             raise InvalidInputError(

@@ -166,6 +166,7 @@ class ArmSimulator:
         t0: float = 0.0,
         rate: float = 1000.0,
         wrenches: Sequence[ExternalWrench] = (),
+        classical: bool = False,
     ) -> None:
         """Build the plant.
 
@@ -180,6 +181,9 @@ class ArmSimulator:
             wrenches: external wrenches on links over time windows (a collision, a push):
                 their joint torque J_cᵀF, evaluated at the step's start and held over the
                 step like τ, acts on the arm besides τ (τ_ext of eq. (39)'s w).
+            classical: the classical plant: Θ(t) as the process gives it, but the terms
+                in Θ̇, Ψ and Ψ̇ of eq. (39) left out (M(q,Θ(t))q̈ + C q̇ + G = τ), as a
+                model that ignores the time dependence would simulate the arm.
 
         Raises:
             InvalidInputError: bad shapes or rate.
@@ -189,6 +193,7 @@ class ArmSimulator:
             raise InvalidInputError("rate", f"must be >= 1 Hz, got {rate}")
         self.model = model
         self.process = process
+        self.classical = bool(classical)
         self.dt = 1.0 / rate
         self.theta_base = (model.theta_nominal.copy() if theta_base is None
                            else model.check_theta(theta_base).copy())
@@ -266,6 +271,8 @@ class ArmSimulator:
             return
         cached = self._cache.get(t)
         rows = self._rows(t) if cached is None or cached._vector is None else cached._vector
+        if self.classical:
+            rows = np.concatenate((rows[0:10], np.zeros(34), rows[44:]))
         self._rd.set_body_loads(self.load_body, rows[0:10], rows[10:20],  # type: ignore[arg-type]
                                 rows[20:32], rows[32:44])
         self._held_t, self._held_rows = t, rows
