@@ -209,6 +209,19 @@ def _gamma(rec: Recording) -> tuple[float | None, str]:
     return gamma, "certified" if certified else "sampled"
 
 
+#: What each time in summary.json is measured from (the file says so itself).
+TIME_BASES = {
+    "simulated": ("loading_window_s, collision_window_s, estimators.*.alarms[].t, "
+                  "warnings[].t, first_nonpositive_lambda_min_M_hat_t, observers.*.contacts, "
+                  "peaks' t: simulated time [s] since the run's start (a joint_states "
+                  "stamp minus simulation_info.epoch)"),
+    "received": ("estimators.*.live_alarms[].t: the simulated time of the joint_states "
+                 "sample recorded nearest to the monitor's /diagnostics message (its "
+                 "receive time, not the stamp of the Θ it judged: it may lead or lag the "
+                 "replayed alarms by the pipeline's delay)"),
+    "durations": "duration_s, lead_time_s, detection_delay_s: seconds of simulated time",
+}
+
 def summary(rec: Recording, result: dict[str, Any], model: RobotModel, scenario: str,
             gamma_method: str, counts: dict[str, int], wall: float,
             setup: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -216,6 +229,7 @@ def summary(rec: Recording, result: dict[str, Any], model: RobotModel, scenario:
     duration = float(rec.t[-1] - rec.t[0]) if rec.t.size > 1 else 0.0
     wall = rec.wall_span if rec.wall_span > 0 else wall  # first to last joint_states
     out: dict[str, Any] = {
+        "time_bases": dict(TIME_BASES),
         "scenario": scenario,
         "duration_s": round(duration, 4),
         "real_time_factor": round(duration / wall, 3) if wall > 0 else None,

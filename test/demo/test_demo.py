@@ -60,6 +60,9 @@ def test_summary_has_the_keys(demo_run):
     data = json.loads((out / "summary.json").read_text())
     for key in ("scenario", "duration_s", "real_time_factor", "bodies", "estimators"):
         assert key in data
+    # every time field's base is named in the file itself
+    assert {"simulated", "received", "durations"} <= set(data["time_bases"])
+    assert "live_alarms" in data["time_bases"]["received"]
     assert data["scenario"] == "fill" and data["duration_s"] > 2.5
     for body in data["bodies"]:
         assert {"name", "inf_mu", "sup_nu"} <= set(body)
