@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 import yaml
-from observer_bag import simulate, write_bag
+from observer_bag import EPOCH, simulate, write_bag
 
 from robot_tv_dynamics.cli import main
 from robot_tv_dynamics.friction import load_friction_file as load_friction
@@ -50,8 +50,14 @@ def observe_json(capsys, *args):
     return json.loads(out.out), out.err
 
 
+def node_clock(t):
+    """The bag's stamps as dynamics_node (and so ``observe``) reads them: sec + 1e-9·nanosec."""
+    total = np.round(np.asarray(t) * 1e9).astype(np.int64)
+    return (EPOCH + total // 1_000_000_000) + 1e-9 * (total % 1_000_000_000)
+
+
 def core_residual(model, s, kind, gain=50.0, t=None):
-    t = s.t if t is None else t
+    t = node_clock(s.t) if t is None else t  # integrated on the node's clock, as observe does
     observer = MomentumObserver(model, ObserverConfig(gain=gain, kind=kind),
                                 theta_nominal=s.theta[0])
     return np.array([observer.update(t[k], s.q[k], s.qd[k], s.tau[k],
@@ -106,7 +112,8 @@ def test_without_body_arrays_generalized_falls_back_to_nominal_and_says_so(
     data, err = observe_json(capsys, "--urdf", urdf, "--data", bag)
     assert any("nominal" in note for note in data["notes"]) and "nominal" in err
     observer = MomentumObserver(panda, ObserverConfig(gain=50.0))  # URDF Θ, Ψ = 0
-    expected = np.array([observer.update(samples.t[k], samples.q[k], samples.qd[k],
+    clock = node_clock(samples.t)
+    expected = np.array([observer.update(clock[k], samples.q[k], samples.qd[k],
                                          samples.tau[k]) for k in range(samples.t.size)])
     np.testing.assert_allclose(np.array(data["external_torque"]), expected, atol=1e-6)
 
