@@ -55,6 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from scipy.linalg import lapack
 
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import (
@@ -134,8 +135,43 @@ _VEC_TO_SVEC = np.zeros((16, 10))  # svec(M) = vec(M) @ _VEC_TO_SVEC
 _VEC_TO_SVEC[4 * _SVEC_ROWS + _SVEC_COLS, np.arange(10)] = _SVEC_SCALE
 #: svec f(Φ) = _SVEC_OF_PHI @ Φ (10, 10): f in the orthonormal coordinates.
 _SVEC_OF_PHI = (PSEUDO_INERTIA_BASIS[:, _SVEC_ROWS, _SVEC_COLS] * _SVEC_SCALE).T
+_PHI_OF_SVEC = np.linalg.inv(_SVEC_OF_PHI)  # Φ of the f with a given svec
 _NEWTON_STEPS = 30  # semismooth Newton steps of the load projection before it gives up
 _WARM_STEPS = 6  # … of its warm start, before the cold start is tried
+
+
+# LAPACK called directly on the hot path: numpy.linalg's wrappers cost ~3× the
+# factorization itself at these sizes (4×4, 10×10)
+def _eigh(matrix: Array) -> tuple[Array, Array]:
+    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (LAPACK dsyevd)."""
+    values, vectors, info = lapack.dsyevd(matrix)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"dsyevd failed (info {info})")
+    return values, vectors
+
+
+def _lowest_eigenvalue(matrix: Array) -> float:
+    """λ_min of a symmetric matrix (LAPACK dsyev, no vectors)."""
+    values, _, info = lapack.dsyev(matrix, compute_v=0)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"dsyev failed (info {info})")
+    return float(values[0])
+
+
+def _solve(a: Array, b: Array) -> Array:
+    """The solution x of a x = b (LAPACK dgesv)."""
+    _, _, x, info = lapack.dgesv(a, b)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"dgesv failed (info {info})")
+    return np.asarray(x)
+
+
+def _lower_inverse(lower: Array) -> Array:
+    """L⁻¹ of a lower-triangular L (LAPACK dtrtri)."""
+    inverse, info = lapack.dtrtri(lower, lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"dtrtri failed (info {info})")
+    return np.asarray(inverse)
 
 
 def _svec_batch(matrices: Array) -> Array:
@@ -149,7 +185,7 @@ def _smat(vector: Array) -> Array:
 
 
 def project_onto_bodies(phi: Array, lower: Array, start: tuple[Array, Array] | None = None,
-                        gap_tolerance: float = 1e-10
+                        gap_tolerance: float = 1e-9
                         ) -> tuple[Array, tuple[Array, Array], float, int] | None:
     r"""The load projection min ½‖L⁻¹(Φ − Φ̂)‖² s.t. f(Φ) ⪰ 0, by semismooth Newton.
 
@@ -188,13 +224,13 @@ def project_onto_bodies(phi: Array, lower: Array, start: tuple[Array, Array] | N
     scale = 1.0 / (a[_SVEC_ROWS] * a[_SVEC_COLS])  # svec(A⁻¹SA⁻¹) = scale · svec(S)
     outer = np.outer(a, a)
     g = scale[:, None] * g
-    g_inv = np.linalg.inv(g)
+    g_inv = (_lower_inverse(lower) @ _PHI_OF_SVEC) / scale  # (scale · SV L)⁻¹
     g_t = g.T
     s_hat = scale * (_SVEC_OF_PHI @ phi)
     c = 1.0
 
     def evaluate(y: Array) -> tuple[Array, Array, Array, Array, Array]:
-        values, vectors = np.linalg.eigh(y)
+        values, vectors = _eigh(y)
         plus = (vectors * np.maximum(values, 0.0)) @ vectors.T
         s_plus = _svec_batch(plus)
         x = g_inv @ (s_plus - s_hat)
@@ -225,7 +261,7 @@ def project_onto_bodies(phi: Array, lower: Array, start: tuple[Array, Array] | N
             d = k_t @ (omega[_SVEC_ROWS, _SVEC_COLS][:, None] * k_t.T)
             jacobian = g_inv @ d + g_t @ (eye - d) / c
             try:
-                direction = _smat(np.linalg.solve(jacobian, -residual))
+                direction = _smat(_solve(jacobian, -residual))
             except np.linalg.LinAlgError:
                 return None
             length = 1.0
@@ -321,15 +357,15 @@ def _metric_factor(p: Array) -> Array:
         InvalidInputError: P is not positive semidefinite beyond rounding.
     """
     sym = 0.5 * (p + p.T)
-    try:
-        return np.asarray(np.linalg.cholesky(sym))
-    except np.linalg.LinAlgError:
-        values, vectors = np.linalg.eigh(sym)
-        top = float(values[-1])
-        if not top > 0.0 or float(values[0]) < -1e-8 * top:
-            raise InvalidInputError("covariance", "is not positive definite") from None
-        values = np.maximum(values, 1e-12 * top)
-        return np.asarray(np.linalg.cholesky((vectors * values) @ vectors.T))
+    lower, info = lapack.dpotrf(sym, lower=1, clean=1)
+    if info == 0:
+        return np.asarray(lower)
+    values, vectors = np.linalg.eigh(sym)  # not positive definite: singular up to rounding?
+    top = float(values[-1])
+    if not top > 0.0 or float(values[0]) < -1e-8 * top:
+        raise InvalidInputError("covariance", "is not positive definite")
+    values = np.maximum(values, 1e-12 * top)
+    return np.asarray(np.linalg.cholesky((vectors * values) @ vectors.T))
 
 
 def _fallback(phi: Array, lower: Array, epsilon: float, beta: float) -> MetricProjection:
@@ -422,8 +458,8 @@ class LoadProjection:
     def feasible(self, phi_load: Array) -> bool:
         """f(Φ_L) ⪰ 0 and f(Φ_b⁰ + T Φ_L) ⪰ ε I (up to rounding)."""
         floor = -1e-12 * self._scale
-        return bool(np.linalg.eigvalsh(_f(phi_load))[0] >= floor and np.linalg.eigvalsh(
-            _f(self.phi_base + self.transform @ phi_load))[0] >= self.epsilon * (1 - 1e-9))
+        return bool(_lowest_eigenvalue(_f(phi_load)) >= floor and _lowest_eigenvalue(
+            _f(self.phi_base + self.transform @ phi_load)) >= self.epsilon * (1 - 1e-9))
 
     def __call__(self, phi_load: npt.ArrayLike, covariance: npt.ArrayLike) -> MetricProjection:
         """Project Φ̂_L (10,) with covariance P (10, 10); ``active`` False when feasible.
@@ -453,7 +489,7 @@ class LoadProjection:
                 solved, self._warm, gap, steps = newton
                 solved = self._lift(solved)
                 if self.feasible(solved):
-                    d = np.linalg.solve(lower, solved - phi)
+                    d, _ = lapack.dtrtrs(lower, solved - phi, lower=1)
                     return MetricProjection(solved, True, gap, float(np.sqrt(d @ d)), steps,
                                             "newton")
         try:  # the hand-written low-rank path (≈ 0.15 ms) when one or two eigenvalues are off
@@ -511,7 +547,7 @@ class LoadProjection:
 
     def _lift(self, phi: Array) -> Array:
         """A solver's point moved off its rounding: f(Φ_L) raised to ⪰ 0 by a tiny sphere."""
-        low = float(np.linalg.eigvalsh(_f(phi))[0])
+        low = _lowest_eigenvalue(_f(phi))
         if low >= 0.0:
             return phi
         return np.asarray(phi + (-low) * _PHI_OF_IDENTITY)
