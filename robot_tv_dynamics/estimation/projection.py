@@ -239,7 +239,8 @@ def project_onto_bodies(phi: Array, lower: Array, start: tuple[Array, Array] | N
     def tolerance(x: Array) -> float:
         return gap_tolerance * max(1.0, 0.5 * float(x @ x))
 
-    eye = np.eye(10)
+    g_t_c = g_t / c
+    mixed = g_inv - g_t_c
 
     def newton(y: Array, budget: int) -> tuple[Array, tuple[Array, Array], float, int] | None:
         residual, x, plus, values, vectors = evaluate(y)
@@ -259,7 +260,7 @@ def project_onto_bodies(phi: Array, lower: Array, start: tuple[Array, Array] | N
                              / np.where(same, 1.0, difference))
             k_t = _svec_batch(vectors.T @ _SVEC_BASIS @ vectors)  # row a: svec(Qᵀ B_a Q)
             d = k_t @ (omega[_SVEC_ROWS, _SVEC_COLS][:, None] * k_t.T)
-            jacobian = g_inv @ d + g_t @ (eye - d) / c
+            jacobian = g_t_c + mixed @ d  # 𝒢⁻¹D + 𝒢*(I − D)/c
             try:
                 direction = _smat(_solve(jacobian, -residual))
             except np.linalg.LinAlgError:
