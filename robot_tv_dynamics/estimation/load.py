@@ -13,7 +13,7 @@ body's rows, y − R_b Φ_b⁰ = R_b T Φ_L, with the two constraints
 Methods: ``classical`` (RLS, unconstrained; what it *reports* about the load is its
 projection onto the constraints in its own metric, the recursion is left alone),
 ``projected`` (the same RLS, Φ̂_L replaced by that projection after every update,
-:class:`~robot_tv_dynamics.estimation.projection.LoadProjection`), ``geometric`` (an EKF
+:class:`~robot_tv_dynamics.estimation.load_projection.LoadProjection`), ``geometric`` (an EKF
 on the log-Cholesky parameters of f(Φ_L) = U(θ)U(θ)ᵀ: a body by construction, and
 f(Φ_b⁰ + T Φ_L) ⪰ f(Φ_b⁰) ⪰ ε I follows).
 
@@ -46,7 +46,7 @@ from robot_tv_dynamics.estimation.geometric import (
     log_cholesky_from_pseudo_inertia,
     phi_and_jacobian,
 )
-from robot_tv_dynamics.estimation.projection import LoadProjection
+from robot_tv_dynamics.estimation.load_projection import LoadProjection
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array, consistency_margin
 
