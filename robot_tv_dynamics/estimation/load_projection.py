@@ -208,7 +208,8 @@ class LoadProjection:
     monitor watches keeps its margin). When f(Φ_b⁰) ⪰ ε I the second follows from the
     first (f(T Φ_L) is congruent to f(Φ_L)). Then the one-cone problem is solved by
     :func:`project_onto_bodies` (semismooth Newton, warm-started from the previous call's
-    (S, Z): 1–3 steps on an estimator's stream, ≈ 25–60× ``pin.rnea``), and its result,
+    (S, Z): 1–3 steps on an estimator's stream, ≈ 145× ``pin.rnea`` CPU per call on a loaded
+    machine, benchmarks/bench_estimator.py), and its result,
     checked against both cones, is the optimum of the whole problem (a relaxation's
     optimum that is feasible). When Newton stalls (an eigenvalue of its iterate crossing
     0 far from the solution), or f(Φ_b⁰) ⋡ ε I, the SDP is solved by the low-rank path of
