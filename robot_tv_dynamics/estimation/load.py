@@ -12,8 +12,9 @@ body's rows, y − R_b Φ_b⁰ = R_b T Φ_L, with the two constraints
 
 Methods: ``classical`` (RLS, unconstrained; what it *reports* about the load is its
 projection onto the constraints in its own metric, the recursion is left alone),
-``projected`` (the same RLS, Φ̂_L replaced by that projection after every update,
-:class:`~robot_tv_dynamics.estimation.projection.LoadProjection`), ``geometric`` (an EKF
+``projected`` (the same RLS, Φ̂_L replaced by that projection after every update, or at
+most every ``projection_period`` of update time,
+:class:`~robot_tv_dynamics.estimation.load_projection.LoadProjection`), ``geometric`` (an EKF
 on the log-Cholesky parameters of f(Φ_L) = U(θ)U(θ)ᵀ: a body by construction, and
 f(Φ_b⁰ + T Φ_L) ⪰ f(Φ_b⁰) ⪰ ε I follows).
 
@@ -46,7 +47,7 @@ from robot_tv_dynamics.estimation.geometric import (
     log_cholesky_from_pseudo_inertia,
     phi_and_jacobian,
 )
-from robot_tv_dynamics.estimation.projection import LoadProjection
+from robot_tv_dynamics.estimation.load_projection import LoadProjection
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array, consistency_margin
 
@@ -73,6 +74,9 @@ class LoadFilterConfig:
             scaled gain) [1].
         mass_floor: the geometric filter's smallest mass (its log-Cholesky scale is
             kept above ½ log of it) [kg].
+        projection_period: ``projected`` replaces its state by the projection at most
+            this often (time since the last one, in update time; 0 = after every
+            update); the reported load is always the projection of the current state [s].
     """
 
     memory: float = 10.0
@@ -85,6 +89,7 @@ class LoadFilterConfig:
     theta_walk: float = 0.0
     max_step: float = 0.5
     mass_floor: float = 1e-3
+    projection_period: float = 0.0
 
     def __post_init__(self) -> None:
         """Check the ranges.
@@ -96,7 +101,8 @@ class LoadFilterConfig:
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise InvalidInputError(name, f"must be > 0, got {value}")
-        for name in ("huber", "change_ratio", "change_hold", "theta_walk"):
+        for name in ("huber", "change_ratio", "change_hold", "theta_walk",
+                     "projection_period"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise InvalidInputError(name, f"must be >= 0, got {value}")
@@ -172,6 +178,7 @@ class LoadFilter:
         self._long = 1.0
         self._time = 0.0
         self._last_change = -math.inf
+        self._last_projection = -math.inf
 
     # ------------------------------------------------------------------ the protocol
     @property
@@ -186,7 +193,7 @@ class LoadFilter:
 
     @property
     def phi(self) -> Array:
-        """Φ̂_b = Φ_b⁰ + T Φ̂_L of the estimator's own state (classical: unconstrained)."""
+        """Φ̂_b = Φ_b⁰ + T Φ̂_L of the estimator's state (may be unconstrained, ``raw_load_phi``)."""
         return np.asarray(self.phi_base + self.transform @ self._phi_load)
 
     @property
@@ -214,10 +221,10 @@ class LoadFilter:
 
     @property
     def load_phi(self) -> Array:
-        """Φ̂_L as reported: always a body that keeps the margin (classical: projected)."""
-        if self._method != "classical":
+        """Φ̂_L as reported: always a body that keeps the margin (RLS: projected when read)."""
+        if self._method == "geometric":
             return self._phi_load.copy()
-        if self._reported is None:
+        if self._reported is None:  # the identity (one eigenvalue check) when feasible
             self._reported = self.projection(self._phi_load, self.covariance).phi
         return self._reported.copy()
 
@@ -320,7 +327,10 @@ class LoadFilter:
         if not (np.all(np.isfinite(phi)) and np.all(np.isfinite(p))):
             return False
         self.covariance = p
-        if self._method == "projected":
+        period = self.config.projection_period
+        if self._method == "projected" and (
+                self._time - self._last_projection >= period * (1.0 - 1e-9)):
+            self._last_projection = self._time
             result = self.projection(phi, p)
             if result.active:
                 self.projections += 1

@@ -65,6 +65,12 @@ class LoadEstimatorSettings:
         acceleration_cutoff: f_c of the q̈ filter [Hz].
         max_gap: a longer gap between samples restarts the q̈ filter [s].
         decimation: update on every k-th sample [1].
+        projection_period: ``projected`` replaces its state by the load projection at
+            most this often (update time; 0 = after every update). The default, 4 ms,
+            is every update at ≤ 250 updates/s and every 4th at 1 kHz (where a projection
+            per sample costs more CPU than the sample period leaves on a loaded
+            2-core machine); what is reported is always the projection of the current
+            state [s].
         excitation: settings of the excitation check.
     """
 
@@ -80,6 +86,7 @@ class LoadEstimatorSettings:
     acceleration_cutoff: float = 20.0
     max_gap: float = 0.5
     decimation: int = 1
+    projection_period: float = 0.004
     excitation: ExcitationConfig = field(default_factory=ExcitationConfig)
 
     def __post_init__(self) -> None:
@@ -182,7 +189,8 @@ class OnlineLoadEstimator:
         self.estimator = LoadFilter(
             s.method, self.measurement.transform, phi_base, self.epsilon, LoadFilterConfig(
                 memory=s.memory, prior_std=s.prior_std, huber=s.huber,
-                change_ratio=s.change_ratio, theta_walk=s.theta_walk))
+                change_ratio=s.change_ratio, theta_walk=s.theta_walk,
+                projection_period=s.projection_period))
         self.excitation = ExcitationCheck(s.prior_std, s.excitation, rms)
         self.inputs = ModelInputs(model, InputRules(
             acceleration_cutoff=s.acceleration_cutoff, max_gap=s.max_gap))

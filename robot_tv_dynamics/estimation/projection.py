@@ -54,6 +54,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from scipy.linalg import lapack
 
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import (
@@ -81,8 +82,11 @@ class MetricProjection:
             not active).
         distance: √((Φ̄ − Φ̂)ᵀ P⁻¹ (Φ̄ − Φ̂)), the move in standard deviations [1].
         iterations: Newton steps taken (of ``solver``).
-        solver: ``"low-rank"`` (the fast path: only the lower bound active, in one or
-            two eigen-directions), ``"interior-point"``, ``"clarabel"`` (the fallback
+        solver: ``"newton"`` (the semismooth Newton of
+            :mod:`~robot_tv_dynamics.estimation.load_projection`, when the body's margin
+            follows from f(Φ_L) ⪰ 0), ``"low-rank"`` (the fast path: only
+            the lower bound active, in one or two eigen-directions),
+            ``"interior-point"``, ``"clarabel"`` (the fallback
             when the hand-written solver meets a singular system), ``"clipping"`` (the
             eigenvalue clipping, when every solver failed: in the band, not the
             optimum), or ``""`` (not active, or β = ε).
@@ -185,15 +189,15 @@ def _metric_factor(p: Array) -> Array:
         InvalidInputError: P is not positive semidefinite beyond rounding.
     """
     sym = 0.5 * (p + p.T)
-    try:
-        return np.asarray(np.linalg.cholesky(sym))
-    except np.linalg.LinAlgError:
-        values, vectors = np.linalg.eigh(sym)
-        top = float(values[-1])
-        if not top > 0.0 or float(values[0]) < -1e-8 * top:
-            raise InvalidInputError("covariance", "is not positive definite") from None
-        values = np.maximum(values, 1e-12 * top)
-        return np.asarray(np.linalg.cholesky((vectors * values) @ vectors.T))
+    lower, info = lapack.dpotrf(sym, lower=1, clean=1)
+    if info == 0:
+        return np.asarray(lower)
+    values, vectors = np.linalg.eigh(sym)  # not positive definite: singular up to rounding?
+    top = float(values[-1])
+    if not top > 0.0 or float(values[0]) < -1e-8 * top:
+        raise InvalidInputError("covariance", "is not positive definite")
+    values = np.maximum(values, 1e-12 * top)
+    return np.asarray(np.linalg.cholesky((vectors * values) @ vectors.T))
 
 
 def _fallback(phi: Array, lower: Array, epsilon: float, beta: float) -> MetricProjection:
@@ -242,112 +246,6 @@ def solve_metric_sdp(phi: Array, lower: Array,
             if np.all(np.isfinite(value)):
                 return value
     return None
-
-
-class LoadProjection:
-    """The nearest load that is a body and keeps its body's margin, in the metric P⁻¹.
-
-    Solves min ½(Φ_L − Φ̂_L)ᵀP⁻¹(Φ_L − Φ̂_L) s.t. f(Φ_L) ⪰ 0 (mass ≥ 0, the triangle
-    inequalities of the inertia about its COM) and f(Φ_b⁰ + T Φ_L) ⪰ ε I (the body the
-    monitor watches keeps its margin). When f(Φ_b⁰) ⪰ ε I the second follows from the
-    first (f(T Φ_L) is congruent to f(Φ_L)); both are imposed all the same. The SDP is
-    solved by the low-rank path of :func:`project_in_metric` when it applies (one or two
-    eigenvalues of f(Φ̂_L) below 0), else by Clarabel called directly (≈ 1 ms), then
-    through cvxpy (Clarabel, SCS);
-    when all fail the eigenvalue clipping of f(Φ_L) is returned (``solver``
-    ``"clipping"``, ``converged`` False, counted in ``failures``).
-    """
-
-    def __init__(self, transform: Array, phi_base: Array, epsilon: float) -> None:
-        """Build the constraint matrices for the body's T (10, 10), Φ_b⁰ (10,) and ε."""
-        self.transform = np.asarray(transform, dtype=np.float64)
-        self.phi_base = np.asarray(phi_base, dtype=np.float64)
-        self.epsilon = float(epsilon)
-        self._scale = max(float(np.linalg.eigvalsh(_f(self.phi_base))[-1]), 1e-12)
-        # Clarabel's cones: s = b − A v ∈ PSD (svec: upper triangle by columns, the
-        # off-diagonal entries × √2); f(v) ⪰ 0 and f(Φ_b⁰ + T v) − εI ⪰ 0
-        svec = np.array([_svec(basis) for basis in PSEUDO_BASIS]).T  # (10, 10)
-        self._a = np.vstack([-svec, -svec @ self.transform])
-        self._b = np.concatenate([np.zeros(10), _svec(_f(self.phi_base)
-                                                      - self.epsilon * np.eye(4))])
-        self.failures = 0  # calls where every solver failed (the clipping was returned)
-
-    def feasible(self, phi_load: Array) -> bool:
-        """f(Φ_L) ⪰ 0 and f(Φ_b⁰ + T Φ_L) ⪰ ε I (up to rounding)."""
-        floor = -1e-12 * self._scale
-        return bool(np.linalg.eigvalsh(_f(phi_load))[0] >= floor and np.linalg.eigvalsh(
-            _f(self.phi_base + self.transform @ phi_load))[0] >= self.epsilon * (1 - 1e-9))
-
-    def __call__(self, phi_load: npt.ArrayLike, covariance: npt.ArrayLike) -> MetricProjection:
-        """Project Φ̂_L (10,) with covariance P (10, 10); ``active`` False when feasible.
-
-        Raises:
-            InvalidInputError: shapes or non-finite values, P not positive semidefinite.
-        """
-        phi = check_finite(phi_load, "phi_load", (10,))
-        p = check_finite(covariance, "covariance", (10, 10))
-        if self.feasible(phi):
-            return MetricProjection(phi.copy(), False, 0.0, 0.0, 0)
-        lower = _metric_factor(p)
-        try:  # the hand-written low-rank path (≈ 0.15 ms) when one or two eigenvalues are off
-            fast = project_in_metric(phi, lower @ lower.T, 1e-12 * self._scale,
-                                     1e6 * self._scale, max_iterations=0)
-            if fast.solver == "low-rank" and self.feasible(fast.phi):
-                return fast
-        except (np.linalg.LinAlgError, FloatingPointError, ValueError, InvalidInputError):
-            pass
-        whiten = np.asarray(np.linalg.inv(lower), dtype=np.float64)
-        for name, solve in (("clarabel", self._clarabel), ("cvxpy", self._cvxpy)):
-            try:
-                value = solve(phi, whiten)
-            except (ValueError, ArithmeticError, RuntimeError, np.linalg.LinAlgError):
-                continue
-            except BaseException as error:  # Clarabel's Rust panics: pyo3's PanicException
-                if not _is_solver_panic(error):
-                    raise
-                continue
-            if value is not None and np.all(np.isfinite(value)):
-                solved = self._lift(value)
-                if self.feasible(solved):
-                    d = whiten @ (solved - phi)
-                    return MetricProjection(solved, True, 0.0, float(np.sqrt(d @ d)), 0, name)
-        self.failures += 1
-        clipped = self._lift(project_uniformly_consistent(phi, 1e-12 * self._scale,
-                                                          1e6 * self._scale))
-        d = whiten @ (clipped - phi)
-        return MetricProjection(clipped, True, float("inf"), float(np.sqrt(d @ d)), 0,
-                                "clipping", self.feasible(clipped))
-
-    def _clarabel(self, phi: Array, whiten: Array) -> Array | None:
-        """The SDP in Clarabel's own form (no modelling layer: ≈ 0.3 ms)."""
-        import clarabel  # type: ignore[import-untyped]
-        from scipy import sparse
-
-        q_mat = whiten.T @ whiten  # the objective in standard deviations: O(1)
-        settings = clarabel.DefaultSettings()
-        settings.verbose = False
-        settings.tol_gap_abs = settings.tol_gap_rel = 1e-10
-        settings.tol_feas = 1e-10
-        solver = clarabel.DefaultSolver(
-            sparse.csc_matrix(np.triu(q_mat)), -q_mat @ phi, sparse.csc_matrix(self._a),
-            self._b, [clarabel.PSDTriangleConeT(4), clarabel.PSDTriangleConeT(4)], settings)
-        solution = solver.solve()
-        if str(solution.status) not in ("Solved", "AlmostSolved"):
-            return None
-        return np.asarray(solution.x, dtype=np.float64)
-
-    def _cvxpy(self, phi: Array, whiten: Array) -> Array | None:
-        """The same SDP through cvxpy (Clarabel, then SCS)."""
-        return solve_metric_sdp(phi, np.asarray(np.linalg.inv(whiten), dtype=np.float64),
-                                [(np.eye(10), np.zeros(10), 0.0),
-                                 (self.transform, self.phi_base, self.epsilon)])
-
-    def _lift(self, phi: Array) -> Array:
-        """A solver's point moved off its rounding: f(Φ_L) raised to ⪰ 0 by a tiny sphere."""
-        low = float(np.linalg.eigvalsh(_f(phi))[0])
-        if low >= 0.0:
-            return phi
-        return np.asarray(phi + (-low) * _PHI_OF_IDENTITY)
 
 
 def _project_whitened(phi: Array, lower: Array, epsilon: float, beta: float,

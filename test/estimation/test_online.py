@@ -102,3 +102,24 @@ def test_a_constant_load_opens_the_memory_at_most_once(panda, excited_data):
         est.add_sample(100.0 + t, q, qd, tau)
     # the start from no load is a change; a constant load after it opens nothing
     assert est.estimator.changes <= 1, est.estimator.changes
+
+
+def test_a_projection_period_projects_the_state_less_often_and_reports_bodies(
+        panda, excited_data):
+    """projected with projection_period 20 ms at 200 updates/s: the state is projected on
+    every 4th update only, yet every reported load is a body that keeps the margin."""
+    est = OnlineLoadEstimator(panda, LINK, LoadEstimatorSettings(
+        method="projected", noise_std=(NOISE,), projection_period=0.02))
+    margins, raw_below = [], 0
+    for t, q, qd, tau in excited_data:
+        if est.add_sample(100.0 + t, q, qd, tau):
+            margins.append(est.margin)
+            raw_below += est.raw_margin < est.epsilon * (1.0 - 1e-9)
+    updates = est.estimator.updates
+    assert updates > 1900
+    assert est.estimator.projections <= updates / 4 + 1
+    assert raw_below > 0  # the state did leave the constraints between projections
+    assert min(margins) >= est.epsilon * (1.0 - 1e-9), (min(margins), est.epsilon)
+    load = est.load
+    assert abs(load.mass - 0.6) < 0.03, load.mass
+    np.testing.assert_allclose(load.com, [0.01, 0.0, 0.08], atol=0.015)
