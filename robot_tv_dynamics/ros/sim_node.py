@@ -110,8 +110,9 @@ PARAMETERS = parameters.URDF_PARAMETERS + (
     ParameterSpec(
         "loading", "fill",
         "loading process: a YAML file (config/loading/*.yaml format), one of the built-in "
-        "examples fill, drain, grasp, timeline, fill_collision, or none; a collision: block "
-        "in the file is applied like the collision_* parameters (giving both is an error)"),
+        "examples fill, drain, grasp, timeline, fill_collision, release, or none; a "
+        "collision: block in the file is applied like the collision_* parameters (giving "
+        "both is an error)"),
     ParameterSpec(
         "load_link", "",
         "URDF link the load is attached to (as robot-tv-dynamics demo --link); empty: the "
