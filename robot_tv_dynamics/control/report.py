@@ -117,7 +117,7 @@ def suite_figure(rows: list[dict[str, Any]], path: Path) -> None:
                 for b in range(values.shape[1]):
                     text = "—" if not math.isfinite(values[a, b]) else f"{values[a, b]:.2g}"
                     if diverged[a, b]:
-                        text += " (diverged)"
+                        text += "\n(diverged)"
                     if bad[a, b]:
                         ax.add_patch(plt.Rectangle((b - 0.5, a - 0.5), 1, 1, color="tab:red",
                                                    alpha=0.45))
