@@ -56,31 +56,31 @@ def gradient_matrix(gradient: npt.ArrayLike) -> Array:
 
 def _sqrtm_pd(matrix: Array) -> Array:
     values, vectors = np.linalg.eigh(matrix)
-    if values[0] <= 0.0:
+    if np.any(values[..., 0] <= 0.0):
         raise PhysicalConsistencyError("j_hat", f"pseudo-inertia not positive definite "
-                                       f"(λ_min = {values[0]:.3g})")
-    return np.asarray((vectors * np.sqrt(values)) @ vectors.T)
+                                       f"(λ_min = {np.min(values[..., 0]):.3g})")
+    return np.asarray((vectors * np.sqrt(values)[..., None, :]) @ np.swapaxes(vectors, -1, -2))
 
 
 def _expm_sym(matrix: Array) -> Array:
-    values, vectors = np.linalg.eigh(0.5 * (matrix + matrix.T))
-    return np.asarray((vectors * np.exp(values)) @ vectors.T)
+    values, vectors = np.linalg.eigh(0.5 * (matrix + np.swapaxes(matrix, -1, -2)))
+    return np.asarray((vectors * np.exp(values)[..., None, :]) @ np.swapaxes(vectors, -1, -2))
 
 
 def natural_step(j_hat: npt.ArrayLike, s_matrix: npt.ArrayLike, gain_dt: float) -> Array:
-    """Ĵ⁺ = Ĵ^½ expm(−γΔt Ĵ^½ S Ĵ^½) Ĵ^½ for one body (4×4, Ĵ ≻ 0 in and out).
+    """Ĵ⁺ = Ĵ^½ expm(−γΔt Ĵ^½ S Ĵ^½) Ĵ^½ per body (4×4, Ĵ ≻ 0 in and out).
 
     Args:
-        j_hat: Ĵ (4, 4), positive definite.
-        s_matrix: S (4, 4), symmetric.
+        j_hat: Ĵ (…, 4, 4), positive definite (one body, or a stack of bodies).
+        s_matrix: S (…, 4, 4), symmetric, the same stack.
         gain_dt: γΔt ≥ 0.
 
     Raises:
-        PhysicalConsistencyError: Ĵ is not positive definite.
+        PhysicalConsistencyError: some Ĵ is not positive definite.
     """
     root = _sqrtm_pd(np.asarray(j_hat, dtype=np.float64))
     out = root @ _expm_sym(-gain_dt * root @ np.asarray(s_matrix) @ root) @ root
-    return np.asarray(0.5 * (out + out.T))
+    return np.asarray(0.5 * (out + np.swapaxes(out, -1, -2)))
 
 
 def log_det_divergence(j: npt.ArrayLike, j_hat: npt.ArrayLike) -> float:
@@ -112,9 +112,9 @@ class SlotineLiNatural(SlotineLiCore):
         self.j_hat = pseudo_inertia(self.theta_hat)
 
     def _update(self, gradient: Array, dt: float) -> None:
-        s_matrices = gradient_matrix(gradient)
-        for body in np.flatnonzero(self.adapted):
-            self.j_hat[body] = natural_step(self.j_hat[body], s_matrices[body], self.gamma * dt)
+        adapted = self.adapted
+        self.j_hat[adapted] = natural_step(self.j_hat[adapted], gradient_matrix(gradient[adapted]),
+                                           self.gamma * dt)
         self._after_step()
         self.theta_hat[self.adapted] = phi_from_pseudo_inertia(self.j_hat[self.adapted])
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -64,28 +65,70 @@ def run_figure(run: AdaptiveRun, title: str, path: Path) -> None:
     plt.close(fig)
 
 
+def _number(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def suite_figure(rows: list[dict[str, Any]], path: Path) -> None:
-    """One figure: inf μ(Θ̂) and inf λ_min(M̂) and tracking RMS per run, grouped."""
+    """One figure: per arm, scenario × plant against controller, three quantities.
+
+    Panels (one row per arm): tracking RMS [rad], inf μ(Θ̂) [kg·m²] and inf λ_min(M(q, Θ̂))
+    [kg·m²]; each cell shows the number, red where μ or λ_min ≤ 0 (an inconsistent
+    estimate, an indefinite M̂) or the run diverged, shaded by log₁₀ of the value
+    otherwise. CSV rows (strings) work as well as the suite's dicts.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [f"{r['arm']} {r['scenario']} {r['plant'][:3]} {r['controller']}" for r in rows]
-    fig, axes = plt.subplots(1, 3, figsize=(15, max(4, 0.28 * len(rows) + 1.5)), sharey=True)
-    y = np.arange(len(rows))
-    for ax, key, name in zip(axes, ("tracking_rms_rad", "inf_margin", "inf_lambda_min_M_hat"),
-                             ("tracking RMS [rad]", "inf μ(Θ̂) [kg·m²]",
-                              "inf λ_min(M(q, Θ̂)) [kg·m²]"), strict=True):
-        values = np.array([r[key] for r in rows], dtype=float)
-        colours = ["tab:red" if v <= 0 else "tab:blue" for v in values]
-        ax.barh(y, values, color=colours)
-        ax.set_xscale("symlog", linthresh=1e-8)  # the Panda's smallest margin: 3.75e-7
-        ax.axvline(0.0, color="k", lw=0.8)
-        ax.set_xlabel(name)
-    axes[0].set_yticks(y, labels, fontsize=7)
-    axes[0].invert_yaxis()
-    fig.suptitle("adapt --suite: red = ≤ 0 (inconsistent estimate / M̂ not positive definite)")
+    arms = list(dict.fromkeys(r["arm"] for r in rows))
+    controllers = list(dict.fromkeys(r["controller"] for r in rows))
+    metrics = (("tracking_rms_rad", "tracking RMS [rad]"),
+               ("inf_margin", r"inf μ($\hat\Theta$) over adapted bodies [kg·m²]"),
+               ("inf_lambda_min_M_hat", r"inf $\lambda_{min}$(M(q, $\hat\Theta$)) [kg·m²]"))
+    cases = {arm: list(dict.fromkeys((r["scenario"], r["plant"]) for r in rows
+                                     if r["arm"] == arm)) for arm in arms}
+    height = sum(0.32 * len(c) + 1.2 for c in cases.values()) + 0.8
+    fig, axes = plt.subplots(len(arms), len(metrics), squeeze=False,
+                             figsize=(4.2 * len(metrics) + 2.0, height),
+                             gridspec_kw={"height_ratios": [len(cases[a]) for a in arms]})
+    table = {(r["arm"], r["scenario"], r["plant"], r["controller"]): r for r in rows}
+    for i, arm in enumerate(arms):
+        for j, (key, title) in enumerate(metrics):
+            ax = axes[i, j]
+            values = np.full((len(cases[arm]), len(controllers)), np.nan)
+            diverged = np.zeros_like(values, dtype=bool)
+            for a, (scenario, plant) in enumerate(cases[arm]):
+                for b, controller in enumerate(controllers):
+                    row = table.get((arm, scenario, plant, controller))
+                    if row is not None:
+                        values[a, b] = _number(row.get(key))
+                        diverged[a, b] = math.isfinite(_number(row.get("diverged_at_s")))
+            bad = (values <= 0.0) | diverged
+            shade = np.where(bad | ~np.isfinite(values), np.nan,
+                             np.log10(np.abs(np.where(values == 0, 1.0, values))))
+            cmap = matplotlib.colormaps["Blues" if key == "tracking_rms_rad" else "Greens"]
+            ax.imshow(shade, cmap=cmap, aspect="auto", alpha=0.6)
+            for a in range(values.shape[0]):
+                for b in range(values.shape[1]):
+                    text = "—" if not math.isfinite(values[a, b]) else f"{values[a, b]:.2g}"
+                    if diverged[a, b]:
+                        text += "\n(diverged)"
+                    if bad[a, b]:
+                        ax.add_patch(plt.Rectangle((b - 0.5, a - 0.5), 1, 1, color="tab:red",
+                                                   alpha=0.45))
+                    ax.text(b, a, text, ha="center", va="center", fontsize=7)
+            ax.set_xticks(range(len(controllers)), controllers, fontsize=8)
+            ax.set_yticks(range(len(cases[arm])),
+                          [f"{s} ({p[:3]})" for s, p in cases[arm]] if j == 0 else [],
+                          fontsize=8)
+            ax.set_title(f"{arm}: {title}", fontsize=9)
+    fig.suptitle(r"adapt --suite (red: ≤ 0, i.e. $\hat\Theta$ inconsistent / "
+                 r"M(q, $\hat\Theta$) not positive definite, or the arm diverged)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)

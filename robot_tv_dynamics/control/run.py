@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from robot_tv_dynamics.bounds.extremes import JacobianExtremes
 from robot_tv_dynamics.bounds.search import jacobian_extremes
 from robot_tv_dynamics.bounds.theorems import theorem_bounds
 from robot_tv_dynamics.control.interface import Controller, ControlState
@@ -54,6 +55,10 @@ class AdaptiveRun:
 
     Attributes:
         t: times (K,) [s].
+        q: joint positions (K, nv) [rad, m]; qd: velocities (K, nv) [rad/s, m/s].
+        q_d: desired positions (K, nv); qd_d: desired velocities (K, nv).
+        theta_hat: the controller's Θ̂ (K, N, 10), eq. (7) order, body frames.
+        theta: the plant's true Θ (K, N, 10); theta_dot: its Θ̇ (K, N, 10) [per s].
         q_error: ‖q − q_d‖ (K,) [rad].
         q_error_max: max_i |q_i − q_d,i| (K,) [rad].
         tau: τ (K, nv) [N·m].
@@ -67,10 +72,18 @@ class AdaptiveRun:
         dissipated: ∫₀ᵗ sᵀK_D s dt (K,) [J], NaN likewise.
         adapted: which bodies the law adapts (N,).
         load_body: the load body's row (None without a process).
-        min_j_eig: smallest eigenvalue of Ĵ over the adapted bodies, at every step.
+        min_j_eig: smallest eigenvalue of Ĵ over the adapted bodies, at every step
+            (laws with a pseudo-inertia Ĵ; inf otherwise).
     """
 
     t: Array
+    q: Array
+    qd: Array
+    q_d: Array
+    qd_d: Array
+    theta_hat: Array
+    theta: Array
+    theta_dot: Array
     q_error: Array
     q_error_max: Array
     tau: Array
@@ -118,6 +131,8 @@ class AdaptiveRun:
             "lyapunov_end_J": float(self.lyapunov[-1]),
             "dissipated_J": float(self.dissipated[-1]),
             "min_eig_J_hat": self.min_j_eig if math.isfinite(self.min_j_eig) else None,
+            "j_hat_positive_definite": (self.min_j_eig > 0.0 if math.isfinite(self.min_j_eig)
+                                        else None),
             "samples": int(self.t.size),
             "diverged_at_s": self.info.get("diverged_at_s"),
         }
@@ -135,6 +150,7 @@ def run_adaptive(
     rate: float = 1000.0,
     record_every: int = 20,
     extremes_samples: int = 256,
+    extremes: JacobianExtremes | None = None,
 ) -> AdaptiveRun:
     """Run ``controller`` on the simulated arm for ``duration`` seconds.
 
@@ -149,6 +165,8 @@ def run_adaptive(
         rate: plant and control rate [Hz].
         record_every: record one sample every this many steps.
         extremes_samples: samples of the joint box for γ, δ of α₁, α₂.
+        extremes: γ, δ of the arm already searched (the suite searches once per arm);
+            None searches with ``extremes_samples``.
 
     A run whose plant diverges (non-finite state, M(q, Θ) indefinite) ends at that
     step: ``info["diverged_at_s"]`` says when, the summary's ``diverged_at_s`` too.
@@ -156,7 +174,8 @@ def run_adaptive(
     q0 = reference(0.0)[0]
     plant = ArmSimulator(model, process, theta_base=theta_true, q0=q0, rate=rate,
                          classical=classical)
-    extremes = jacobian_extremes(model, samples=extremes_samples)
+    if extremes is None:
+        extremes = jacobian_extremes(model, samples=extremes_samples)
     gamma_low = extremes.inf_lambda_min_JtJ_bracket[0]
     delta_up = extremes.sup_sigma_max_J_sq_bracket[1]
     # V and the power sᵀK_D s: for the Slotine–Li family, which defines them
@@ -165,7 +184,8 @@ def run_adaptive(
     steps = int(round(duration * rate))
     dt = plant.dt
     rows: dict[str, list[Any]] = {k: [] for k in (
-        "t", "qe", "qem", "tau", "te", "me", "mu", "nu", "lmin", "lmax", "a1", "a2", "v", "d")}
+        "t", "q", "qd", "qr", "qdr", "th", "tt", "ttd", "qe", "qem", "tau",
+        "te", "me", "mu", "nu", "lmin", "lmax", "a1", "a2", "v", "d")}
     dissipated, min_j = 0.0, math.inf
     adapted = np.asarray(getattr(controller, "adapted", np.ones(model.n_bodies, dtype=bool)))
     body = plant.load_body
@@ -189,7 +209,15 @@ def run_adaptive(
             a1, a2 = theorem_bounds(float(np.min(mu[adapted])), float(np.max(nu[adapted])),
                                     gamma_low, delta_up)
             err = plant.q - q_d
+            loads = plant.loads(t)
             rows["t"].append(t)
+            rows["q"].append(plant.q.copy())
+            rows["qd"].append(plant.qd.copy())
+            rows["qr"].append(np.array(q_d))
+            rows["qdr"].append(np.array(qd_d))
+            rows["th"].append(np.array(theta_hat))
+            rows["tt"].append(np.array(loads.theta))
+            rows["ttd"].append(np.array(loads.theta_dot))
             rows["qe"].append(float(np.linalg.norm(err)))
             rows["qem"].append(float(np.max(np.abs(err))))
             rows["tau"].append(out.tau)
@@ -215,7 +243,10 @@ def run_adaptive(
             break
     load_mass = 1.0 if body is None else float(plant.loads(plant.t).theta[body, 0])
     return AdaptiveRun(
-        t=np.array(rows["t"]), q_error=np.array(rows["qe"]), q_error_max=np.array(rows["qem"]),
+        t=np.array(rows["t"]), q=np.array(rows["q"]), qd=np.array(rows["qd"]),
+        q_d=np.array(rows["qr"]), qd_d=np.array(rows["qdr"]), theta_hat=np.array(rows["th"]),
+        theta=np.array(rows["tt"]), theta_dot=np.array(rows["ttd"]),
+        q_error=np.array(rows["qe"]), q_error_max=np.array(rows["qem"]),
         tau=np.array(rows["tau"]), theta_error=np.array(rows["te"]),
         load_mass_error=np.array(rows["me"]), margins=np.array(rows["mu"]),
         sizes=np.array(rows["nu"]), lambda_min=np.array(rows["lmin"]),

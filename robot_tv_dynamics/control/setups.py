@@ -4,12 +4,16 @@ Gains: Λ = 10/s on every joint, K_D = 20/s · diag M(q₀, Θ_URDF) (so every j
 decays at about the same rate, the Panda's 15 g fingers included), γ = 10 for the
 gradient law (Γ = γI) and the natural laws; computed torque at ω = 10 rad/s. The
 unknown truth: the URDF's Θ perturbed (mass ±30 %, principal second moments ±30 %, COM
-±2 cm; every body still consistent); every controller starts from the URDF's Θ.
+±2 cm; every body still consistent); every controller starts from
+:func:`initial_estimate`: the URDF's Θ with the load as it is at t = 0 (known at the start,
+as a ``set_load`` would give it), or, in the scenario :data:`WRONG_ESTIMATE`, that Θ
+perturbed far more (:func:`wrong_estimate`).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from robot_tv_dynamics.control.computed_torque import ComputedTorqueOnEstimate
 from robot_tv_dynamics.control.interface import Controller
@@ -18,8 +22,9 @@ from robot_tv_dynamics.control.run import persistent_reference
 from robot_tv_dynamics.control.slotine_li import SlotineLiGradient
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
+from robot_tv_dynamics.loading import LoadingProcess
 from robot_tv_dynamics.model import RobotModel
-from robot_tv_dynamics.simulation import SineReference, default_reference
+from robot_tv_dynamics.simulation import ArmSimulator, SineReference, default_reference
 from robot_tv_dynamics.simulation.control import PANDA_READY
 from robot_tv_dynamics.simulation.recording import perturbed_theta
 
@@ -27,6 +32,10 @@ from robot_tv_dynamics.simulation.recording import perturbed_theta
 CONTROLLERS = ("slotine-li", "natural", "projected", "computed-torque")
 #: persistent: every revolute joint at its own frequency; poor: the demo's four joints.
 EXCITATIONS = ("persistent", "poor")
+#: ``adapt --scenario``: no loading process, Θ constant (the case Slotine–Li is for).
+CONSTANT = "constant"
+#: ``adapt --scenario``: Θ constant, the controller starting from :func:`wrong_estimate`.
+WRONG_ESTIMATE = "wrong_estimate"
 #: Adaptation gain γ of the three adaptive laws.
 ADAPTATION_GAIN = 10.0
 #: Λ [1/s].
@@ -64,6 +73,31 @@ def reference_for(model: RobotModel, excitation: str) -> SineReference:
 def unknown_truth(model: RobotModel, seed: int = 0) -> Array:
     """The plant's Θ the controllers do not know (module docstring)."""
     return perturbed_theta(model, np.random.default_rng(seed), mass=0.3, inertia=0.3, com=0.02)
+
+
+def wrong_estimate(model: RobotModel, theta: npt.ArrayLike, seed: int = 1) -> Array:
+    """A badly wrong, still consistent estimate of ``theta`` (N, 10).
+
+    Every body with mass: mass × (1 ± U(0, 0.5)), principal second moments about the
+    COM × (1 ± U(0, 0.5)), COM shifted U(−5, 5) cm per axis (seeded; the unknown truth
+    of :func:`unknown_truth` is within ±30 % and ±2 cm of the URDF).
+    """
+    return perturbed_theta(model, np.random.default_rng(seed), mass=0.5, inertia=0.5,
+                           com=0.05, theta=theta)
+
+
+def initial_estimate(model: RobotModel, process: LoadingProcess | None = None, *,
+                     wrong: bool = False, seed: int = 1) -> Array:
+    """Θ̂₀ of every controller: the URDF's Θ with the process's load at t = 0.
+
+    Args:
+        model: the arm.
+        process: the loading process (None: the URDF's Θ).
+        wrong: start from :func:`wrong_estimate` of that Θ instead.
+        seed: the wrong estimate's seed.
+    """
+    theta = np.array(ArmSimulator(model, process).loads(0.0).theta)
+    return wrong_estimate(model, theta, seed) if wrong else theta
 
 
 def make_controller(name: str, model: RobotModel, theta_hat: Array,

@@ -24,7 +24,7 @@ from robot_tv_dynamics.simulation import DEMO_MARGIN_FRACTION, default_reference
 
 #: Scenarios with a file in config/loading/ (``fill_collision``: the fill, then a push
 #: on the arm, its ``collision:`` block).
-SCENARIOS = ("fill", "drain", "grasp", "timeline", "fill_collision")
+SCENARIOS = ("fill", "drain", "grasp", "timeline", "fill_collision", "release")
 #: The estimators, as named in topics and the summary.
 ESTIMATORS = ("classical", "projected", "geometric")
 #: Topics recorded into run.mcap (relative names resolve to the root namespace).

@@ -14,6 +14,12 @@ thread advances the plant at ``rate`` (1 kHz, RK4) paced to the wall clock by
 - ``joint_accelerations`` (trajectory_msgs/JointTrajectory, one point at the sample's
   stamp with the exact q̈): remap a dynamics_node's ``reference`` to it and the node
   uses the simulator's q̈ instead of differentiating q̇;
+- with a law of :mod:`robot_tv_dynamics.control` (``controller: slotine-li``,
+  ``natural``, ``projected`` or ``computed-torque``, on the whole arm, the gains of
+  ``robot-tv-dynamics adapt``): its Θ̂ on ``estimates/controller/inertial_parameters_stamped``
+  (and, with ``legacy_theta_topics``, ``estimates/controller/inertial_parameters``: what
+  a monitor_node remapped to it watches), stamped with the sample the law has seen last,
+  and ``reference_joint_states`` (the desired q_d, q̇_d);
 - with the built-in adaptive controller (``controller: adaptive``):
   ``estimates/classical/inertial_parameters``, ``estimates/projected/inertial_parameters``
   and ``estimates/geometric/inertial_parameters`` (Θ̂ with the payload body's row from
@@ -29,7 +35,7 @@ thread advances the plant at ``rate`` (1 kHz, RK4) paced to the wall clock by
 It subscribes ``effort_commands`` (std_msgs/Float64MultiArray, one value per joint in
 URDF joint order, the ros2_control forward-command convention): with
 ``controller: none`` that is the applied torque (held until the next command); with
-the adaptive controller it is added to the controller's torque.
+a controller it is added to the controller's torque.
 
 Stamps: a sample at simulated time t is stamped ``epoch + t``; ``epoch`` is the node
 clock when stepping starts (published in ``simulation_info``).
@@ -58,6 +64,8 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_tv_dynamics import limits
+from robot_tv_dynamics.control.loop import ControlLoop, ControlSample
+from robot_tv_dynamics.control.setups import CONTROLLERS, initial_estimate, make_controller
 from robot_tv_dynamics.demo.scenario import SCENARIOS, scenario_file
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.inertia import Array
@@ -81,6 +89,7 @@ from robot_tv_dynamics.simulation import (
     Loads,
     LoopSample,
     SimulationDivergedError,
+    default_reference,
     demo_loop,
     example_robot_urdf,
 )
@@ -88,6 +97,12 @@ from robot_tv_dynamics.simulation import (
 NODE_NAME = "sim_node"
 #: the adaptive controller's estimators, each published under estimates/<name>/
 ESTIMATE_NAMES = ("classical", "projected", "geometric")
+#: the estimate name of a control law's Θ̂ (estimates/controller/...)
+LAW_ESTIMATE = "controller"
+#: the values of the controller parameter
+CONTROLLER_CHOICES = ("adaptive", "none", *CONTROLLERS)
+#: a control law's initial estimate
+INITIAL_ESTIMATES = ("known", "wrong")
 #: pause after joint_states has its subscribers, for their other readers to match [s]
 SETTLE = 0.5
 
@@ -95,8 +110,9 @@ PARAMETERS = parameters.URDF_PARAMETERS + (
     ParameterSpec(
         "loading", "fill",
         "loading process: a YAML file (config/loading/*.yaml format), one of the built-in "
-        "examples fill, drain, grasp, timeline, fill_collision, or none; a collision: block "
-        "in the file is applied like the collision_* parameters (giving both is an error)"),
+        "examples fill, drain, grasp, timeline, fill_collision, release, or none; a "
+        "collision: block in the file is applied like the collision_* parameters (giving "
+        "both is an error)"),
     ParameterSpec(
         "load_link", "",
         "URDF link the load is attached to (as robot-tv-dynamics demo --link); empty: the "
@@ -114,7 +130,16 @@ PARAMETERS = parameters.URDF_PARAMETERS + (
     ParameterSpec(
         "controller", "adaptive",
         "adaptive: computed torque on the projected payload estimate, with the classical, "
-        "projected and geometric estimators; none: the applied torque is effort_commands"),
+        "projected and geometric estimators; slotine-li, natural, projected or "
+        "computed-torque: that law of robot_tv_dynamics.control on the whole arm (gains of "
+        "robot-tv-dynamics adapt, torque clipped to the URDF effort limits), its estimate "
+        "on estimates/controller/inertial_parameters(_stamped); none: the applied torque "
+        "is effort_commands"),
+    ParameterSpec(
+        "initial_estimate", "known",
+        "with a control law: its initial estimate, known (the URDF's Theta with the load "
+        "at t = 0) or wrong (that Theta perturbed: masses and second moments +-50 %, COM "
+        "+-5 cm, drawn with seed)"),
     ParameterSpec("seed", 0, "seed of the simulated torque-sensor noise", "", 0, 2**31 - 1),
     ParameterSpec(
         "joint_states_delay", 0.002,
@@ -167,6 +192,7 @@ class SimNodeConfig(parameters.UrdfConfig):
     real_time_factor: float = 1.0
     duration: float = 0.0
     controller: str = "adaptive"
+    initial_estimate: str = "known"
     seed: int = 0
     joint_states_delay: float = 0.002
     legacy_theta_topics: bool = True
@@ -212,8 +238,12 @@ class SimNode(Node):
         values = parameters.declare_parameters(self, PARAMETERS)
         self.config: SimNodeConfig = parameters.config_from_parameters(SimNodeConfig, values)
         cfg = self.config
-        if cfg.controller not in ("adaptive", "none"):
-            raise InvalidInputError("controller", f'"{cfg.controller}" is not adaptive or none')
+        if cfg.controller not in CONTROLLER_CHOICES:
+            raise InvalidInputError(
+                "controller", f'"{cfg.controller}" is not one of {", ".join(CONTROLLER_CHOICES)}')
+        if cfg.initial_estimate not in INITIAL_ESTIMATES:
+            raise InvalidInputError(
+                "initial_estimate", f'"{cfg.initial_estimate}" is not known or wrong')
         if cfg.effort_output not in ("applied", "measured"):
             raise InvalidInputError(
                 "effort_output", f'"{cfg.effort_output}" is not applied or measured')
@@ -231,7 +261,22 @@ class SimNode(Node):
         self.process, scenario_collision = self._place_loading(cfg, xml)
         model = self.model
         self.loop: ClosedLoop | None = None
-        if cfg.controller == "adaptive":
+        self.law: ControlLoop | None = None
+        if cfg.controller in CONTROLLERS:
+            limits_ = model.joint_limits
+            reference = default_reference(
+                model.joint_names, np.asarray(limits_.lower), np.asarray(limits_.upper),
+                np.asarray(limits_.prismatic))  # the demo's motion, as with adaptive
+            theta_hat0 = initial_estimate(model, self.process,
+                                          wrong=cfg.initial_estimate == "wrong", seed=cfg.seed)
+            self.law = ControlLoop(model, make_controller(cfg.controller, model, theta_hat0),
+                                   reference, self.process, rate=cfg.rate)
+            self.plant: ArmSimulator = self.law.plant
+            if cfg.effort_output == "measured":
+                self.get_logger().warning(
+                    f"effort_output measured: the {cfg.controller} law simulates no torque "
+                    "sensor, joint_states carry the applied torque")
+        elif cfg.controller == "adaptive":
             if self.process is None:
                 raise InvalidInputError(
                     "controller", "adaptive needs a loading process (its link is the payload)")
@@ -240,7 +285,7 @@ class SimNode(Node):
                 self.loop = ClosedLoop(
                     model, self.process, self.loop.reference,
                     _with_rate(self.loop, cfg.rate))
-            self.plant: ArmSimulator = self.loop.plant
+            self.plant = self.loop.plant
         else:
             self.plant = ArmSimulator(model, self.process, rate=cfg.rate)
         wrench = self._collision(cfg, scenario_collision)
@@ -261,14 +306,14 @@ class SimNode(Node):
             ("reference_joint_states", JointState),
             ("inertial_parameters_stamped", JointState), ("psi_stamped", JointState),
             *((f"estimates/{name}/inertial_parameters_stamped", JointState)
-              for name in ESTIMATE_NAMES)]
+              for name in self._estimate_names())]
         if cfg.legacy_theta_topics:
             topics += [
                 ("inertial_parameters", Float64MultiArray),
                 ("inertial_parameter_rates", Float64MultiArray),
                 ("psi", Float64MultiArray), ("psi_rates", Float64MultiArray),
                 *((f"estimates/{name}/inertial_parameters", Float64MultiArray)
-                  for name in ESTIMATE_NAMES)]
+                  for name in self._estimate_names())]
         self._pubs = {name: self.create_publisher(kind, name, reliable)
                       for name, kind in topics}
         self._info_pub = self.create_publisher(String, "simulation_info", latched)
@@ -286,6 +331,10 @@ class SimNode(Node):
             f"ready: simulating {model.nv} joints at {1.0 / self.plant.dt:g} Hz, controller "
             f"{cfg.controller}, loading {cfg.loading or 'none'}; effort_commands accepted "
             "from now on")
+
+    def _estimate_names(self) -> tuple[str, ...]:
+        """The estimates published under estimates/<name>/."""
+        return (LAW_ESTIMATE,) if self.law is not None else ESTIMATE_NAMES
 
     # ------------------------------------------------------------------ input
     def _place_loading(self, cfg: SimNodeConfig, xml: str
@@ -381,6 +430,13 @@ class SimNode(Node):
             "payload_body": self.plant.load_body,
             "collisions": [collision_as_dict(w) | {"end": w.t_end} for w in self.plant.wrenches],
         }
+        if self.law is not None:
+            ctrl = self.law.controller
+            info.update({"initial_estimate": self.config.initial_estimate,
+                         "estimate_topic": f"estimates/{LAW_ESTIMATE}/inertial_parameters_stamped",
+                         "gains": {k: np.asarray(getattr(ctrl, k)).tolist()
+                                   for k in ("gamma", "lam", "kd", "kp")
+                                   if hasattr(ctrl, k)}})
         if self.loop is not None:
             est = self.loop.config.estimator
             info.update({"epsilon_projection": est.epsilon, "beta_projection": est.beta,
@@ -423,7 +479,13 @@ class SimNode(Node):
                     time.sleep(ahead)
             with self._lock:
                 command = self._command.copy()
-            if self.loop is not None:
+            if self.law is not None:
+                self.law.set_extra_torque(command)
+                law_sample = self.law.step()
+                q, qd, qdd, tau, loads = (law_sample.q, law_sample.qd, law_sample.qdd,
+                                          law_sample.tau, law_sample.loads)
+                sample: LoopSample | ControlSample | None = law_sample
+            elif self.loop is not None:
                 self.loop.set_extra_torque(command)
                 sample = self.loop.step()
                 q, qd, qdd, tau, loads = sample.q, sample.qd, sample.qdd, sample.tau, sample.loads
@@ -444,7 +506,7 @@ class SimNode(Node):
                     f"t = {t:.1f} s simulated, real-time factor {t / (now - start_wall):.2f}")
 
     def _publish(self, t: float, q: Array, qd: Array, qdd: Array, tau: Array, loads: Loads,
-                 sample: LoopSample | None) -> None:
+                 sample: LoopSample | ControlSample | None) -> None:
         stamp = seconds_to_stamp(self.epoch + t)
         names = self.model.body_names
         pubs = self._pubs
@@ -469,7 +531,17 @@ class SimNode(Node):
         if self.config.joint_states_delay > 0:
             time.sleep(self.config.joint_states_delay)
         pubs["joint_states"].publish(fill_joint_state(self._joint_msg, stamp, q, qd, tau))
-        if sample is not None and self.loop is not None:
+        if isinstance(sample, ControlSample):
+            # the law's Θ̂ after this sample's step: it has seen this sample, its stamp
+            pubs[f"estimates/{LAW_ESTIMATE}/inertial_parameters_stamped"].publish(
+                body_joint_state(stamp, names, "phi", sample.theta_hat))
+            if legacy:
+                pubs[f"estimates/{LAW_ESTIMATE}/inertial_parameters"].publish(
+                    body_array(sample.theta_hat, names, "phi"))
+            q_d, qd_d, _ = sample.reference
+            pubs["reference_joint_states"].publish(
+                fill_joint_state(self._reference_msg, stamp, q_d, qd_d, np.zeros(0)))
+        elif sample is not None and self.loop is not None:
             loop = self.loop
             for name, phi in zip(ESTIMATE_NAMES, (
                     sample.phi_classical, sample.phi_projected, sample.phi_geometric),

@@ -1,0 +1,211 @@
+r"""The ``adapt`` runs: one scenario, and the suite controllers × scenarios × plants × arms.
+
+A *scenario* is :data:`~robot_tv_dynamics.control.setups.CONSTANT` (no load, Θ constant),
+:data:`~robot_tv_dynamics.control.setups.WRONG_ESTIMATE` (no load, the controller
+starting from a badly wrong estimate), a built-in loading process (config/loading/:
+fill, drain, grasp, timeline, release, ...) or a loading-process YAML file. Without a
+load the generalized and the classical plant are the same (Θ̇ = Ψ = 0), so the suite
+runs those scenarios once, on the generalized plant.
+
+The suite's rows carry the columns of :data:`COLUMNS`; :func:`natural_definiteness`
+checks the claim the suite exists for: the natural laws' Ĵ stayed positive definite at
+every step of every run.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from robot_tv_dynamics.bounds.extremes import JacobianExtremes
+from robot_tv_dynamics.bounds.search import jacobian_extremes
+from robot_tv_dynamics.control.run import AdaptiveRun, run_adaptive
+from robot_tv_dynamics.control.setups import (
+    CONSTANT,
+    WRONG_ESTIMATE,
+    initial_estimate,
+    make_controller,
+    reference_for,
+    unknown_truth,
+)
+from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.loading import LoadingProcess, load_loading_process
+from robot_tv_dynamics.model import RobotModel
+
+#: Scenarios without a load (one plant suffices).
+UNLOADED = (CONSTANT, WRONG_ESTIMATE)
+#: The suite's default scenarios.
+SUITE_SCENARIOS = (CONSTANT, "fill", "drain", "grasp", "timeline", WRONG_ESTIMATE, "release")
+#: Controllers with a pseudo-inertia Ĵ (the natural log-det law and its projection).
+NATURAL_LAWS = ("natural", "projected")
+#: Suite columns (Markdown and CSV).
+COLUMNS = ("arm", "scenario", "plant", "controller", "tracking_rms_rad", "tracking_max_rad",
+           "tau_rms", "inf_margin", "inf_lambda_min_M_hat", "time_to_tolerance_load_mass_s",
+           "consistency_violations", "min_eig_J_hat", "diverged_at_s")
+#: Samples of the joint box for γ, δ of α₁, α₂ (searched once per arm and process).
+EXTREMES_SAMPLES = 256
+
+
+@dataclass(frozen=True)
+class SuiteCase:
+    """One run of the suite.
+
+    Attributes:
+        arm: ``"panda"`` or ``"ur5"``.
+        scenario: a scenario (module docstring).
+        plant: ``"generalized"`` or ``"classical"``.
+        controller: one of :data:`~robot_tv_dynamics.control.setups.CONTROLLERS`.
+    """
+
+    arm: str
+    scenario: str
+    plant: str
+    controller: str
+
+
+def arm_urdf(arm: str) -> str:
+    """The URDF of ``"panda"`` or ``"ur5"`` (example-robot-data).
+
+    Raises:
+        InvalidInputError: another arm.
+    """
+    from robot_tv_dynamics.paths import example_robot_urdf
+
+    if arm == "panda":
+        return str(example_robot_urdf())
+    if arm == "ur5":
+        return str(example_robot_urdf("ur_description/urdf/ur5_robot.urdf"))
+    raise InvalidInputError("arms", f"panda or ur5, got {arm!r}")
+
+
+@lru_cache(maxsize=4)
+def _extremes(urdf: str) -> JacobianExtremes:
+    return jacobian_extremes(RobotModel.from_urdf(urdf), samples=EXTREMES_SAMPLES)
+
+
+def scenario_process(scenario: str, model: RobotModel, urdf: str, duration: float,
+                     work: Path) -> LoadingProcess | None:
+    """The loading process of ``scenario`` placed on the arm (None without a load).
+
+    Raises:
+        InvalidInputError: neither a scenario name nor a file.
+        RobotTvDynamicsError: the file is not a valid loading process.
+    """
+    from robot_tv_dynamics.demo.scenario import scenario_file
+
+    if scenario in UNLOADED:
+        return None
+    setup = scenario_file(scenario, "", work, model, Path(urdf).read_text(), duration)
+    return load_loading_process(setup.path)
+
+
+def run_scenario(urdf: str, controller: str, scenario: str, plant: str, excitation: str,
+                 duration: float, work: Path, *, model: RobotModel | None = None,
+                 extremes: JacobianExtremes | None = None) -> tuple[dict[str, Any], AdaptiveRun]:
+    """One ``adapt`` run: (summary, the recorded run).
+
+    The plant's Θ is :func:`~robot_tv_dynamics.control.setups.unknown_truth` under the
+    scenario's load; the controller starts from :func:`~robot_tv_dynamics.control.
+    setups.initial_estimate` (the wrong one in :data:`WRONG_ESTIMATE`).
+
+    Raises:
+        InvalidInputError: an unknown scenario, controller, plant or excitation.
+    """
+    if plant not in ("generalized", "classical"):
+        raise InvalidInputError("plant", f"generalized or classical, got {plant!r}")
+    model = model if model is not None else RobotModel.from_urdf(urdf)
+    process = scenario_process(scenario, model, urdf, duration, work)
+    theta_hat0 = initial_estimate(model, process, wrong=scenario == WRONG_ESTIMATE)
+    ctrl = make_controller(controller, model, theta_hat0)
+    result = run_adaptive(model, ctrl, reference_for(model, excitation), unknown_truth(model),
+                          process=process, classical=plant == "classical", duration=duration,
+                          extremes=extremes, extremes_samples=EXTREMES_SAMPLES)
+    summary = {"controller": controller, "plant": plant, "scenario": scenario,
+               "excitation": excitation, "duration_s": duration, "urdf": urdf,
+               **result.summary()}
+    return summary, result
+
+
+def suite_cases(arms: Sequence[str], scenarios: Sequence[str],
+                controllers: Sequence[str]) -> list[SuiteCase]:
+    """Every arm × scenario × plant × controller (unloaded scenarios: one plant)."""
+    return [SuiteCase(arm, scenario, plant, controller)
+            for arm in arms for scenario in scenarios
+            for plant in (("generalized",) if scenario in UNLOADED
+                          else ("generalized", "classical"))
+            for controller in controllers]
+
+
+def run_case(case: SuiteCase, excitation: str, duration: float, work: str) -> dict[str, Any]:
+    """The suite row of one case (the Jacobian extremes searched once per arm and process)."""
+    urdf = arm_urdf(case.arm)
+    Path(work).mkdir(parents=True, exist_ok=True)
+    summary, _ = run_scenario(urdf, case.controller, case.scenario, case.plant, excitation,
+                              duration, Path(work), extremes=_extremes(urdf))
+    return {"arm": case.arm, **summary}
+
+
+def run_suite(cases: Sequence[SuiteCase], excitation: str, duration: float, work: Path,
+              workers: int = 1, progress: Any = None) -> list[dict[str, Any]]:
+    """The rows of ``cases`` in their order, on ``workers`` processes (1: this one).
+
+    ``progress(case)`` is called as each case finishes.
+    """
+    if workers <= 1:
+        rows = []
+        for case in cases:
+            rows.append(run_case(case, excitation, duration, str(work)))
+            if progress is not None:
+                progress(case)
+        return rows
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(run_case, case, excitation, duration,
+                               str(work / f"case{k}")) for k, case in enumerate(cases)]
+        out = []
+        for case, future in zip(cases, futures, strict=True):
+            out.append(future.result())
+            if progress is not None:
+                progress(case)
+        return out
+
+
+def natural_definiteness(rows: Sequence[dict[str, Any]]) -> tuple[bool, str]:
+    """Whether every natural-law row kept Ĵ ≻ 0 at every step, and one line saying so."""
+    natural = [r for r in rows if r["controller"] in NATURAL_LAWS]
+    if not natural:
+        return True, "no natural-law run in this suite"
+    bad = [r for r in natural if not r.get("j_hat_positive_definite")]
+    smallest = min((r["min_eig_J_hat"] for r in natural if r.get("min_eig_J_hat") is not None),
+                   default=math.nan)
+    if bad:
+        names = ", ".join(f"{r['arm']} {r['scenario']} {r['plant']} {r['controller']}"
+                          for r in bad)
+        return False, f"natural laws: Ĵ NOT positive definite at every step in: {names}"
+    return True, (f"natural laws: Ĵ positive definite at every step of all {len(natural)} "
+                  f"runs (smallest eigenvalue of any Ĵ_i at any step: {smallest:.3g})")
+
+
+def write_suite_table(rows: Sequence[dict[str, Any]], out: Path, note: str = "") -> None:
+    """suite.csv and suite.md (:data:`COLUMNS`; ``note`` below the Markdown table)."""
+    with (out / "suite.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for row in rows:
+        lines.append("| " + " | ".join(_cell(row.get(k)) for k in COLUMNS) + " |")
+    if note:
+        lines += ["", note]
+    (out / "suite.md").write_text("\n".join(lines) + "\n")
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return "—" if value is None else str(value)
