@@ -1,8 +1,9 @@
 """The DDS side of ``robot-tv-dynamics demo``: bring-up, recording, progress, the run.
 
 :func:`run` starts the nodes through :mod:`robot_tv_dynamics.ros.bringup` (one log file
-per node in ``DIR/logs``): ``dynamics_node`` and three ``monitor_node`` instances, and,
-once they log "ready", ``sim_node``. It records every topic of
+per process in ``DIR/logs``): ``dynamics_node``, ``markers_node`` and the four monitors
+(the true Θ and each estimate) in one ``monitor_group`` process (``logs/monitors.log``),
+and, once they log "ready", ``sim_node``. It records every topic of
 :data:`~robot_tv_dynamics.demo.RECORDED` into ``DIR/run.mcap`` with an rclpy
 subscription per topic (raw CDR, written by rosbags) while drawing a progress bar, then
 hands the bag to the core (:func:`robot_tv_dynamics.demo.write_results`) for
@@ -48,7 +49,12 @@ from robot_tv_dynamics.demo.report import console_summary
 from robot_tv_dynamics.exceptions import BringUpError, DemoError, RobotTvDynamicsError
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.paths import example_robot_urdf
-from robot_tv_dynamics.ros.bringup import BringUp, node_command
+from robot_tv_dynamics.ros.bringup import (
+    BringUp,
+    MonitorMember,
+    monitor_group_command,
+    node_command,
+)
 from robot_tv_dynamics.ros.conversions import stamp_to_seconds
 from robot_tv_dynamics.ros.node_base import StopRequest, StopRequested
 
@@ -60,6 +66,21 @@ JOINT_STATES_SUBSCRIBERS = 3
 READY_TIMEOUT = 120.0
 #: Topics published once and latched (TRANSIENT_LOCAL).
 LATCHED = ("/simulation_info", "/robot_description")
+#: The process (and log file) of the four monitors (a monitor_group).
+MONITORS = "monitors"
+#: What the monitor_group logs once every monitor is ready.
+MONITORS_READY = "ready: all"
+
+
+def monitor_members() -> list[MonitorMember]:
+    """The demo's monitors: ``monitor_truth`` on Θ, ``monitor_<name>`` on each estimate.
+
+    ``monitor_<name>`` watches the namespace ``estimates/<name>``, which is also its
+    status prefix (:func:`robot_tv_dynamics.demo.status_prefix`).
+    """
+    return [MonitorMember("monitor_truth")] + [
+        MonitorMember(f"monitor_{estimator}", status_prefix(estimator))
+        for estimator in ESTIMATORS]
 
 
 # ------------------------------------------------------------------------ bring-up
@@ -81,27 +102,18 @@ def bring_up(urdf: Path, scenario: Path, args: argparse.Namespace, logs: Path) -
             parameters={"bounds_time_limit": 5.0, "jacobian_samples": 512,
                         "publish_bounds": True, **OBSERVER_PARAMETERS},
             remaps={"reference": "joint_accelerations"}))
-        start("monitor_truth", node_command(
-            "monitor_node", urdf=urdf_path, name="monitor_truth", parameters=MONITOR_PARAMETERS))
-        for estimator in ESTIMATORS:
-            # on the shared /diagnostics, its statuses named "estimates/<name>: <body>"
-            ns = f"estimates/{estimator}"
-            start(f"monitor_{estimator}", node_command(
-                "monitor_node", urdf=urdf_path, name=f"monitor_{estimator}",
-                parameters={**MONITOR_PARAMETERS, "status_prefix": status_prefix(estimator)},
-                remaps={
-                    "inertial_parameters": f"{ns}/inertial_parameters",
-                    "inertial_parameter_rates": f"{ns}/inertial_parameter_rates",
-                    "consistency": f"{ns}/consistency"}))
+        # the four monitors in one process (one interpreter, one DDS participant); each
+        # estimate's statuses on the shared /diagnostics named "estimates/<name>: <body>"
+        start(MONITORS, monitor_group_command(monitor_members(), urdf=urdf_path,
+                                              parameters=MONITOR_PARAMETERS))
         start("markers_node", node_command(
             "markers_node", urdf=urdf_path, parameters=MARKERS_PARAMETERS,
             ros_args=["-p", f"estimates:=[{', '.join(ESTIMATORS)}]"]))
         # the dynamics node computes the Jacobian extremes γ, δ before it takes samples:
         # start the arm once it (and the monitors) say "ready"
-        running.wait_for_output(
-            ("dynamics_node", "monitor_truth", *(f"monitor_{e}" for e in ESTIMATORS),
-             "markers_node"),
-            "ready", timeout=READY_TIMEOUT)
+        running.wait_for_output(("dynamics_node", "markers_node"), "ready",
+                                timeout=READY_TIMEOUT)
+        running.wait_for_output((MONITORS,), MONITORS_READY, timeout=READY_TIMEOUT)
         # subscribers of joint_states the simulator waits for: the recorder, the dynamics
         # node and the markers node (with fewer, DDS discovery may let it start without one)
         start("sim_node", node_command("sim_node", urdf=urdf_path, parameters={
