@@ -222,7 +222,8 @@ def monitor_group_command(
     """The command line of one process running several monitors (``monitor_group``).
 
     The arguments mean what they mean for :func:`node_command`; ``parameters`` and
-    ``ros_args`` apply to every member (``-p <member>:<parameter>:=value`` to one).
+    ``ros_args`` apply to every member (a parameter file with the key ``/**/<member>``
+    to one).
 
     Raises:
         InvalidInputError: no member, or two with the same name.
@@ -540,7 +541,8 @@ def _run(args: argparse.Namespace, requested: list[str]) -> int:
         codes = running.stop()
     if requested or exited is None:  # the loop ends on a request or an exit
         killed = f"; killed {', '.join(running.killed)}" if running.killed else ""
-        print(f"bringup: {requested[0] if requested else 'stop'}: stopped the nodes, exit codes {codes}{killed}",
+        reason = requested[0] if requested else "stop"
+        print(f"bringup: {reason}: stopped the nodes, exit codes {codes}{killed}",
               file=sys.stderr)
         failed = [exit_status(code) for code in codes.values() if code != 0]
         return failed[0] if failed else 0

@@ -16,9 +16,9 @@ and ``consistency`` are remapped under it (:data:`WATCHED_TOPICS`) and its
 ``NAMESPACE: <body>``; without, it watches the process's own topics. Every member is the
 node ``monitor_node`` runs, with the same parameters, topics and diagnostics as that node
 started alone with the same name, remaps and ``status_prefix``. The ``--ros-args`` apply
-to every member; ``-p NAME:parameter:=value`` (or a parameter-file key ``/**/NAME``) to
-one. No ``--monitor``: one member ``monitor_node`` on the process's topics, which is
-``monitor_node`` itself.
+to every member; a parameter-file key ``/**/NAME`` to one (rcl's ``-p NAME:parameter:=``
+matches a node in the root namespace only). No ``--monitor``: one member
+``monitor_node`` on the process's topics, which is ``monitor_node`` itself.
 
 The process logs each member's ``ready:`` line, then ``[monitor_group]: ready: all N
 monitors`` once all are built, and stops like every node (SIGINT, SIGTERM, SIGHUP or the
