@@ -5,7 +5,8 @@ per process in ``DIR/logs``): ``dynamics_node``, ``markers_node`` and the four m
 (the true Θ and each estimate) in one ``monitor_group`` process (``logs/monitors.log``),
 and, once they log "ready", ``sim_node``. It records every topic of
 :data:`~robot_tv_dynamics.demo.RECORDED` into ``DIR/run.mcap`` with an rclpy
-subscription per topic (raw CDR, written by rosbags) while drawing a progress bar, then
+subscription per topic (the raw CDR bytes as received, written by rosbags; only the
+stamp of joint_states is read, for the progress) while drawing a progress bar, then
 hands the bag to the core (:func:`robot_tv_dynamics.demo.write_results`) for
 ``summary.json`` and ``report.png``. What the demo shows: :mod:`robot_tv_dynamics.demo`
 and docs/demo.md.
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import rclpy
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
@@ -55,7 +57,7 @@ from robot_tv_dynamics.ros.bringup import (
     monitor_group_command,
     node_command,
 )
-from robot_tv_dynamics.ros.conversions import stamp_to_seconds
+from robot_tv_dynamics.ros.joint_state_cdr import header_stamp
 from robot_tv_dynamics.ros.node_base import StopRequest, StopRequested
 
 #: Seconds the nodes get to exit after SIGINT before they are killed.
@@ -167,8 +169,11 @@ class Recorder:
             self.writer.write(connection, time.time_ns(), data)
             self.counts[topic] = self.counts.get(topic, 0) + 1
             if topic == "/joint_states" and self.epoch is not None:
-                msg: Any = self.typestore.deserialize_cdr(data, "sensor_msgs/msg/JointState")
-                self.sim_time = stamp_to_seconds(msg.header.stamp) - self.epoch
+                stamp = header_stamp(data)  # the progress: no deserialization per sample
+                if stamp is None:
+                    msg: Any = self.typestore.deserialize_cdr(data, "sensor_msgs/msg/JointState")
+                    stamp = (msg.header.stamp.sec, msg.header.stamp.nanosec)
+                self.sim_time = stamp[0] + 1e-9 * stamp[1] - self.epoch
             elif topic == "/simulation_info":
                 info: Any = self.typestore.deserialize_cdr(data, "std_msgs/msg/String")
                 self.epoch = float(json.loads(info.data)["epoch"])
@@ -202,6 +207,10 @@ def record(running: BringUp, bag_dir: Path, args: argparse.Namespace,
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node("demo_recorder")
     recorder = Recorder(node, bag_dir)
+    # one executor for the whole recording (rclpy.spin_once adds and removes the node,
+    # rebuilding the wait set of its ~30 subscriptions, on every call)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
     sim = running.processes["sim_node"]
     start = None
     last_draw = 0.0
@@ -210,7 +219,7 @@ def record(running: BringUp, bag_dir: Path, args: argparse.Namespace,
     try:
         deadline = time.monotonic() + 120.0 + 10.0 * args.duration
         while sim.poll() is None and not stop.requested:
-            rclpy.spin_once(node, timeout_sec=0.02)
+            executor.spin_once(timeout_sec=0.02)
             now = time.monotonic()
             if recorder.epoch is not None and start is None:
                 start = now
@@ -234,13 +243,14 @@ def record(running: BringUp, bag_dir: Path, args: argparse.Namespace,
         wall = time.monotonic() - (start if start is not None else time.monotonic())
         end = time.monotonic() + 0.5  # the last messages in flight
         while time.monotonic() < end:
-            rclpy.spin_once(node, timeout_sec=0.02)
+            executor.spin_once(timeout_sec=0.02)
         if tty:
             _progress(1.0, recorder.sim_time, args.duration,
                       recorder.sim_time / max(wall, 1e-6))
             sys.stderr.write("\n")
     finally:
         recorder.close()
+        executor.shutdown(timeout_sec=0.0)
         node.destroy_node()
         rclpy.try_shutdown()
     if stop.requested:
