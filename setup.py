@@ -89,6 +89,7 @@ setup(
             "robot-tv-dynamics = robot_tv_dynamics.cli:main",
             "dynamics_node = robot_tv_dynamics.ros.entry_points:dynamics_node",
             "monitor_node = robot_tv_dynamics.ros.entry_points:monitor_node",
+            "monitor_group = robot_tv_dynamics.ros.entry_points:monitor_group",
             "sim_node = robot_tv_dynamics.ros.entry_points:sim_node",
             "markers_node = robot_tv_dynamics.ros.entry_points:markers_node",
             "estimator_node = robot_tv_dynamics.ros.entry_points:estimator_node",

@@ -56,16 +56,22 @@ def proc_stat(pid: int) -> tuple[int, str, float] | None:
     return int(fields[1]), name, (int(fields[11]) + int(fields[12])) / TICKS
 
 
-def process_label(pid: int) -> str:
-    """A node's name (its ``__node:=`` remap), else the command name."""
+def process_label(pid: int) -> tuple[str, bool] | None:
+    """(a node's name, True) from its ``__node:=`` remap or its module, else (the command, False).
+
+    None when the command line cannot be read: the process is gone, or a zombie (an
+    exited node not yet reaped has an empty ``/proc/<pid>/cmdline``).
+    """
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
     except OSError:
-        return str(pid)
+        return None
     for item in argv:
         if item.startswith("__node:="):
-            return item.split(":=", 1)[1]
-    return Path(argv[0]).name if argv and argv[0] else str(pid)
+            return item.split(":=", 1)[1], True
+    if "-m" in argv[:-1] and argv[argv.index("-m") + 1].startswith("robot_tv_dynamics.ros."):
+        return argv[argv.index("-m") + 1].rsplit(".", 1)[1], True  # e.g. monitor_group
+    return (Path(argv[0]).name, False) if argv and argv[0] else None
 
 
 def descendants(root: int) -> set[int]:
@@ -98,6 +104,7 @@ def run_once(args: argparse.Namespace, index: int, work: Path) -> dict:
     log = work / f"run{index}.log"
     samples: list[tuple[float, dict[int, float], bool]] = []
     labels: dict[int, str] = {}
+    named: set[int] = set()
     with log.open("wb") as sink:
         demo = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT,
                                 start_new_session=True)
@@ -110,11 +117,14 @@ def run_once(args: argparse.Namespace, index: int, work: Path) -> dict:
                 if stat is None:
                     continue
                 cpu[pid] = stat[2]
-                # read every time: a child may first be seen between fork and exec; an
-                # exiting one has no cmdline left (its pid as label): keep the name then
-                label = "demo (recorder)" if pid == demo.pid else process_label(pid)
-                if label != str(pid) or pid not in labels:
-                    labels[pid] = label
+                if pid == demo.pid:
+                    labels[pid] = "demo (recorder)"
+                elif pid not in named:  # a child may first be seen between fork and exec
+                    label = process_label(pid)
+                    if label is not None:
+                        labels[pid] = label[0]
+                        if label[1]:
+                            named.add(pid)  # a node's name stays (a zombie has no argv)
             sim_log = out / "logs" / "sim_node.log"
             sim_running = (any(labels.get(pid) == "sim_node" for pid in cpu)
                            and sim_log.is_file()

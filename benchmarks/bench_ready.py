@@ -1,16 +1,17 @@
 """Node ready times: from spawn to subscribed and to the first /diagnostics message.
 
-Each node (``dynamics_node``, ``monitor_node``, ``estimator_node``, ``sim_node``) is
-spawned alone, ``--repeat`` times, as ``python -m robot_tv_dynamics.ros.<node>`` with the
-Panda's URDF on a private ``ROS_DOMAIN_ID``, its ``/diagnostics`` remapped into its own
-namespace. A probe node in this process (started before the spawn) records, on the
-monotonic clock from the spawn:
+Each node (``dynamics_node``, ``monitor_node``, ``estimator_node``, ``sim_node``, and
+``monitor_group`` with the demo's four monitors) is spawned alone, ``--repeat`` times,
+as ``python -m robot_tv_dynamics.ros.<node>`` with the Panda's URDF on a private
+``ROS_DOMAIN_ID``, its ``/diagnostics`` remapped into its own namespace. A probe node in
+this process (started before the spawn) records, on the monotonic clock from the spawn:
 
 - ``subscribed_s``: when the node's input topic (below) first shows a subscriber in the
   ROS graph;
 - ``diagnostics_s``: when its first DiagnosticArray arrives (the "ready" of the issue:
   subscribed and reporting);
-- ``log_ready_s``: when its log holds its ``ready:`` line.
+- ``log_ready_s``: when its log holds its ``ready:`` line (monitor_group: ``ready: all``,
+  logged once all four members are).
 
 The dynamics node's Jacobian extremes come from the cache on a second start with the
 same URDF; the first repeat uses an empty cache directory (``cold``), later ones the
@@ -33,7 +34,14 @@ from pathlib import Path
 
 #: Node → the input topic whose subscriber marks it subscribed.
 INPUTS = {"dynamics_node": "joint_states", "monitor_node": "inertial_parameters",
-          "estimator_node": "joint_states", "sim_node": "effort_commands"}
+          "estimator_node": "joint_states", "sim_node": "effort_commands",
+          "monitor_group": "inertial_parameters"}
+#: monitor_group's members: the demo's four monitors.
+GROUP = ("--monitor", "monitor_truth", *(
+    arg for name in ("classical", "projected", "geometric")
+    for arg in ("--monitor", f"monitor_{name}=estimates/{name}")))
+#: What a process logs when it is ready (the group: once all its members are).
+READY = {"monitor_group": "ready: all"}
 GOAL_S = 2.0
 TIMEOUT_S = 60.0
 
@@ -48,7 +56,8 @@ def measure(rclpy, probe, node: str, ns: str, urdf: str, cache: Path, domain: in
     first: list[float] = []
     sub = probe.create_subscription(DiagnosticArray, f"{ns}/diagnostics",
                                     lambda _msg: first.append(time.monotonic()), RELIABLE_QOS)
-    command = [sys.executable, "-m", f"robot_tv_dynamics.ros.{node}", "--ros-args",
+    command = [sys.executable, "-m", f"robot_tv_dynamics.ros.{node}",
+               *(GROUP if node == "monitor_group" else ()), "--ros-args",
                "-r", f"__ns:={ns}", "-r", f"/diagnostics:={ns}/diagnostics",
                "-p", f"urdf_path:={urdf}"]
     if node == "dynamics_node":
@@ -66,7 +75,8 @@ def measure(rclpy, probe, node: str, ns: str, urdf: str, cache: Path, domain: in
             now = time.monotonic()
             if subscribed is None and probe.get_subscriptions_info_by_topic(topic):
                 subscribed = now - start
-            if log_ready is None and "ready:" in log.read_text(errors="replace"):
+            if log_ready is None and READY.get(node, "ready:") in log.read_text(
+                    errors="replace"):
                 log_ready = now - start
             if first and subscribed is not None and log_ready is not None:
                 break

@@ -20,7 +20,7 @@ import sys
 
 #: Module names (``python -m``) and console-script names that get the early handlers.
 _MODULE_PREFIX = "robot_tv_dynamics.ros."
-_EXECUTABLES = ("bringup",)
+_EXECUTABLES = ("bringup", "monitor_group")
 
 
 def _is_executable(name: str) -> bool:

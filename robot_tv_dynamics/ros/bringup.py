@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -43,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from robot_tv_dynamics.exceptions import BringUpError
+from robot_tv_dynamics.exceptions import BringUpError, InvalidInputError
 from robot_tv_dynamics.paths import package_config_dir
 
 #: Seconds after which :meth:`BringUp.stop` repeats the SIGINT to a node still running.
@@ -58,6 +59,8 @@ SIM_NODE = "sim_node"
 #: The one ``estimate`` adds; with ``use_sim`` its outputs go under ``estimated/``.
 ESTIMATOR_NODE = "estimator_node"
 ESTIMATOR_OUTPUTS = ("inertial_parameters", "inertial_parameter_rates", "payload_estimate")
+#: Several monitor_node instances in one process (one interpreter, one DDS participant).
+MONITOR_GROUP = "monitor_group"
 
 
 def _scenario_names() -> list[str]:
@@ -97,7 +100,7 @@ def _yaml_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _yaml_value(value: bool | int | float | str) -> str:
+def parameter_value(value: bool | int | float | str) -> str:
     """A parameter value as ``-p name:=value`` takes it (strings stay strings)."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -134,22 +137,105 @@ def node_command(
     Returns:
         argv for :class:`subprocess.Popen`.
     """
+    return ([python, "-m", f"{PACKAGE}.ros.{executable}", "--ros-args",
+             "-r", f"__node:={name or executable}"]
+            + _ros_arguments(urdf, config, namespace, parameters, remaps) + list(ros_args))
+
+
+def _ros_arguments(
+    urdf: str | None, config: str | Path | None, namespace: str,
+    parameters: Mapping[str, bool | int | float | str] | None,
+    remaps: Mapping[str, str] | None,
+) -> list[str]:
+    """The ``--ros-args`` of :func:`node_command` after the node name, in that order."""
     config = default_config() if config is None else Path(config)
-    command = [python, "-m", f"{PACKAGE}.ros.{executable}", "--ros-args",
-               "-r", f"__node:={name or executable}"]
+    arguments: list[str] = []
     if namespace.strip("/"):
-        command += ["-r", f"__ns:=/{namespace.strip('/')}"]
+        arguments += ["-r", f"__ns:=/{namespace.strip('/')}"]
     for source in node_parameter_sources(config, urdf):
         if isinstance(source, dict):
             for key, value in source.items():
-                command += ["-p", f"{key}:={_yaml_value(value)}"]
+                arguments += ["-p", f"{key}:={parameter_value(value)}"]
         else:
-            command += ["--params-file", str(source)]
+            arguments += ["--params-file", str(source)]
     for key, value in (parameters or {}).items():
-        command += ["-p", f"{key}:={_yaml_value(value)}"]
+        arguments += ["-p", f"{key}:={parameter_value(value)}"]
     for old, new in (remaps or {}).items():
-        command += ["-r", f"{old}:={new}"]
-    return command + list(ros_args)
+        arguments += ["-r", f"{old}:={new}"]
+    return arguments
+
+
+@dataclass(frozen=True)
+class MonitorMember:
+    """One monitor of a ``monitor_group`` process (:mod:`robot_tv_dynamics.ros.monitor_group`).
+
+    Attributes:
+        name: its node name (unique in the group), e.g. ``monitor_classical``.
+        watch: the namespace of the Θ(t) it watches, relative to the group's, e.g.
+            ``estimates/classical``: its ``inertial_parameters``,
+            ``inertial_parameter_rates`` and ``consistency`` are remapped under it and its
+            ``status_prefix`` is it. "" = the group's own topics (as one monitor_node).
+    """
+
+    name: str
+    watch: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> MonitorMember:
+        """``NAME`` or ``NAME=NAMESPACE`` (the ``--monitor`` argument of monitor_group).
+
+        Raises:
+            InvalidInputError: an empty name, or a name or namespace that is not a ROS
+                name (letters, digits, ``_``; namespaces also ``/``).
+        """
+        name, _, watch = text.partition("=")
+        name, watch = name.strip(), watch.strip().strip("/")
+        if not _ROS_NAME.fullmatch(name):
+            raise InvalidInputError(
+                "--monitor", f'"{text}": the node name "{name}" must be letters, digits and '
+                "_, not starting with a digit (NAME or NAME=NAMESPACE)")
+        if watch and not all(_ROS_NAME.fullmatch(part) for part in watch.split("/")):
+            raise InvalidInputError(
+                "--monitor", f'"{text}": the namespace "{watch}" must be ROS names separated '
+                "by / (NAME or NAME=NAMESPACE)")
+        return cls(name, watch)
+
+    def spec(self) -> str:
+        """The ``--monitor`` argument that :meth:`parse` reads back."""
+        return f"{self.name}={self.watch}" if self.watch else self.name
+
+
+#: A ROS name token (node names, namespace parts).
+_ROS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def monitor_group_command(
+    members: Sequence[MonitorMember],
+    *,
+    urdf: str | None = None,
+    config: str | Path | None = None,
+    namespace: str = "",
+    python: str = sys.executable,
+    parameters: Mapping[str, bool | int | float | str] | None = None,
+    ros_args: Sequence[str] = (),
+) -> list[str]:
+    """The command line of one process running several monitors (``monitor_group``).
+
+    The arguments mean what they mean for :func:`node_command`; ``parameters`` and
+    ``ros_args`` apply to every member (a parameter file with the key ``/**/<member>``
+    to one).
+
+    Raises:
+        InvalidInputError: no member, or two with the same name.
+    """
+    names = [member.name for member in members]
+    if not names or len(set(names)) != len(names):
+        raise InvalidInputError("members", f"need one or more distinct names, got {names}")
+    command = [python, "-m", f"{PACKAGE}.ros.{MONITOR_GROUP}"]
+    for member in members:
+        command += ["--monitor", member.spec()]
+    return (command + ["--ros-args"]
+            + _ros_arguments(urdf, config, namespace, parameters, None) + list(ros_args))
 
 
 @dataclass
@@ -453,9 +539,10 @@ def _run(args: argparse.Namespace, requested: list[str]) -> int:
             time.sleep(0.05)
     finally:  # whatever ends the wait, no node is left behind
         codes = running.stop()
-    if requested:
+    if requested or exited is None:  # the loop ends on a request or an exit
         killed = f"; killed {', '.join(running.killed)}" if running.killed else ""
-        print(f"bringup: {requested[0]}: stopped the nodes, exit codes {codes}{killed}",
+        reason = requested[0] if requested else "stop"
+        print(f"bringup: {reason}: stopped the nodes, exit codes {codes}{killed}",
               file=sys.stderr)
         failed = [exit_status(code) for code in codes.values() if code != 0]
         return failed[0] if failed else 0

@@ -1,10 +1,12 @@
 """The DDS side of ``robot-tv-dynamics demo``: bring-up, recording, progress, the run.
 
 :func:`run` starts the nodes through :mod:`robot_tv_dynamics.ros.bringup` (one log file
-per node in ``DIR/logs``): ``dynamics_node`` and three ``monitor_node`` instances, and,
-once they log "ready", ``sim_node``. It records every topic of
+per process in ``DIR/logs``): ``dynamics_node``, ``markers_node`` and the four monitors
+(the true Θ and each estimate) in one ``monitor_group`` process (``logs/monitors.log``),
+and, once they log "ready", ``sim_node``. It records every topic of
 :data:`~robot_tv_dynamics.demo.RECORDED` into ``DIR/run.mcap`` with an rclpy
-subscription per topic (raw CDR, written by rosbags) while drawing a progress bar, then
+subscription per topic (the raw CDR bytes as received, written by rosbags; only the
+stamp of joint_states is read, for the progress) while drawing a progress bar, then
 hands the bag to the core (:func:`robot_tv_dynamics.demo.write_results`) for
 ``summary.json`` and ``report.png``. What the demo shows: :mod:`robot_tv_dynamics.demo`
 and docs/demo.md.
@@ -24,12 +26,14 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
+from rclpy.task import Future
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
@@ -48,9 +52,14 @@ from robot_tv_dynamics.demo.report import console_summary
 from robot_tv_dynamics.exceptions import BringUpError, DemoError, RobotTvDynamicsError
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.paths import example_robot_urdf
-from robot_tv_dynamics.ros.bringup import BringUp, node_command
-from robot_tv_dynamics.ros.conversions import stamp_to_seconds
-from robot_tv_dynamics.ros.node_base import StopRequest, StopRequested
+from robot_tv_dynamics.ros.bringup import (
+    BringUp,
+    MonitorMember,
+    monitor_group_command,
+    node_command,
+)
+from robot_tv_dynamics.ros.joint_state_cdr import header_stamp
+from robot_tv_dynamics.ros.node_base import StopRequest, StopRequested, make_executor
 
 #: Seconds the nodes get to exit after SIGINT before they are killed.
 STOP_TIMEOUT = 5.0
@@ -60,6 +69,23 @@ JOINT_STATES_SUBSCRIBERS = 3
 READY_TIMEOUT = 120.0
 #: Topics published once and latched (TRANSIENT_LOCAL).
 LATCHED = ("/simulation_info", "/robot_description")
+#: The recorder's executor (``executor`` as the nodes' parameter takes it).
+RECORDER_EXECUTOR = SimpleNamespace(executor="events")
+#: The process (and log file) of the four monitors (a monitor_group).
+MONITORS = "monitors"
+#: What the monitor_group logs once every monitor is ready.
+MONITORS_READY = "ready: all"
+
+
+def monitor_members() -> list[MonitorMember]:
+    """The demo's monitors: ``monitor_truth`` on Θ, ``monitor_<name>`` on each estimate.
+
+    ``monitor_<name>`` watches the namespace ``estimates/<name>``, which is also its
+    status prefix (:func:`robot_tv_dynamics.demo.status_prefix`).
+    """
+    return [MonitorMember("monitor_truth")] + [
+        MonitorMember(f"monitor_{estimator}", status_prefix(estimator))
+        for estimator in ESTIMATORS]
 
 
 # ------------------------------------------------------------------------ bring-up
@@ -81,27 +107,18 @@ def bring_up(urdf: Path, scenario: Path, args: argparse.Namespace, logs: Path) -
             parameters={"bounds_time_limit": 5.0, "jacobian_samples": 512,
                         "publish_bounds": True, **OBSERVER_PARAMETERS},
             remaps={"reference": "joint_accelerations"}))
-        start("monitor_truth", node_command(
-            "monitor_node", urdf=urdf_path, name="monitor_truth", parameters=MONITOR_PARAMETERS))
-        for estimator in ESTIMATORS:
-            # on the shared /diagnostics, its statuses named "estimates/<name>: <body>"
-            ns = f"estimates/{estimator}"
-            start(f"monitor_{estimator}", node_command(
-                "monitor_node", urdf=urdf_path, name=f"monitor_{estimator}",
-                parameters={**MONITOR_PARAMETERS, "status_prefix": status_prefix(estimator)},
-                remaps={
-                    "inertial_parameters": f"{ns}/inertial_parameters",
-                    "inertial_parameter_rates": f"{ns}/inertial_parameter_rates",
-                    "consistency": f"{ns}/consistency"}))
+        # the four monitors in one process (one interpreter, one DDS participant); each
+        # estimate's statuses on the shared /diagnostics named "estimates/<name>: <body>"
+        start(MONITORS, monitor_group_command(monitor_members(), urdf=urdf_path,
+                                              parameters=MONITOR_PARAMETERS))
         start("markers_node", node_command(
             "markers_node", urdf=urdf_path, parameters=MARKERS_PARAMETERS,
             ros_args=["-p", f"estimates:=[{', '.join(ESTIMATORS)}]"]))
         # the dynamics node computes the Jacobian extremes γ, δ before it takes samples:
         # start the arm once it (and the monitors) say "ready"
-        running.wait_for_output(
-            ("dynamics_node", "monitor_truth", *(f"monitor_{e}" for e in ESTIMATORS),
-             "markers_node"),
-            "ready", timeout=READY_TIMEOUT)
+        running.wait_for_output(("dynamics_node", "markers_node"), "ready",
+                                timeout=READY_TIMEOUT)
+        running.wait_for_output((MONITORS,), MONITORS_READY, timeout=READY_TIMEOUT)
         # subscribers of joint_states the simulator waits for: the recorder, the dynamics
         # node and the markers node (with fewer, DDS discovery may let it start without one)
         start("sim_node", node_command("sim_node", urdf=urdf_path, parameters={
@@ -155,8 +172,11 @@ class Recorder:
             self.writer.write(connection, time.time_ns(), data)
             self.counts[topic] = self.counts.get(topic, 0) + 1
             if topic == "/joint_states" and self.epoch is not None:
-                msg: Any = self.typestore.deserialize_cdr(data, "sensor_msgs/msg/JointState")
-                self.sim_time = stamp_to_seconds(msg.header.stamp) - self.epoch
+                stamp = header_stamp(data)  # the progress: no deserialization per sample
+                if stamp is None:
+                    msg: Any = self.typestore.deserialize_cdr(data, "sensor_msgs/msg/JointState")
+                    stamp = (msg.header.stamp.sec, msg.header.stamp.nanosec)
+                self.sim_time = stamp[0] + 1e-9 * stamp[1] - self.epoch
             elif topic == "/simulation_info":
                 info: Any = self.typestore.deserialize_cdr(data, "std_msgs/msg/String")
                 self.epoch = float(json.loads(info.data)["epoch"])
@@ -190,6 +210,11 @@ def record(running: BringUp, bag_dir: Path, args: argparse.Namespace,
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node("demo_recorder")
     recorder = Recorder(node, bag_dir)
+    # one executor for the whole recording (rclpy.spin_once adds and removes the node,
+    # rebuilding the wait set of its ~30 subscriptions, on every call); the EventsExecutor
+    # where rclpy has it, each call running every callback due within 20 ms
+    executor = make_executor(RECORDER_EXECUTOR)
+    executor.add_node(node)
     sim = running.processes["sim_node"]
     start = None
     last_draw = 0.0
@@ -198,7 +223,7 @@ def record(running: BringUp, bag_dir: Path, args: argparse.Namespace,
     try:
         deadline = time.monotonic() + 120.0 + 10.0 * args.duration
         while sim.poll() is None and not stop.requested:
-            rclpy.spin_once(node, timeout_sec=0.02)
+            executor.spin_until_future_complete(Future(), timeout_sec=0.02)
             now = time.monotonic()
             if recorder.epoch is not None and start is None:
                 start = now
@@ -222,13 +247,14 @@ def record(running: BringUp, bag_dir: Path, args: argparse.Namespace,
         wall = time.monotonic() - (start if start is not None else time.monotonic())
         end = time.monotonic() + 0.5  # the last messages in flight
         while time.monotonic() < end:
-            rclpy.spin_once(node, timeout_sec=0.02)
+            executor.spin_until_future_complete(Future(), timeout_sec=0.02)
         if tty:
             _progress(1.0, recorder.sim_time, args.duration,
                       recorder.sim_time / max(wall, 1e-6))
             sys.stderr.write("\n")
     finally:
         recorder.close()
+        executor.shutdown(timeout_sec=0.0)
         node.destroy_node()
         rclpy.try_shutdown()
     if stop.requested:

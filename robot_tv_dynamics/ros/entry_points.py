@@ -1,7 +1,7 @@
 """Console-script entry points of the nodes: a one-line error when ROS 2 is missing.
 
 setup.py points the node executables (``dynamics_node``, ``monitor_node``, ``sim_node``,
-``markers_node``, ``estimator_node``)
+``markers_node``, ``estimator_node``, and ``monitor_group``: several monitors in one process)
 here rather than at the node modules, which import rclpy at their top: from a plain
 ``pip install robot_tv_dynamics`` (without the ``[ros]`` extra) the executable then says
 what to install instead of printing a traceback.
@@ -56,6 +56,7 @@ def _node_main(name: str) -> Callable[[], int | None]:
 
 dynamics_node = _node_main("dynamics_node")
 monitor_node = _node_main("monitor_node")
+monitor_group = _node_main("monitor_group")
 sim_node = _node_main("sim_node")
 markers_node = _node_main("markers_node")
 estimator_node = _node_main("estimator_node")

@@ -80,6 +80,19 @@ class JointStateSample:
     __slots__ = ("header", "name", "position", "velocity", "effort")
 
 
+def header_stamp(data: bytes) -> tuple[int, int] | None:
+    """(sec, nanosec) of ``header.stamp`` in a serialized message that starts with a Header.
+
+    Any type whose first field is a std_msgs/Header (JointState, the ``*Stamped`` types)
+    starts with the stamp right after the encapsulation header. None when ``data`` is not
+    little-endian plain CDR or too short (the caller deserializes then).
+    """
+    if len(data) < _HEAD + _STAMP.size or data[:2] != CDR_LE:
+        return None
+    sec, nanosec = _STAMP.unpack_from(data, _HEAD)
+    return sec, nanosec
+
+
 def _align(offset: int, size: int) -> int:
     return offset + (-(offset - _HEAD) % size)
 

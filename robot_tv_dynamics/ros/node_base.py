@@ -228,9 +228,11 @@ class StopRequest:
                 raise StopRequested(self.reason)
 
 
-def spin(node: Node, executor: Any, stop: StopRequest | None = None) -> None:
-    """Run ``executor`` on ``node`` until a stop is requested or the context shuts down.
+def spin(nodes: Node | Sequence[Node], executor: Any, stop: StopRequest | None = None) -> None:
+    """Run ``executor`` on ``nodes`` until a stop is requested or the context shuts down.
 
+    ``nodes`` is one node or several sharing the executor (one process, one DDS
+    participant: :mod:`robot_tv_dynamics.ros.monitor_group`).
     ``spin_until_future_complete`` on a future that is never done (a new one per call),
     with a timeout of at most 0.1 s: each call runs every callback that comes due for that
     long and returns, so a recorded signal ends the loop within that time, between
@@ -247,17 +249,20 @@ def spin(node: Node, executor: Any, stop: StopRequest | None = None) -> None:
     spins, not one diagnostics period later (its publisher was created at the start of
     the constructor, so DDS has usually matched it by then).
     """
+    nodes = [nodes] if isinstance(nodes, Node) else list(nodes)
     stop = stop if stop is not None else StopRequest()
     stop.starting = False
-    executor.add_node(node)
-    first_status = getattr(node, "_publish_diagnostics", None)
-    if callable(first_status):  # the node's first status now, not one period after start
-        first_status()
-    finished = getattr(node, "finished", None)
-    timeout = 0.1 if finished is None else 0.05
-    context = node.context
-    while not stop.requested and context.ok() and not (
-            finished is not None and finished.is_set()):
+    for node in nodes:
+        executor.add_node(node)
+    for node in nodes:
+        first_status = getattr(node, "_publish_diagnostics", None)
+        if callable(first_status):  # the node's first status now, not one period after start
+            first_status()
+    events = [event for event in (getattr(node, "finished", None) for node in nodes)
+              if event is not None]
+    timeout = 0.1 if not events else 0.05
+    context = nodes[0].context
+    while not stop.requested and context.ok() and not any(e.is_set() for e in events):
         # each call runs callbacks for ``timeout``, then returns; a fresh future each time,
         # since rclpy's executors add a done-callback to it per call (the
         # SingleThreadedExecutor one per callback) that a never-done future would keep
@@ -268,12 +273,13 @@ def spin(node: Node, executor: Any, stop: StopRequest | None = None) -> None:
 def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None = None) -> int:
     """``main(args=None)`` of ros2/demos: init, spin, clean shutdown; the exit code.
 
-    The one run loop of every executable. SIGINT, SIGTERM and SIGHUP, at any time
-    (start-up, idle, under traffic), and the parent's exit (bring-up) end it with exit
-    code 0 and no traceback (see the module docstring). A start-up error of the package
-    (a missing or broken URDF) or a parameter of the wrong type/range is logged as one
-    line and gives exit code 1, no traceback; so does a node whose ``error`` is set when
-    it ends. Any other exception is a bug: traceback, exit code 1.
+    The one run loop of every executable (:func:`run_nodes` with one factory). SIGINT,
+    SIGTERM and SIGHUP, at any time (start-up, idle, under traffic), and the parent's
+    exit (bring-up) end it with exit code 0 and no traceback (see the module docstring).
+    A start-up error of the package (a missing or broken URDF) or a parameter of the
+    wrong type/range is logged as one line and gives exit code 1, no traceback; so does a
+    node whose ``error`` is set when it ends. Any other exception is a bug: traceback,
+    exit code 1.
 
     Args:
         factory: builds the node (its constructor).
@@ -283,17 +289,43 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
     Returns:
         The process exit code.
     """
+    return run_nodes([factory], name, args)
+
+
+def run_nodes(
+    factories: Sequence[Callable[[], Node]], name: str, args: Sequence[str] | None = None,
+    on_ready: Callable[[list[Node]], None] | None = None,
+) -> int:
+    """:func:`run_node` for several nodes in this process, on one executor.
+
+    The nodes are built in order (a start-up error of any destroys those already built
+    and gives exit code 1, as for one node), then spin together until a stop; each is
+    destroyed at the end. The executor is the one the first node's ``config.executor``
+    names.
+
+    Args:
+        factories: build the nodes (their constructors), in order.
+        name: logger name for start-up errors and the stop line.
+        args: command-line arguments for ``rclpy.init`` (shared by every node).
+        on_ready: called with the nodes once all are built, before they spin.
+
+    Returns:
+        The process exit code.
+    """
     stop = StopRequest(watchdog=STOP_WATCHDOG_S)
-    node = None
+    nodes: list[Node] = []
     code = 0
     try:
         stop.install()
         rclpy.init(args=None if args is None else list(args),
                    signal_handler_options=SignalHandlerOptions.NO)
-        node = factory()
-        spin(node, make_executor(getattr(node, "config", None)), stop)
-        if getattr(node, "error", None) is not None:  # a node that failed while running
-            code = 1
+        for factory in factories:
+            nodes.append(factory())
+        if on_ready is not None:
+            on_ready(nodes)
+        spin(nodes, make_executor(getattr(nodes[0], "config", None)), stop)
+        if any(getattr(node, "error", None) is not None for node in nodes):
+            code = 1  # a node that failed while running
     except (StopRequested, KeyboardInterrupt, ExternalShutdownException):
         pass
     except (RobotTvDynamicsError, rclpy.exceptions.ParameterException) as error:
@@ -307,7 +339,7 @@ def run_node(factory: Callable[[], Node], name: str, args: Sequence[str] | None 
         stop.starting = False  # from here on a signal is only recorded
         if stop.requested:
             rclpy.logging.get_logger(name).info(f"stopping ({stop.reason})")
-        if node is not None:
+        for node in reversed(nodes):
             node.destroy_node()
         rclpy.try_shutdown()
         if stop.requested:  # stopping anyway: a repeat (the bring-up's, a second Ctrl-C)

@@ -15,6 +15,7 @@ from robot_tv_dynamics.ros.joint_state_cdr import (
     JointStateDecoder,
     JointStateEncoder,
     JointStateOutput,
+    header_stamp,
 )
 
 ALPHABET = "abcxyz_0123456789ÄéΘ"
@@ -140,3 +141,20 @@ def test_output_checks_the_encoder_and_publishes_the_same_message_both_ways() ->
     messages.publish(stamp, "f", *values)
     assert isinstance(raw.sent[0], bytes) and isinstance(plain.sent[0], JointState)
     assert_same(deserialize_message(raw.sent[0], JointState), plain.sent[0])
+
+
+def test_header_stamp_is_the_stamp_rclpy_serializes_for_stamped_types() -> None:
+    from geometry_msgs.msg import InertiaStamped
+
+    rng = np.random.default_rng(11)
+    for _ in range(50):
+        msg = random_message(rng)
+        assert header_stamp(serialize_message(msg)) == (msg.header.stamp.sec,
+                                                        msg.header.stamp.nanosec)
+    other = InertiaStamped()
+    other.header.stamp.sec, other.header.stamp.nanosec = -5, 999_999_999
+    other.header.frame_id = "panda_hand"
+    assert header_stamp(serialize_message(other)) == (-5, 999_999_999)
+    data = serialize_message(random_message(rng))
+    assert header_stamp(data[:11]) is None  # too short for the stamp
+    assert header_stamp(b"\x00\x00" + data[2:]) is None  # big-endian CDR: not read here
