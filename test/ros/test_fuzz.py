@@ -445,11 +445,11 @@ def test_dynamics_node_memory_stays_bounded_at_1_khz(tester, nodes, panda):
     q, qd = random_state(panda, rng)
     client.t = float(int(time.time())) + 120.0  # past every stamp the fuzz test sent
 
-    def stream(seconds: float) -> int:
+    def stream(count: int) -> int:
+        """Publish ``count`` samples, at most one per ms (a loaded machine sends slower)."""
         sent = 0
         next_time = time.monotonic()
-        deadline = next_time + seconds
-        while time.monotonic() < deadline:
+        while sent < count:
             client.t += 2.0**-10  # ~1 ms, exact in binary
             pub.publish(joint_state(panda, client.t, q, qd))
             sent += 1
@@ -461,19 +461,20 @@ def test_dynamics_node_memory_stays_bounded_at_1_khz(tester, nodes, panda):
                 time.sleep(delay)
         return sent
 
-    stream(2.0)  # warm-up: caches, allocator arenas
+    stream(2000)  # warm-up: caches, allocator arenas
     tester.spin_for(0.5)
     before = rss_kb(dyn.process.pid)
     answered = accepted_joint_states(client)
-    sent = stream(RSS_WINDOW)
+    started = time.monotonic()
+    sent = stream(int(1000 * RSS_WINDOW))
+    seconds = time.monotonic() - started
     after = rss_kb(dyn.process.pid)
     tester.spin_for(0.5)
     answered = accepted_joint_states(client) - answered
     growth_mb = (after - before) / 1024
     print(f"dynamics_node RSS {before / 1024:.1f} MB -> {after / 1024:.1f} MB "
-          f"(+{growth_mb:.2f} MB) over {sent} samples in {RSS_WINDOW:g} s, "
+          f"(+{growth_mb:.2f} MB) over {sent} samples in {seconds:.1f} s, "
           f"{answered} answered")
-    assert sent > 0.8 * 1000 * RSS_WINDOW
     # it was working, not idle (measured 4434–8000 of 8000, depending on the load of the
     # shared machine)
     assert answered > 0.25 * sent, dyn.output()[-3000:]
