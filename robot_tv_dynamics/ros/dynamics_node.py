@@ -233,7 +233,7 @@ class DynamicsNode(node_base.ModelNode):
         except RobotTvDynamicsError as error:
             self._guard.reject("joint_states", error)
             return
-        self._release()
+        self._pairing.release(self._inputs, self._answer)
 
     def _release(self, flush: bool = False) -> None:
         """Answer every waiting joint sample whose stamped Θ / Ψ is there (or too late)."""

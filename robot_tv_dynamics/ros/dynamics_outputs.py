@@ -60,7 +60,10 @@ class SampleOutputs:
 
     def set_joints(self, joint_names: Sequence[str]) -> None:
         """The joints of every message from now on (a URDF swap)."""
-        self._torques = JointStateOutput(self.torques_pub, joint_names)
+        #: ``publish_torques(stamp, frame_id, q, qd, tau)``: ``generalized_torques`` for one
+        #: sample, its stamp and frame, model order (the encoder's own method: no wrapper
+        #: call on the 1 kHz path)
+        self.publish_torques = JointStateOutput(self.torques_pub, joint_names).publish
         self._terms_msg = Float64MultiArray()
         self._terms_axes = [("term", TERM_LABELS), ("joint", list(joint_names))]
         self._bounds_msg: Float64MultiArray | None = None
@@ -79,11 +82,6 @@ class SampleOutputs:
             self._subscribers = (self.terms_pub.get_subscription_count() > 0,
                                  self.bounds_pub.get_subscription_count() > 0)
         return self._subscribers
-
-    def publish_torques(self, stamp: Any, frame_id: str, q: np.ndarray, qd: np.ndarray,
-                        tau: np.ndarray) -> None:
-        """``generalized_torques`` for one sample (its stamp and frame; model order)."""
-        self._torques.publish(stamp, frame_id, q, qd, tau)
 
     def publish_terms(self, rows: np.ndarray) -> None:
         """``generalized_terms`` from the (len(TERM_LABELS), nv) rows."""
