@@ -36,6 +36,9 @@ One module per concept, imported in this order (each imports only those above it
   the two searches; :mod:`~robot_tv_dynamics.bounds.search` picks one by name;
 - :mod:`~robot_tv_dynamics.bounds.theorems`: Theorems 2–4, Lemma 3, the URDF report;
 - :mod:`~robot_tv_dynamics.bounds.cache`: the on-disk cache of extremes;
+- :mod:`~robot_tv_dynamics.bounds.running`: the bounds a live node publishes per sample
+  (:class:`RunningBounds`: running μ/ν statistics of Θ(t), α₁/α₂, the entries of
+  :data:`BOUND_LABELS`) and γ, δ at its start-up;
 - :mod:`~robot_tv_dynamics.bounds.weights`: per-body weights L_l ⪯ Z(Φ_l) ⪯ U_l
   (scalar, 2×2 block, exact);
 - :mod:`~robot_tv_dynamics.bounds.mass`: the weighted α₁ʷ, α₂ʷ and the exact extremes
@@ -71,6 +74,14 @@ from robot_tv_dynamics.bounds.mass import (
     weighted_bounds,
 )
 from robot_tv_dynamics.bounds.parallel import DaskBoxEvaluation, dask_client
+from robot_tv_dynamics.bounds.running import (
+    BOUND_LABELS,
+    UNAVAILABLE,
+    RunningBounds,
+    StartupExtremes,
+    extremes_summary,
+    startup_jacobian_extremes,
+)
 from robot_tv_dynamics.bounds.sampled import sampled_jacobian_extremes
 from robot_tv_dynamics.bounds.search import jacobian_extremes
 from robot_tv_dynamics.bounds.structural import structural_gamma_lower_bound
@@ -91,12 +102,14 @@ from robot_tv_dynamics.bounds.theorems import (
 from robot_tv_dynamics.exceptions import BoundsCacheError
 
 __all__ = [
+    "BOUND_LABELS",
     "CERTIFIED",
     "LEMMA3_BOUND",
     "MAX_PRISMATIC_RANGE",
     "METHODS",
     "SAMPLED",
     "STRUCTURAL",
+    "UNAVAILABLE",
     "BoundsCacheError",
     "BoundsReport",
     "DaskBoxEvaluation",
@@ -105,7 +118,9 @@ __all__ = [
     "JacobianExtremes",
     "JointSearchBox",
     "ProgressCallback",
+    "RunningBounds",
     "SearchProgress",
+    "StartupExtremes",
     "UniformMassMatrixBounds",
     "Verdict",
     "WeightedBounds",
@@ -115,6 +130,7 @@ __all__ = [
     "dask_client",
     "exact_mass_extremes",
     "extremes_cache_key",
+    "extremes_summary",
     "gram_extremes",
     "instantaneous_bounds",
     "jacobian_extremes",
@@ -126,6 +142,7 @@ __all__ = [
     "rate_spatial_inertia_norm",
     "rate_spatial_inertia_norm_entrywise",
     "sampled_jacobian_extremes",
+    "startup_jacobian_extremes",
     "store_cached_extremes",
     "structural_gamma_lower_bound",
     "theorem_bounds",

@@ -23,7 +23,9 @@ Pure: no rclpy, no message types. One module per concept:
 :mod:`~robot_tv_dynamics.evaluation.trajectory`, :mod:`~robot_tv_dynamics.evaluation.payload`,
 :mod:`~robot_tv_dynamics.evaluation.result`, :mod:`~robot_tv_dynamics.evaluation.efforts`,
 :mod:`~robot_tv_dynamics.evaluation.verdict` and :mod:`~robot_tv_dynamics.evaluation.io`
-(the YAML and rosbag2 files of the ``evaluate`` command).
+(the YAML and rosbag2 files of the ``evaluate`` command); one sample rather than a
+trajectory: :mod:`~robot_tv_dynamics.evaluation.sample` (:class:`SampleTorques`, τ and
+the addends per joint_states sample, as ``dynamics_node`` answers them).
 """
 
 
@@ -48,6 +50,7 @@ from robot_tv_dynamics.evaluation.result import (
     MaxPayload,
     TrajectoryEvaluation,
 )
+from robot_tv_dynamics.evaluation.sample import TERM_ROWS, SampleTorques
 from robot_tv_dynamics.evaluation.trajectory import (
     JOINT_TRAJECTORY_TYPE,
     Trajectory,
@@ -75,7 +78,9 @@ __all__ = [
     "OK",
     "Payload",
     "RATIO_TOLERANCE",
+    "SampleTorques",
     "TERM_NAMES",
+    "TERM_ROWS",
     "Trajectory",
     "TrajectoryEvaluation",
     "WARN",
