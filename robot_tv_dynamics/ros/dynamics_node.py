@@ -71,6 +71,7 @@ from robot_tv_dynamics.ros.conversions import (
     joint_trajectory_to_reference,
     labelled_array,
     make_status,
+    payload_stamp,
     read_stamp,
 )
 from robot_tv_dynamics.ros.joint_state_cdr import (
@@ -566,14 +567,15 @@ class DynamicsNode(node_base.ModelNode):
     def _on_payload(self, msg: InertiaStamped) -> None:
         try:
             link, phi = inertia_stamped_to_phi(msg)
-            self._change_theta(lambda: self._inputs.set_payload(link, phi))
+            t = payload_stamp(msg)  # applied from its stamp on (zero: from the next sample)
+            self._change_theta(lambda: self._inputs.set_payload(link, phi, t))
         except RobotTvDynamicsError as error:
             self._guard.reject("payload", error)
             return
         self._guard.accept("payload")
         self.get_logger().info(
             f'payload on link "{link}": mass {phi[0]:.6g} kg (replaces the URDF inertia of '
-            "that link)")
+            f"that link from {'the next sample' if t is None else f'stamp {t:.9f} s'} on)")
 
     @input_guard.guarded("reference")
     def _on_reference(self, msg: JointTrajectory) -> None:
