@@ -33,7 +33,8 @@ SIM_NODE = "sim_node"
 #: Added by estimate:=true (live payload estimation).
 ESTIMATOR_NODE = "estimator_node"
 #: Its outputs, remapped under ``estimated/`` when use_sim:=true.
-ESTIMATOR_OUTPUTS = ("inertial_parameters", "inertial_parameter_rates", "payload_estimate")
+ESTIMATOR_OUTPUTS = ("inertial_parameters_stamped", "inertial_parameters",
+                     "inertial_parameter_rates", "payload_estimate")
 #: The ``urdf`` argument's default: "not given" (the config file's urdf_path stays).
 NOT_GIVEN = ""
 

@@ -57,7 +57,8 @@ NODES = ("dynamics_node", "monitor_node", "markers_node")
 SIM_NODE = "sim_node"
 #: The one ``estimate`` adds; with ``use_sim`` its outputs go under ``estimated/``.
 ESTIMATOR_NODE = "estimator_node"
-ESTIMATOR_OUTPUTS = ("inertial_parameters", "inertial_parameter_rates", "payload_estimate")
+ESTIMATOR_OUTPUTS = ("inertial_parameters_stamped", "inertial_parameters",
+                     "inertial_parameter_rates", "payload_estimate")
 
 
 def _scenario_names() -> list[str]:

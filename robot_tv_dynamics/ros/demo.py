@@ -89,10 +89,9 @@ def bring_up(urdf: Path, scenario: Path, args: argparse.Namespace, logs: Path) -
             start(f"monitor_{estimator}", node_command(
                 "monitor_node", urdf=urdf_path, name=f"monitor_{estimator}",
                 parameters={**MONITOR_PARAMETERS, "status_prefix": status_prefix(estimator)},
-                remaps={
-                    "inertial_parameters": f"{ns}/inertial_parameters",
-                    "inertial_parameter_rates": f"{ns}/inertial_parameter_rates",
-                    "consistency": f"{ns}/consistency"}))
+                remaps={topic: f"{ns}/{topic}" for topic in (
+                    "inertial_parameters", "inertial_parameter_rates", "consistency",
+                    "inertial_parameters_stamped", "consistency_stamped")}))
         start("markers_node", node_command(
             "markers_node", urdf=urdf_path, parameters=MARKERS_PARAMETERS,
             ros_args=["-p", f"estimates:=[{', '.join(ESTIMATORS)}]"]))
