@@ -7,7 +7,8 @@
 - estimator_node stamps Θ̂ with the last joint_states sample it used;
 - dynamics_node applies a ``payload`` from its stamp on: samples before it keep the
   URDF's Θ (τ checked against the library's eq. (39) with and without the payload);
-- markers_node draws Θ interpolated at the stamp of the joint sample that poses it;
+- markers_node draws Θ interpolated at the stamp of the joint sample that poses it, and
+  colours it by the monitor's level judged at or before that stamp;
 - the Foxglove layout's paths resolve, on these real messages, to the entries they
   name.
 """
@@ -31,9 +32,11 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import MarkerArray
 
 from robot_tv_dynamics import phi_from_mass_com_inertia
+from robot_tv_dynamics.consistency.monitor import TABLE_FIELDS, Level
 from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
 from robot_tv_dynamics.ros import conversions as cv
 from robot_tv_dynamics.visualization import lead_radius
+from robot_tv_dynamics.visualization.look import LEVEL_COLORS
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -312,6 +315,7 @@ def test_markers_draw_theta_at_the_stamp_of_the_pose(tester, tmp_path, panda, pa
     ns, names = node.namespace, panda.body_names
     joint = tester.publisher(JointState, f"{ns}/joint_states", BEST_EFFORT)
     stamped = tester.publisher(JointState, f"{ns}/inertial_parameters_stamped", RELIABLE)
+    status = tester.publisher(JointState, f"{ns}/consistency_stamped", RELIABLE)
     received, received_sub = collect_matched(tester, MarkerArray, f"{ns}/inertia_markers")
     nominal = np.array(panda.theta_nominal)
     light, heavy = nominal.copy(), nominal.copy()
@@ -329,9 +333,15 @@ def test_markers_draw_theta_at_the_stamp_of_the_pose(tester, tmp_path, panda, pa
                 return m.scale.x
         return None
 
+    def box_colour(markers):
+        for m in markers.markers:
+            if (m.ns, m.id) == ("truth/box", LAST) and m.action == m.ADD:
+                return (m.color.r, m.color.g, m.color.b)
+        return None
+
     t1, t2 = 1_700_000_200.0, 1_700_000_201.0
     try:
-        tester.wait_matched([joint, stamped], TIMEOUT, node)
+        tester.wait_matched([joint, stamped, status], TIMEOUT, node)
         tester.spin_until(received_sub.get_publisher_count, TIMEOUT, "the markers", node)
         tester.spin_for(0.5)
         stamped.publish(cv.body_joint_state(t1, names, "phi", light))
@@ -346,6 +356,25 @@ def test_markers_draw_theta_at_the_stamp_of_the_pose(tester, tmp_path, panda, pa
                 lambda want=want: received and ball(received[-1]) is not None
                 and abs(ball(received[-1]) - want) <= 1e-9 * want, TIMEOUT,
                 f"the ball of Θ at the pose's stamp ({scale}× the mass)", node)
+        # levels: the newest judged at or before the pose's stamp, never interpolated
+        table = np.zeros((panda.n_bodies, 8))
+        for seconds, level in ((t1, 2.0), (t2, 0.0)):
+            table[:, 3] = level
+            msg = JointState(name=[f"{b}/{f}" for b in names for f in TABLE_FIELDS])
+            msg.header.stamp = cv.seconds_to_stamp(seconds)
+            msg.position = table.ravel().tolist()
+            status.publish(msg)
+        tester.spin_for(0.2)
+        for seconds, level in ((0.5 * (t1 + t2), Level.ERROR), (t2, Level.OK),
+                               (t1 + 0.999, Level.ERROR)):
+            want = LEVEL_COLORS[level][:3]
+            for _ in range(3):
+                joint.publish(pose(seconds))
+                tester.spin_for(0.05)
+            tester.spin_until(
+                lambda want=want: received and box_colour(received[-1]) is not None
+                and np.allclose(box_colour(received[-1]), want, atol=1e-6), TIMEOUT,
+                f"the {level.name} colour at pose stamp {seconds - t1:.3f} s", node)
     finally:
         code = node.stop()
     assert code == 0, node.output()[-3000:]
