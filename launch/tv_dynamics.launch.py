@@ -5,10 +5,11 @@
     ros2 launch robot_tv_dynamics tv_dynamics.launch.py config:=my.yaml
     ros2 launch robot_tv_dynamics tv_dynamics.launch.py urdf:=/path/arm.urdf estimate:=true
 
-``estimate:=true`` adds estimator_node: on a real arm its Θ̂ on ``inertial_parameters``
-feeds the monitor and dynamics nodes; with ``use_sim:=true`` its outputs are remapped
-under ``estimated/`` (``estimated/inertial_parameters``, ...) so that they do not collide
-with the simulator's true Θ.
+``estimate:=true`` adds estimator_node: on a real arm its Θ̂ on
+``inertial_parameters_stamped`` feeds the monitor and dynamics nodes; with
+``use_sim:=true`` its outputs are remapped under ``estimated/``
+(``estimated/inertial_parameters_stamped``, ...) so that they do not collide with the
+simulator's true Θ.
 
 Only wiring: every node gets ``config`` (default: the package's
 config/tv_dynamics.yaml), then ``urdf_path`` from ``urdf`` *only when ``urdf`` is

@@ -324,7 +324,7 @@ def node_commands(
     """Node name → command line, as the launch file starts them (see :func:`bring_up`).
 
     With ``estimate`` and ``use_sim`` the estimator's outputs are remapped under
-    ``estimated/`` (the simulator publishes the true Θ on ``inertial_parameters``);
+    ``estimated/`` (the simulator publishes the true Θ on ``inertial_parameters_stamped``);
     ``scenario`` and ``link`` set sim_node's ``loading`` and ``load_link`` when given.
     """
     sim = {k: v for k, v in (("loading", scenario), ("load_link", link)) if v}
