@@ -188,6 +188,8 @@ class MarkersNode(node_base.ModelNode):
                 "frame_mode", f'"{cfg.frame_mode}" is not one of {list(FRAME_MODES)}')
         self._sources = [_Source(TRUTH, "")] + [
             _Source(f"estimates/{name}", f"estimates/{name}/") for name in cfg.estimates]
+        self._axis = StampAxis()  # joint_states, Θ and levels: one time axis
+        self._deprecated = DeprecationNotice(self.get_logger())
         self._set_model(model)
         self._q: np.ndarray | None = None
         self._stamp = None
@@ -231,9 +233,6 @@ class MarkersNode(node_base.ModelNode):
         theta_rules = TimelineRules(max_age=NEVER_STALE, window=0.0, history=10.0)
         level_rules = TimelineRules(max_age=timeout if timeout > 0.0 else NEVER_STALE,
                                     window=0.0, history=10.0)
-        if not hasattr(self, "_axis"):
-            self._axis = StampAxis()
-            self._deprecated = DeprecationNotice(self.get_logger())
         for source in self._sources:
             source.theta, source.levels = None, None
             source.theta_series = StampedSeries(
