@@ -110,8 +110,11 @@ def run_once(args: argparse.Namespace, index: int, work: Path) -> dict:
                 if stat is None:
                     continue
                 cpu[pid] = stat[2]
-                # read every time: a child may first be seen between fork and exec
-                labels[pid] = "demo (recorder)" if pid == demo.pid else process_label(pid)
+                # read every time: a child may first be seen between fork and exec; an
+                # exiting one has no cmdline left (its pid as label): keep the name then
+                label = "demo (recorder)" if pid == demo.pid else process_label(pid)
+                if label != str(pid) or pid not in labels:
+                    labels[pid] = label
             sim_log = out / "logs" / "sim_node.log"
             sim_running = (any(labels.get(pid) == "sim_node" for pid in cpu)
                            and sim_log.is_file()

@@ -5,7 +5,12 @@ the ROS 2 distribution the demo records, Jazzy) and :class:`Bag` hands out its t
 type and its messages deserialized, with one error type, :class:`~robot_tv_dynamics.
 exceptions.RecordingError`, that names the file and the problem (rosbags' own errors,
 a missing file, an unknown topic, a topic of the wrong type). ``identify``,
-``estimate``, ``evaluate`` and the demo's analysis read their bags through it.
+``estimate``, ``evaluate``, ``observe`` and the demo's analysis (reading ``run.mcap``
+back and rewriting it with the ``/analysis/*`` topics) read their bags through it.
+
+Topic names are matched as ROS resolves relative names against the root namespace:
+``joint_states`` and ``/joint_states`` name the same topic. An empty bag, or a topic
+without messages, opens fine (its ``counts`` say 0); each reader says what it needed.
 """
 
 from __future__ import annotations
@@ -34,6 +39,15 @@ class Bag:
     counts: dict[str, int]
     _reader: Any
 
+    def resolve(self, topic: str) -> str | None:
+        """The bag's name of ``topic`` (``joint_states`` finds ``/joint_states``), or None."""
+        if topic in self.topics:
+            return topic
+        for name in (f"/{topic}", topic.lstrip("/")):
+            if name in self.topics:
+                return name
+        return None
+
     def topics_of_type(self, msgtype: str) -> list[str]:
         """The topics carrying ``msgtype``, sorted."""
         return sorted(topic for topic, kind in self.topics.items() if kind == msgtype)
@@ -52,9 +66,11 @@ class Bag:
                 ``msgtype``; several and none of them ``default`` (choose with --topic).
         """
         if topic is not None:
-            if topic not in self.topics:
+            named = self.resolve(topic)
+            if named is None:
                 raise RecordingError(str(self.path), f'topic "{topic}" is not in the bag; '
                                      f"topics: {sorted(self.topics)}")
+            topic = named
             if self.topics[topic] != msgtype:
                 raise RecordingError(str(self.path), f'topic "{topic}" has type '
                                      f"{self.topics[topic]}, not {msgtype}")
@@ -75,14 +91,41 @@ class Bag:
         """(topic, log time [ns], deserialized message) of ``topics``, in log-time order.
 
         Raises:
-            RecordingError: a message that cannot be read (rosbags' error named).
+            RecordingError: a topic that is not in the bag; a message that cannot be read
+                (rosbags' error named).
         """
+        for topic, log_time, raw, msgtype in self._read(topics):
+            try:
+                message = self._reader.deserialize(raw, msgtype)
+            except Exception as error:  # rosbags' own errors on a malformed message
+                raise RecordingError(str(self.path), f"cannot read a message on {topic} "
+                                     f"({error})") from None
+            yield topic, log_time, message
+
+    def raw_messages(self, topics: Sequence[str]) -> Iterator[tuple[str, int, bytes]]:
+        """(topic, log time [ns], serialized CDR bytes) of ``topics``, in log-time order.
+
+        For copying a bag (the demo's annotation) without deserializing it.
+
+        Raises:
+            RecordingError: as :meth:`messages`.
+        """
+        for topic, log_time, raw, _ in self._read(topics):
+            yield topic, log_time, raw
+
+    def _read(self, topics: Sequence[str]) -> Iterator[tuple[str, int, bytes, str]]:
+        unknown = [topic for topic in topics if topic not in self.topics]
+        if unknown:
+            raise RecordingError(str(self.path), f"topics {unknown} are not in the bag; "
+                                 f"topics: {sorted(self.topics)}")
         reader = self._reader
-        connections = [c for c in reader.connections if c.topic in set(topics)]
+        wanted = set(topics)
+        connections = [c for c in reader.connections if c.topic in wanted]
+        if not connections:  # rosbags reads every topic when given none
+            return
         try:
             for connection, log_time, raw in reader.messages(connections=connections):
-                yield connection.topic, int(log_time), reader.deserialize(
-                    raw, connection.msgtype)
+                yield connection.topic, int(log_time), raw, connection.msgtype
         except RobotTvDynamicsError:
             raise
         except Exception as error:  # rosbags' own errors, KeyError, OSError, …

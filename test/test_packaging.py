@@ -139,3 +139,43 @@ def test_every_console_script_is_an_executable_in_lib_package(colcon_install: Pa
         executable = lib / name
         assert executable.is_file(), f"console script {name!r} not installed as {executable}"
         assert os.access(executable, os.X_OK), f"{executable} is not executable"
+
+
+#: Each core dependency of setup.py -> the rosdep key package.xml must name for it, or
+#: None where rosdep has no key (then package.xml must say so in a comment, so a colcon
+#: user knows `pip install .` brings it). Keys as in ros/rosdistro rosdep/*.yaml.
+ROSDEP_KEYS = {
+    "numpy": "python3-numpy",
+    "scipy": "python3-scipy",
+    "pin": "pinocchio",
+    "pyyaml": "python3-yaml",
+    "matplotlib": "python3-matplotlib",
+    "rosbags": "python3-rosbags-pip",
+    "mcap-ros2-support": "mcap-ros2-support",
+    "cvxpy": "python3-cvxpy-pip",
+    "toppra": "python3-toppra-pip",
+    "example-robot-data": None,
+    "clarabel": None,
+    "scs": None,
+    "dask": None,
+}
+
+
+def test_package_xml_names_every_core_dependency():
+    import re
+    import xml.etree.ElementTree as ElementTree
+
+    _, constants = _setup_call()
+    requirements = constants["INSTALL_REQUIRES"]
+    assert isinstance(requirements, list)
+    names = [re.match(r"[A-Za-z0-9_.-]+", str(r)).group(0).lower() for r in requirements]
+    text = (REPO / "package.xml").read_text()
+    depends = {e.text for e in ElementTree.fromstring(text).iter("exec_depend")}
+    unknown = sorted(set(names) - set(ROSDEP_KEYS))
+    assert not unknown, f"add a rosdep key (or None) for {unknown} to ROSDEP_KEYS"
+    for name in names:
+        key = ROSDEP_KEYS[name]
+        if key is None:
+            assert name in text, f"package.xml should say that pip installs {name}"
+        else:
+            assert key in depends, f"package.xml lacks <exec_depend>{key}</exec_depend> ({name})"

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from robot_tv_dynamics.cli.common import (
     ProgressBar,
     add_lock_argument,
+    add_progress_arguments,
     load_model,
     lock_option,
     positive_float,
@@ -51,11 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(e.g. tcp://host:8786) instead")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object on stdout instead of a table")
-    progress = parser.add_mutually_exclusive_group()
-    progress.add_argument("--progress", dest="progress", action="store_true", default=None,
-                          help="always draw the progress bar on stderr")
-    progress.add_argument("--no-progress", dest="progress", action="store_false",
-                          help="never draw it (default: only when stderr is a terminal)")
+    add_progress_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:

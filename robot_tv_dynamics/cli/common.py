@@ -8,14 +8,16 @@ import math
 import os
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, TextIO
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError, URDFError
 
 if TYPE_CHECKING:  # imported where used: building the parser loads neither NumPy nor Pinocchio
     from robot_tv_dynamics.bounds import SearchProgress
     from robot_tv_dynamics.model import LockedJoints, RobotModel
+
+Number = TypeVar("Number", int, float)
 
 
 @contextlib.contextmanager
@@ -81,7 +83,7 @@ def load_model(path: str, locked_joints: LockedJoints | None = None) -> RobotMod
 
 
 class ProgressBar:
-    """A plain-text progress bar on a stream, redrawn in place (carriage return).
+    """The certified search's progress on a stream (the package's one bar, with its gap).
 
     Called with a :class:`~robot_tv_dynamics.bounds.SearchProgress` (or anything with
     ``fraction``, ``gap``, ``elapsed_s``, ``time_limit_s`` and ``boxes``).
@@ -89,26 +91,19 @@ class ProgressBar:
 
     def __init__(self, stream: TextIO, width: int = 30) -> None:
         """Draw on ``stream`` with a bar of ``width`` characters."""
-        self.stream = stream
-        self.width = width
-        self.drawn = False
+        from robot_tv_dynamics.identification.progress import Progress
+
+        self._bar = Progress("certified search", stream=stream, width=width)
 
     def __call__(self, progress: SearchProgress) -> None:
         """Redraw for one :class:`~robot_tv_dynamics.bounds.SearchProgress` report."""
-        filled = int(round(self.width * min(max(progress.fraction, 0.0), 1.0)))
         gap = "—" if not math.isfinite(progress.gap) else f"{100 * progress.gap:6.2f} %"
-        self.stream.write(
-            f"\rcertified search [{'#' * filled}{'.' * (self.width - filled)}] "
-            f"{progress.elapsed_s:6.1f}/{progress.time_limit_s:g} s  gap {gap}  "
-            f"boxes {progress.boxes}")
-        self.stream.flush()
-        self.drawn = True
+        self._bar.show(progress.fraction, f"{progress.elapsed_s:6.1f}/"
+                       f"{progress.time_limit_s:g} s  gap {gap}  boxes {progress.boxes}")
 
     def close(self) -> None:
         """End the line the bar was drawn on."""
-        if self.drawn:
-            self.stream.write("\n")
-            self.stream.flush()
+        self._bar.close()
 
 
 #: Help of ``--lock`` (every subcommand that loads a URDF).
@@ -134,26 +129,79 @@ def lock_option(items: Sequence[str]) -> dict[str, float | None] | None:
     return parse_locked_joints(items, "--lock") if items else None
 
 
+def add_progress_arguments(parser: argparse.ArgumentParser, bars: str = "the progress bar"
+                           ) -> None:
+    """Add ``--progress`` / ``--no-progress`` (``args.progress``: True, False or None = auto).
+
+    Args:
+        parser: the subcommand's parser.
+        bars: what is drawn, for the help (``"progress bars"``).
+    """
+    progress = parser.add_mutually_exclusive_group()
+    progress.add_argument("--progress", dest="progress", action="store_true", default=None,
+                          help=f"always draw {bars} on stderr")
+    progress.add_argument("--no-progress", dest="progress", action="store_false",
+                          help=f"never draw {bars} (default: only when stderr is a terminal)")
+
+
+def checked_number(text: str, kind: Callable[[str], Number], accept: Callable[[Number], bool],
+                   rule: str) -> Number:
+    """Argparse type body: ``kind(text)`` when finite and ``accept`` holds.
+
+    The one place the CLI's number options are parsed: each option's type is a line
+    naming its range (:func:`positive_float`, ``excite``'s harmonics count, ...).
+
+    Args:
+        text: the option's value.
+        kind: ``int`` or ``float``.
+        accept: the range check.
+        rule: what the value must be, for the message (``"a positive number"``).
+
+    Raises:
+        argparse.ArgumentTypeError: not a number (an integer for ``int``), not finite, or
+            outside the range (``'x' is not <rule>``).
+    """
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+    if not (math.isfinite(value) and accept(value)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not {rule}")
+    return value
+
+
 def positive_float(text: str) -> float:
     """Argparse type: a finite number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number")
-    return value
+    return checked_number(text, float, lambda v: v > 0, "a positive number")
 
 
 def positive_int(text: str) -> int:
     """Argparse type: an integer ≥ 1."""
+    return checked_number(text, int, lambda v: v >= 1, "a positive integer")
+
+
+def checked_numbers(text: str, accept: Callable[[float], bool], rule: str
+                    ) -> tuple[float, ...]:
+    """Argparse type body: one number, or several comma-separated (one per joint).
+
+    Raises:
+        argparse.ArgumentTypeError: an item that is not a number, or not finite and
+            ``accept``-ed (``'x': every value must be <rule>``).
+    """
     try:
-        value = int(text)
+        values = tuple(float(item) for item in text.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
-    return value
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number or a comma-separated "
+                                         "list of numbers") from None
+    if not all(math.isfinite(v) and accept(v) for v in values):
+        raise argparse.ArgumentTypeError(f"{text!r}: every value must be {rule}")
+    return values
+
+
+def positive_numbers(text: str) -> tuple[float, ...]:
+    """Argparse type: one finite number > 0, or several comma-separated (one per joint)."""
+    return checked_numbers(text, lambda v: v > 0, "> 0")
 
 
 def error_message(error: BaseException) -> str:

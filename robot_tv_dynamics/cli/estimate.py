@@ -35,7 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from robot_tv_dynamics.cli.common import add_lock_argument, load_model, lock_option
+from robot_tv_dynamics.cli.common import (
+    add_lock_argument,
+    load_model,
+    lock_option,
+    positive_numbers,
+)
 from robot_tv_dynamics.estimation import (
     METHODS,
     ExcitationConfig,
@@ -45,16 +50,6 @@ from robot_tv_dynamics.estimation import (
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.friction import load_friction_file
 from robot_tv_dynamics.observer.replay import read_observer_bag
-
-
-def _numbers(text: str) -> tuple[float, ...]:
-    try:
-        values = tuple(float(item) for item in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not comma-separated numbers") from None
-    if not values or not all(math.isfinite(v) and v > 0 for v in values):
-        raise argparse.ArgumentTypeError(f"{text!r}: every value must be > 0")
-    return values
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -76,7 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="estimator (default: %(default)s)")
     parser.add_argument("--joint-topic", default="/joint_states",
                         help="the JointState topic (default: %(default)s)")
-    parser.add_argument("--noise-std", type=_numbers, default=None, metavar="N·m",
+    parser.add_argument("--noise-std", type=positive_numbers, default=None, metavar="N·m",
                         help="each joint's residual noise level, one value or one per joint "
                              "(default: identify's per-joint fit RMS when the model comes "
                              f"from an identify folder, else {DEFAULT_NOISE})")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from robot_tv_dynamics.cli.common import (
     add_lock_argument,
+    checked_number,
     load_model,
     lock_option,
     positive_float,
@@ -39,13 +40,7 @@ DESCRIPTION = (
 
 
 def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is negative")
-    return value
+    return checked_number(text, int, lambda v: v >= 0, "a non-negative integer")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

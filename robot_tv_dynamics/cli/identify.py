@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
 from robot_tv_dynamics.cli.common import (
     add_lock_argument,
+    add_progress_arguments,
+    checked_number,
     load_model,
     lock_option,
     positive_float,
@@ -46,23 +47,11 @@ OUTPUTS = ("identified.urdf", "theta.yaml", "friction.yaml", "report.png", "summ
 
 
 def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 0.9:
-        raise argparse.ArgumentTypeError(f"{text!r} is not in [0, 0.9]")
-    return value
+    return checked_number(text, float, lambda v: 0.0 <= v <= 0.9, "in [0, 0.9]")
 
 
 def _non_negative(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a non-negative number")
-    return value
+    return checked_number(text, float, lambda v: v >= 0, "a non-negative number")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -95,11 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="output directory (default ./identification)")
     parser.add_argument("--json", action="store_true",
                         help="print the summary as one JSON object on stdout")
-    progress = parser.add_mutually_exclusive_group()
-    progress.add_argument("--progress", dest="progress", action="store_true", default=None,
-                          help="always draw progress bars on stderr")
-    progress.add_argument("--no-progress", dest="progress", action="store_false",
-                          help="never draw them (default: only when stderr is a terminal)")
+    add_progress_arguments(parser, "progress bars")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,7 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from robot_tv_dynamics.cli.common import add_lock_argument, load_model, lock_option
+from robot_tv_dynamics.cli.common import (
+    add_lock_argument,
+    load_model,
+    lock_option,
+    positive_numbers,
+)
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.friction import load_friction_file as load_friction
 from robot_tv_dynamics.observer.contact import MODES, ContactDetector
@@ -36,17 +41,6 @@ from robot_tv_dynamics.observer.replay import (
 MAX_LISTED = 20
 
 
-def _numbers(text: str) -> list[float]:
-    try:
-        values = [float(item) for item in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number or a comma-separated "
-                                         "list of numbers") from None
-    if not values or not all(math.isfinite(v) and v > 0 for v in values):
-        raise argparse.ArgumentTypeError(f"{text!r}: every value must be > 0")
-    return values
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``observe`` to ``parser``."""
     parser.add_argument("--urdf", required=True, help="the arm's URDF file")
@@ -60,10 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="generalized: Θ(t), Ψ(t) from the bag; classical: Θ of the "
                              "first sample (URDF when the bag has none), Ψ = 0 "
                              "(default: %(default)s)")
-    parser.add_argument("--gain", type=_numbers, default=[50.0], metavar="K_O",
+    parser.add_argument("--gain", type=positive_numbers, default=[50.0], metavar="K_O",
                         help="observer gain [1/s], one value or one per joint "
                              "(comma-separated); time constant 1/K_O (default: 50)")
-    parser.add_argument("--threshold", type=_numbers, default=[1.0], metavar="N·m",
+    parser.add_argument("--threshold", type=positive_numbers, default=[1.0], metavar="N·m",
                         help="contact threshold on |r_i|, one value or one per joint "
                              "(default: 1.0)")
     parser.add_argument("--contact-mode", choices=MODES, default="joint",

@@ -19,6 +19,8 @@ import yaml
 
 from robot_tv_dynamics.cli.common import (
     add_trajectory_arguments,
+    checked_number,
+    checked_numbers,
     load_model,
     lock_option,
     positive_float,
@@ -46,21 +48,11 @@ DESCRIPTION = (
 
 
 def _noise(text: str) -> list[float]:
-    try:
-        values = [float(v) for v in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: one number or one per joint, "
-                                         "comma-separated [N·m]") from None
-    if any(not np.isfinite(v) or v < 0 for v in values):
-        raise argparse.ArgumentTypeError(f"{text!r}: noise levels must be finite and ≥ 0")
-    return values
+    return list(checked_numbers(text, lambda v: v >= 0, "finite and ≥ 0 [N·m]"))
 
 
 def _fraction(text: str) -> float:
-    value = float(text)
-    if not 0.0 <= value < 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r}: a relative change in [0, 1)")
-    return value
+    return checked_number(text, float, lambda v: 0.0 <= v < 1.0, "a relative change in [0, 1)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

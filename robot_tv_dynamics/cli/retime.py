@@ -335,7 +335,7 @@ def write_table(result: RetimeResult, load: Load | None, stream: TextIO) -> None
         f"{result.verification.t.size} samples of the time law and the "
         f"{result.trajectory.n_points} output points; played: the quintic interpolation "
         "between the output points)\n")
-    out(f"binding constraint: {result.binding}\n")
+    out(f"binding constraint: {result.binding_constraint.describe()}\n")
     for kind, joints in result.active.items():
         if joints:
             text = ", ".join(f"{joint} {100 * fraction:.0f} %" for joint, fraction in

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from robot_tv_dynamics.bags import open_bag
 from robot_tv_dynamics.demo.recording import Recording
 from robot_tv_dynamics.demo.scenario import ESTIMATORS, TRUTH
 from robot_tv_dynamics.exceptions import DemoError
@@ -145,9 +146,9 @@ def annotate_bag(path: Path, rec: Recording, result: dict[str, Any],
         Messages added per topic.
 
     Raises:
+        RecordingError: ``path`` cannot be read (:func:`~robot_tv_dynamics.bags.open_bag`).
         DemoError: the rewritten bag could not be produced.
     """
-    from rosbags.highlevel import AnyReader
     from rosbags.rosbag2 import StoragePlugin, Writer
     from rosbags.typesys import Stores, get_typestore
 
@@ -159,13 +160,13 @@ def annotate_bag(path: Path, rec: Recording, result: dict[str, Any],
     writer = Writer(work, version=9, storage_plugin=StoragePlugin.MCAP)
     writer.open()
     try:
-        with AnyReader([path], default_typestore=store) as reader:
+        with open_bag(path) as bag:
             # a bag annotated before keeps its recorded topics, not the old analysis
-            kept = [c for c in reader.connections if c.topic not in analysis_topics()]
-            connections = {c.id: writer.add_connection(c.topic, c.msgtype, typestore=store)
-                           for c in kept}
-            for connection, log_time, raw in reader.messages(connections=kept):
-                writer.write(connections[connection.id], log_time, raw)
+            kept = {topic: writer.add_connection(topic, msgtype, typestore=store)
+                    for topic, msgtype in bag.topics.items()
+                    if topic not in analysis_topics()}
+            for topic, log_time, raw in bag.raw_messages(list(kept)):
+                writer.write(kept[topic], log_time, raw)
         for topic, (times, values) in series.items():
             axis, labels = ("term", TERM_FIELDS) if topic.endswith("/terms") else (
                 "quantity", SOURCE_FIELDS)

@@ -1,4 +1,7 @@
-r"""Reading the demo's ``run.mcap`` back (rosbags, no rclpy) into arrays on simulated time."""
+r"""Reading the demo's ``run.mcap`` back (:mod:`robot_tv_dynamics.bags`, no rclpy) into arrays.
+
+Every topic lands on simulated time (the recording's ``/simulation_info`` epoch).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from robot_tv_dynamics.bags import open_bag
 from robot_tv_dynamics.demo.scenario import (
     ESTIMATORS,
     OBSERVER_TOPICS,
@@ -67,25 +71,23 @@ def _stamp(msg: Any) -> float:
 
 
 def read_recording(path: Path) -> Recording:
-    """Read run.mcap with rosbags and align every topic to simulated time.
+    """Read run.mcap (:func:`~robot_tv_dynamics.bags.open_bag`) on simulated time.
 
     Messages with a header use their stamp; the Θ of the truth and of the estimates come
     from their stamped ``*_stamped`` topics when the bag has them (names in model order,
     as sim_node publishes them). Legacy Float64MultiArray messages (no header) take
     the simulated time of the joint_states sample whose receive time is closest (the
     simulator publishes both in the same tick, 10 ms apart from the next).
-    """
-    from rosbags.highlevel import AnyReader
-    from rosbags.typesys import Stores, get_typestore
 
-    store = get_typestore(Stores.ROS2_JAZZY)
+    Raises:
+        RecordingError: the bag is missing or unreadable.
+        DemoError: it has no ``/simulation_info`` or ``/joint_states`` message.
+    """
     rows: dict[str, list[tuple[int, Any]]] = {}
-    with AnyReader([path], default_typestore=store) as reader:
-        for connection, log_time, raw in reader.messages():
-            if connection.topic in NOT_READ:
-                continue
-            rows.setdefault(connection.topic, []).append(
-                (log_time, reader.deserialize(raw, connection.msgtype)))
+    with open_bag(path) as bag:
+        for topic, log_time, msg in bag.messages(
+                [topic for topic in bag.topics if topic not in NOT_READ]):
+            rows.setdefault(topic, []).append((log_time, msg))
     if not rows.get("/simulation_info") or not rows.get("/joint_states"):
         raise DemoError(f"{path} has no simulation_info or joint_states")
     info = json.loads(rows["/simulation_info"][-1][1].data)
@@ -127,7 +129,8 @@ def read_recording(path: Path) -> Recording:
         qd=np.array([m.velocity for _, m in joint]),
         tau=np.array([m.effort for _, m in joint]),
         t_ref=np.array([_stamp(m) - epoch for _, m in ref]),
-        q_ref=np.array([m.position for _, m in ref]).reshape(len(ref), -1),
+        q_ref=(np.array([m.position for _, m in ref]).reshape(len(ref), -1) if ref
+               else np.zeros((0, len(joint[0][1].position)))),
         theta=arrays("/inertial_parameters"),
         estimates={name: arrays(f"/estimates/{name}/inertial_parameters")
                    for name in ESTIMATORS},

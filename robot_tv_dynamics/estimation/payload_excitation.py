@@ -27,8 +27,9 @@ from robot_tv_dynamics.identification.excitation import (
     ExcitationDesign,
     FourierTrajectory,
     LimitScales,
-    _Limits,
-    _project_rest,
+    TrajectoryLimits,
+    peak_ratios,
+    project_to_rest,
 )
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
@@ -117,7 +118,7 @@ def design_payload_excitation(
         raise InvalidInputError("candidates", "need at least one candidate")
     LoadMeasurement(model, link)  # unknown or world-fixed link → its error now
     search = np.linspace(0.0, duration, 80, endpoint=False)
-    limits = _Limits(model, scales, search)
+    limits = TrajectoryLimits(model, scales, search)
     if center is not None:
         c = np.asarray(center, dtype=np.float64).reshape(-1)
         lo, hi = model.joint_limits.lower, model.joint_limits.upper
@@ -156,7 +157,7 @@ def design_payload_excitation(
         if around is not None:
             size = np.abs(around.a).max(axis=1, keepdims=True) + 1e-9
             a, b = around.a + 0.3 * size * a, around.b + 0.3 * size * b
-        a, b = _project_rest(a * mask, b * mask)
+        a, b = project_to_rest(a * mask, b * mask)
         return fit(FourierTrajectory(base_frequency, limits.center, a, b))
 
     def score(traj: FourierTrajectory) -> float:
@@ -170,9 +171,7 @@ def design_payload_excitation(
         if value < best_score:
             best, best_score = candidate, value
     times = np.arange(0.0, duration + 0.5 / rate, 1.0 / rate)
-    from robot_tv_dynamics.identification.excitation import peak_ratios
-
-    final = _Limits(model, scales, times)
+    final = TrajectoryLimits(model, scales, times)
     final.center, final.excursion = limits.center, limits.excursion
     trajectory = best
     for _ in range(20):  # dense check (positions, velocities, efforts by eq. (39)) + q̈

@@ -57,16 +57,12 @@ import numpy.typing as npt
 
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import (
+    PSEUDO_BASIS,
     Array,
     check_finite,
     phi_from_pseudo_inertia,
     project_uniformly_consistent,
-    pseudo_inertia,
 )
-
-#: f(eₖ) of each basis vector of ℝ¹⁰, (10, 4, 4): f(Φ) = Σₖ Φₖ PSEUDO_INERTIA_BASIS[k].
-PSEUDO_INERTIA_BASIS: Array = pseudo_inertia(np.eye(10))
-PSEUDO_INERTIA_BASIS.setflags(write=False)
 
 _BARRIER_DEGREE = 8  # two 4×4 log-det barriers
 _LOW_RANK_STEPS = 12  # Gauss-Newton steps of the low-rank fast path (per rank tried)
@@ -103,7 +99,7 @@ class MetricProjection:
     converged: bool = True
 
 
-_BASIS_ROWS = PSEUDO_INERTIA_BASIS.reshape(10, 16)
+_BASIS_ROWS = PSEUDO_BASIS.reshape(10, 16)  # vec f(Φ) = Φ @ _BASIS_ROWS
 _PHI_OF_IDENTITY = phi_from_pseudo_inertia(np.eye(4))  # f(Φ) = I
 
 
@@ -270,7 +266,7 @@ class LoadProjection:
         self._scale = max(float(np.linalg.eigvalsh(_f(self.phi_base))[-1]), 1e-12)
         # Clarabel's cones: s = b − A v ∈ PSD (svec: upper triangle by columns, the
         # off-diagonal entries × √2); f(v) ⪰ 0 and f(Φ_b⁰ + T v) − εI ⪰ 0
-        svec = np.array([_svec(basis) for basis in PSEUDO_INERTIA_BASIS]).T  # (10, 10)
+        svec = np.array([_svec(basis) for basis in PSEUDO_BASIS]).T  # (10, 10)
         self._a = np.vstack([-svec, -svec @ self.transform])
         self._b = np.concatenate([np.zeros(10), _svec(_f(self.phi_base)
                                                       - self.epsilon * np.eye(4))])

@@ -35,10 +35,11 @@ from robot_tv_dynamics.evaluation.result import (
 from robot_tv_dynamics.evaluation.trajectory import (
     Trajectory,
     derive_velocities_accelerations,
+    held_positions,
+    model_columns,
 )
 from robot_tv_dynamics.exceptions import (
     InvalidInputError,
-    UnknownNameError,
 )
 from robot_tv_dynamics.inertia import (
     Array,
@@ -123,23 +124,8 @@ def _full_state(
     notes: list[str],
 ) -> tuple[list[int], Array, Array, Array]:
     """Model-order q, q̇, q̈ (K, nv) from the trajectory and the held joints."""
-    columns = []
-    for name in trajectory.joint_names:
-        if name not in model.joint_names:
-            raise UnknownNameError("joint", name, model.joint_names)
-        columns.append(model.joint_names.index(name))
-    held: Array
-    if default_positions is None:
-        held = np.zeros(model.nv)
-    elif isinstance(default_positions, Mapping):
-        held = np.zeros(model.nv)
-        for name, value in default_positions.items():
-            if name not in model.joint_names:
-                raise UnknownNameError("joint", str(name), model.joint_names)
-            held[model.joint_names.index(name)] = float(
-                check_finite(value, f"default_positions[{name}]", ()))
-    else:
-        held = check_finite(default_positions, "default_positions", (model.nv,))
+    columns = model_columns(model, trajectory.joint_names)
+    held = held_positions(model, default_positions)
     qd_given, qdd_given, derived = derive_velocities_accelerations(trajectory)
     notes.extend(derived)
     k = trajectory.n_points

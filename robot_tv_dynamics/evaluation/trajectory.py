@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.interpolate
@@ -18,11 +18,17 @@ import scipy.interpolate
 from robot_tv_dynamics.arrays import readonly
 from robot_tv_dynamics.exceptions import (
     InvalidInputError,
+    UnknownNameError,
 )
 from robot_tv_dynamics.inertia import (
     Array,
     check_finite,
 )
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from robot_tv_dynamics.model import RobotModel
 
 #: JointTrajectory message type name, for rosbag2 topics.
 JOINT_TRAJECTORY_TYPE = "trajectory_msgs/msg/JointTrajectory"
@@ -185,6 +191,46 @@ def _vector(value: Any, argument: str, n: int) -> Array | None:
     if vector.size != n:
         raise InvalidInputError(argument, f"expected {n} values (one per joint), got {vector.size}")
     return vector
+
+
+def model_columns(model: RobotModel, joint_names: Sequence[str]) -> list[int]:
+    """The model-order index of each of a trajectory's joints.
+
+    Raises:
+        UnknownNameError: a joint that is not in the model.
+    """
+    columns = []
+    for name in joint_names:
+        if name not in model.joint_names:
+            raise UnknownNameError("joint", name, model.joint_names)
+        columns.append(model.joint_names.index(name))
+    return columns
+
+
+def held_positions(model: RobotModel,
+                   default_positions: npt.ArrayLike | Mapping[str, float] | None) -> Array:
+    """Positions (nv,) of the joints a trajectory does not list (a new writable array).
+
+    Args:
+        model: the arm.
+        default_positions: (nv,) in model order, a mapping name → position (the others
+            0), or None (all 0) [rad, m].
+
+    Raises:
+        UnknownNameError: a mapped joint that is not in the model.
+        InvalidInputError: a position that is not finite, or a vector of the wrong size.
+    """
+    if default_positions is None:
+        return np.zeros(model.nv)
+    if isinstance(default_positions, Mapping):
+        held = np.zeros(model.nv)
+        for name, value in default_positions.items():
+            if name not in model.joint_names:
+                raise UnknownNameError("joint", str(name), model.joint_names)
+            held[model.joint_names.index(name)] = float(
+                check_finite(value, f"default_positions[{name}]", ()))
+        return held
+    return np.array(check_finite(default_positions, "default_positions", (model.nv,)))
 
 
 def trajectory_from_dict(data: Mapping[str, Any]) -> Trajectory:

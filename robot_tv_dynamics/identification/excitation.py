@@ -130,8 +130,19 @@ class ExcitationDesign:
     evaluations: int
 
 
-def _project_rest(a: Array, b: Array) -> tuple[Array, Array]:
-    """Project each joint's coefficients onto Σ k a_k = 0 and Σ k² b_k = 0 (rest at t = 0)."""
+def project_to_rest(a: Array, b: Array) -> tuple[Array, Array]:
+    """Project each joint's coefficients onto Σ k a_k = 0 and Σ k² b_k = 0 (rest at t = 0).
+
+    Args:
+        a: sine amplitudes (n, K) [rad or m].
+        b: cosine amplitudes (n, K) [rad or m].
+
+    Returns:
+        (a, b) projected: q̇(0) = 0 and q̈(0) = 0 (module docstring).
+
+    Raises:
+        InvalidInputError: fewer than 2 harmonics.
+    """
     k = np.arange(1, a.shape[1] + 1, dtype=np.float64)
     if a.shape[1] < 2:
         raise InvalidInputError("harmonics", "starting at rest needs at least 2 harmonics")
@@ -141,10 +152,15 @@ def _project_rest(a: Array, b: Array) -> tuple[Array, Array]:
     return a, b
 
 
-class _Limits:
-    """Peak ratios of a trajectory against the scaled limits (RNEA on a fixed grid)."""
+class TrajectoryLimits:
+    """Peak ratios of a trajectory against the scaled limits (RNEA on a fixed grid).
+
+    Shared by :func:`design_excitation` and the payload-only design of
+    :mod:`robot_tv_dynamics.estimation.payload_excitation`.
+    """
 
     def __init__(self, model: RobotModel, scales: LimitScales, times: Array) -> None:
+        """Scaled limits of ``model`` checked on the grid ``times`` (M,) [s]."""
         limits = model.joint_limits
         self.model = model
         half = 0.5 * (limits.upper - limits.lower)
@@ -157,11 +173,13 @@ class _Limits:
         self._data = model.pinocchio_model.createData()
 
     def kinematic(self, traj: FourierTrajectory) -> tuple[Array, Array]:
+        """Peak |q − q_c| / excursion and |q̇| / velocity limit per joint, (n,) each."""
         q, qd, _ = traj.evaluate(self.times)
         return (np.abs(q - self.center).max(axis=0) / self.excursion,
                 np.abs(qd).max(axis=0) / self.velocity)
 
     def torques(self, traj: FourierTrajectory) -> Array:
+        """τ (M, n) on the grid for the URDF's Θ (Pinocchio's RNEA) [N·m, N]."""
         q, qd, qdd = traj.evaluate(self.times)
         pm, data, model = self.model.pinocchio_model, self._data, self.model
         out = np.empty_like(q)
@@ -171,6 +189,7 @@ class _Limits:
         return out
 
     def effort_ratio(self, traj: FourierTrajectory) -> float:
+        """Peak |τ| / effort limit over the joints and the grid."""
         return float((np.abs(self.torques(traj)).max(axis=0) / self.effort).max())
 
     def fit(self, traj: FourierTrajectory) -> FourierTrajectory:
@@ -236,7 +255,7 @@ def design_excitation(
     rng = np.random.default_rng(seed)
     n = model.nv
     search_times = np.linspace(0.0, min(duration, 1.0 / base_frequency), 160, endpoint=False)
-    limits = _Limits(model, scales, search_times)
+    limits = TrajectoryLimits(model, scales, search_times)
     rank = regressors.structural_rank(model, friction)
     k = np.arange(1, harmonics + 1)
     total = candidates + iterations
@@ -251,7 +270,7 @@ def design_excitation(
         if around is not None:
             size = np.abs(around.a).max(axis=1, keepdims=True) + 1e-9
             a, b = around.a + spread * size * a, around.b + spread * size * b
-        a, b = _project_rest(a, b)
+        a, b = project_to_rest(a, b)
         return limits.fit(FourierTrajectory(base_frequency, limits.center, a, b))
 
     best: FourierTrajectory | None = None
@@ -268,7 +287,7 @@ def design_excitation(
     periods = max(1, math.ceil(duration * base_frequency * (1.0 - 1e-12)))
     duration = periods / base_frequency
     times = output_times(duration, rate)
-    final = _Limits(model, scales, times)
+    final = TrajectoryLimits(model, scales, times)
     trajectory = best
     for _ in range(20):  # the dense check with eq. (39); shrink if it fails (rarely)
         ratios = peak_ratios(model, trajectory, times, final)
@@ -291,7 +310,7 @@ def output_times(duration: float, rate: float) -> Array:
 
 
 def peak_ratios(model: RobotModel, trajectory: FourierTrajectory, times: Array,
-                limits: _Limits) -> Array:
+                limits: TrajectoryLimits) -> Array:
     """(3, n) peak ratios on ``times``, τ from ``RobotModel.inverse_dynamics`` (eq. 39)."""
     q, qd, qdd = trajectory.evaluate(times)
     theta = model.theta_nominal

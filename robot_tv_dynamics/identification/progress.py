@@ -1,4 +1,4 @@
-"""A plain-text progress bar on stderr for long identification steps."""
+"""The plain-text progress bar on stderr of the long steps (identify, excite, bounds)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from typing import TextIO
 class Progress:
     """A bar redrawn in place (carriage return); silent when ``enabled`` is False.
 
-    Call it with the fraction done; :meth:`close` ends the line.
+    Call it with the fraction done (throttled), or :meth:`show` it with a text of its own
+    (the certified search's gap); :meth:`close` ends the line.
     """
 
     def __init__(self, label: str, enabled: bool = True, stream: TextIO | None = None,
@@ -35,10 +36,14 @@ class Progress:
             return
         self._last = fraction
         self._drawn_at = now
-        filled = int(round(self.width * fraction))
-        elapsed = time.perf_counter() - self._start
-        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] "
-                          f"{100 * fraction:5.1f} % {elapsed:6.1f} s")
+        self.show(fraction, f"{100 * fraction:5.1f} % {now - self._start:6.1f} s")
+
+    def show(self, fraction: float, text: str) -> None:
+        """Redraw now: ``label [####....] text`` for ``fraction`` (clipped to [0, 1])."""
+        if not self.enabled:
+            return
+        filled = int(round(self.width * min(max(float(fraction), 0.0), 1.0)))
+        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {text}")
         self.stream.flush()
         self._drawn = True
 

@@ -5,7 +5,7 @@ r"""A recorded rosbag2 (MCAP or SQLite) → the momentum observer, sample by sam
 ``inertial_parameters`` (Θ), ``inertial_parameter_rates`` (Θ̇), ``psi`` (Ψ),
 ``psi_rates`` (Ψ̇) (std_msgs/Float64MultiArray, ``body`` × ``phi``/``psi`` layout of
 :mod:`robot_tv_dynamics.ros.conversions`; body names in the label may come in any
-order) with ``rosbags``, as :func:`robot_tv_dynamics.demo.read_recording` does.
+order) through :func:`robot_tv_dynamics.bags.open_bag`, as the demo's analysis does.
 
 **Time and matching rule.** A joint_states sample's time is its header stamp (the
 receive/log time when the stamps are all zero), t = 0 at the first joint_states message.
@@ -43,7 +43,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from robot_tv_dynamics.exceptions import InvalidInputError, RecordingError, RobotTvDynamicsError
+from robot_tv_dynamics.bags import open_bag
+from robot_tv_dynamics.exceptions import InvalidInputError, RecordingError
 from robot_tv_dynamics.friction import FrictionParameters
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
@@ -164,39 +165,25 @@ def _count(counts: dict[str, int], key: str) -> None:
 def _read_messages(path: Path, joint_topic: str
                    ) -> tuple[list[tuple[int, Any]], dict[str, list[tuple[int, Any]]]]:
     """(joint_states (log time, msg) list, body topic → list) in log-time order."""
-    try:
-        from rosbags.rosbag2 import Reader
-        from rosbags.typesys import Stores, get_typestore
-    except ImportError as error:  # pragma: no cover - rosbags is a runtime requirement
-        raise RecordingError(str(path), f"reading rosbag2 needs rosbags ({error})") from None
-    if not path.exists():
-        raise RecordingError(str(path), "no such file or directory")
-    store = get_typestore(Stores.LATEST)
     joint: list[tuple[int, Any]] = []
     arrays: dict[str, list[tuple[int, Any]]] = {}
-    wanted = {joint_topic.lstrip("/"): "joint", **{t: t for t in BODY_TOPICS},
-              **STAMPED_TOPICS}
-    try:
-        with Reader(path) as reader:
-            found = sorted({f"{c.topic} ({c.msgtype})" for c in reader.connections})
-            connections = [c for c in reader.connections if c.topic.lstrip("/") in wanted]
-            joint_connections = [c for c in connections
-                                 if wanted[c.topic.lstrip("/")] == "joint"]
-            if not joint_connections or joint_connections[0].msgtype != JOINT_STATE_TYPE:
-                raise RecordingError(str(path), f"has no {JOINT_STATE_TYPE} topic "
-                                     f'"{joint_topic}"; topics: {found}')
-            for connection, log_time, raw in reader.messages(connections=connections):
-                name = wanted[connection.topic.lstrip("/")]
-                if name != "joint" and connection.msgtype not in (ARRAY_TYPE,
-                                                                   JOINT_STATE_TYPE):
-                    continue
-                msg = store.deserialize_cdr(raw, connection.msgtype)
-                (joint if name == "joint" else arrays.setdefault(name, [])).append(
-                    (int(log_time), msg))
-    except RobotTvDynamicsError:
-        raise
-    except Exception as error:  # rosbags raises its own ReaderError, KeyError, OSError…
-        raise RecordingError(str(path), f"cannot read the bag: {error}") from None
+    with open_bag(path) as bag:
+        joint_name = bag.resolve(joint_topic)
+        if joint_name is None or bag.topics[joint_name] != JOINT_STATE_TYPE:
+            found = sorted(f"{topic} ({kind})" for topic, kind in bag.topics.items())
+            raise RecordingError(str(path), f"has no {JOINT_STATE_TYPE} topic "
+                                 f'"{joint_topic}"; topics: {found}')
+        # bag topic → the body topic it carries (a stamped one under the legacy name);
+        # a topic of another type is not ours (a user's own topic of that name)
+        carries = {**{topic: topic for topic in BODY_TOPICS}, **STAMPED_TOPICS}
+        body = {name: key for topic, key in carries.items()
+                if (name := bag.resolve(topic)) is not None and name != joint_name
+                and bag.topics[name] in (ARRAY_TYPE, JOINT_STATE_TYPE)}
+        for name, log_time, msg in bag.messages([joint_name, *body]):
+            if name == joint_name:
+                joint.append((log_time, msg))
+            else:
+                arrays.setdefault(body[name], []).append((log_time, msg))
     joint.sort(key=lambda item: item[0])
     for items in arrays.values():
         items.sort(key=lambda item: item[0])

@@ -26,9 +26,9 @@ import numpy.typing as npt
 import scipy.interpolate
 import toppra
 
-from robot_tv_dynamics.evaluation import Trajectory
-from robot_tv_dynamics.exceptions import InvalidInputError, UnknownNameError
-from robot_tv_dynamics.inertia import Array, check_finite
+from robot_tv_dynamics.evaluation import Trajectory, held_positions, model_columns
+from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
 
 #: Waypoints closer than this (chord length [rad or m]) are merged into one.
@@ -89,13 +89,8 @@ class JointPath:
         """
         self.model = model
         self.joint_names = trajectory.joint_names
-        columns = []
-        for name in trajectory.joint_names:
-            if name not in model.joint_names:
-                raise UnknownNameError("joint", name, model.joint_names)
-            columns.append(model.joint_names.index(name))
-        self.columns = tuple(columns)
-        self.held = _held_positions(model, default_positions)
+        self.columns = tuple(model_columns(model, trajectory.joint_names))
+        self.held = held_positions(model, default_positions)
         self.notes: list[str] = []
         q = np.asarray(trajectory.positions, dtype=np.float64)
         _check_position_limits(model, self.columns, q)
@@ -165,22 +160,6 @@ class JointPath:
         """
         tangent = np.asarray(self.spline(np.array([s]), 1))[0]
         return max(0.0, float(qd @ tangent) / float(tangent @ tangent))
-
-
-def _held_positions(
-    model: RobotModel, default_positions: npt.ArrayLike | Mapping[str, float] | None
-) -> Array:
-    if default_positions is None:
-        return np.zeros(model.nv)
-    if isinstance(default_positions, Mapping):
-        held = np.zeros(model.nv)
-        for name, value in default_positions.items():
-            if name not in model.joint_names:
-                raise UnknownNameError("joint", str(name), model.joint_names)
-            held[model.joint_names.index(name)] = float(
-                check_finite(value, f"default_positions[{name}]", ()))
-        return held
-    return check_finite(default_positions, "default_positions", (model.nv,)).copy()
 
 
 def _check_position_limits(model: RobotModel, columns: tuple[int, ...], q: Array) -> None:

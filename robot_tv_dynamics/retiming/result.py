@@ -81,6 +81,51 @@ class UniformScaling:
 
 
 @dataclass(frozen=True)
+class BindingConstraint:
+    """The limit the retimed motion uses most, with its ratio before and after.
+
+    Attributes:
+        kind: ``"effort"``, ``"velocity"`` or ``"acceleration"``; ``"none"`` when no limit
+            is ≥ 98 % used anywhere (then ``joint`` is ``""`` and the ratios are NaN).
+        joint: the joint it acts on.
+        fraction: share of the dense samples of the output where it is ≥ 98 % used.
+        ratio_before: its peak on the input, at the input's points: |τ|/τ_max (effort,
+            the URDF limit), |q̇|/q̇_max (velocity, the URDF limit, unscaled) or
+            |q̈|/q̈_max (acceleration, the limit given).
+        ratio_after: the same peak on the output: effort on the dense sampling of the
+            time law and the output points (:attr:`RetimeResult.peak_ratio_after`),
+            velocity and acceleration on the dense sampling.
+        bound: what the retiming kept it to, as a ratio of the same limit: the effort
+            margin, the velocity scale, or 1 for an acceleration limit.
+    """
+
+    kind: str
+    joint: str
+    fraction: float
+    ratio_before: float
+    ratio_after: float
+    bound: float
+
+    def describe(self) -> str:
+        """One line, e.g. ``velocity shoulder_pan_joint: |qd|/qd_max 0.81 -> 1.00``."""
+        if self.kind == "none":
+            return "none (no limit is reached)"
+        symbol = {"effort": "|tau|/tau_max", "velocity": "|qd|/qd_max",
+                  "acceleration": "|qdd|/qdd_max"}[self.kind]
+        return (f"{self.kind} {self.joint}: {symbol} {self.ratio_before:.4f} before -> "
+                f"{self.ratio_after:.4f} after (kept to {self.bound:g}; at the limit on "
+                f"{100 * self.fraction:.0f} % of the motion)")
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready (None for NaN)."""
+        def number(value: float) -> float | None:
+            return float(value) if math.isfinite(value) else None
+        return {"kind": self.kind, "joint": self.joint or None, "fraction": self.fraction,
+                "ratio_before": number(self.ratio_before),
+                "ratio_after": number(self.ratio_after), "bound": self.bound}
+
+
+@dataclass(frozen=True)
 class RetimeResult:
     """A retimed trajectory and what was checked about it.
 
@@ -123,6 +168,7 @@ class RetimeResult:
         warnings: what looks wrong.
         velocity_limit: q̇_max of the URDF per joint, (nv,) (None: not known).
         velocity_scale: the fraction of it the retiming kept to.
+        acceleration_limit: the |q̈| limit per joint, (nv,) (inf: none; None: not known).
     """
 
     trajectory: Trajectory
@@ -154,6 +200,7 @@ class RetimeResult:
     warnings: tuple[str, ...]
     velocity_limit: Array | None = None
     velocity_scale: float = 1.0
+    acceleration_limit: Array | None = None
 
     @property
     def within_limits(self) -> bool:
@@ -169,6 +216,29 @@ class RetimeResult:
                 if fraction > best:
                     best, text = fraction, f"{kind} {joint}"
         return text
+
+    @property
+    def binding_constraint(self) -> BindingConstraint:
+        """:attr:`binding` with its peak ratio on the input and on the output."""
+        kind, _, joint = self.binding.partition(" ")
+        if kind not in ("effort", "velocity", "acceleration"):
+            return BindingConstraint("none", "", 0.0, math.nan, math.nan, math.nan)
+        i = self.joint_names.index(joint)
+        fraction = float(self.active[kind][joint])
+        if kind == "effort":
+            return BindingConstraint(kind, joint, fraction, float(self.peak_ratio_before[i]),
+                                     float(self.peak_ratio_after[i]), self.effort_margin)
+        limits = self.velocity_limit if kind == "velocity" else self.acceleration_limit
+        limit = math.nan if limits is None else float(limits[i])
+        if not limit > 0.0:
+            limit = math.nan
+        before = self.before.velocities if kind == "velocity" else self.before.accelerations
+        after = (self.verification.velocities if kind == "velocity"
+                 else self.verification.accelerations)
+        return BindingConstraint(
+            kind, joint, fraction, float(np.max(np.abs(before[:, i]))) / limit,
+            float(np.max(np.abs(after[:, i]))) / limit,
+            self.velocity_scale if kind == "velocity" else 1.0)
 
     @property
     def max_effort_ratio(self) -> float:
@@ -233,6 +303,7 @@ class RetimeResult:
             "peak_velocity_ratio_after": _per_joint(names, self.peak_velocity_ratio_after),
             "active_constraints": {kind: dict(joints) for kind, joints in self.active.items()},
             "binding_constraint": self.binding,
+            "binding": self.binding_constraint.as_dict(),
             "uniform_scaling_factor": None if uniform is None else uniform.factor,
             "uniform_scaling_duration": None if uniform is None else uniform.duration,
             "iterations": self.iterations,

@@ -361,7 +361,7 @@ def retime(
         evaluation=evaluation, verification=verification,
         runtime=time.perf_counter() - started, notes=tuple(notes), warnings=tuple(warnings),
         velocity_limit=np.asarray(model.joint_limits.velocity, dtype=np.float64).copy(),
-        velocity_scale=scale)
+        velocity_scale=scale, acceleration_limit=acceleration_limit.copy())
 
 
 # ---------------------------------------------------------------------------- steps

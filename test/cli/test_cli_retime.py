@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -82,6 +83,14 @@ def test_json_summary_reports_durations_ratios_and_active_constraints(
     assert max(report["peak_ratio_after"].values()) <= 1.0 + 2e-3
     assert report["within_limits"] is True
     assert report["duration_after"] < report["uniform_scaling_duration"]
+    binding = report["binding"]  # the binding constraint as a record, ratios before/after
+    assert f'{binding["kind"]} {binding["joint"]}' == report["binding_constraint"]
+    if binding["kind"] == "effort":
+        assert binding["ratio_before"] == report["peak_ratio_before"][binding["joint"]]
+        assert binding["ratio_after"] == report["peak_ratio_after"][binding["joint"]]
+    else:
+        assert binding["ratio_after"] == pytest.approx(
+            report["peak_velocity_ratio_after"][binding["joint"]], rel=1e-12)
     # the written trajectory, read back and checked by evaluate on its own
     model = RobotModel.from_urdf(ur5_urdf)
     retimed = load_trajectory(out)
@@ -275,3 +284,65 @@ def test_loading_index_path_keeps_the_load_at_the_waypoints(tmp_path, capsys):
     assert any("indexed by path position" in note for note in report["notes"])
     assert report["uniform_scaling_duration"] is None
     assert report["duration_after"] < 1.0  # the 2 s example is slow
+
+
+def _independent_ratios(urdf, trajectory_file, payload_file):
+    """(|τ|/τ_max, |q̇|/q̇_max) per point of a trajectory YAML, (K, 6) each: the payload
+    added to Pinocchio's inertia of tool0's joint, τ by ``pin.rnea`` (not the package)."""
+    import pinocchio as pin
+
+    pmodel = pin.buildModelFromUrdf(str(urdf))
+    payload = yaml.safe_load(Path(payload_file).read_text())
+    frame = pmodel.frames[pmodel.getFrameId(payload["link"])]
+    inertia = payload["inertia"]
+    about_com = np.array([[inertia["ixx"], inertia.get("ixy", 0.0), inertia.get("ixz", 0.0)],
+                          [inertia.get("ixy", 0.0), inertia["iyy"], inertia.get("iyz", 0.0)],
+                          [inertia.get("ixz", 0.0), inertia.get("iyz", 0.0), inertia["izz"]]])
+    body = pin.Inertia(payload["mass"], np.array(payload["com"], dtype=float), about_com)
+    pmodel.inertias[frame.parentJoint] += frame.placement.act(body)
+    data = pmodel.createData()
+    plan = yaml.safe_load(Path(trajectory_file).read_text())
+    names = [pmodel.names[j] for j in range(1, pmodel.njoints)]
+    columns = [plan["joint_names"].index(name) for name in names]
+    effort, velocity = [], []
+    for point in plan["points"]:
+        q, qd, qdd = (np.array(point[key], dtype=float)[columns]
+                      for key in ("positions", "velocities", "accelerations"))
+        effort.append(np.abs(pin.rnea(pmodel, data, q, qd, qdd)) / pmodel.effortLimit)
+        velocity.append(np.abs(qd) / pmodel.velocityLimit)
+    return names, np.array(effort), np.array(velocity)
+
+
+BINDING = re.compile(r"^binding constraint: (effort|velocity) (\w+): \S+ ([\d.]+) before -> "
+                     r"([\d.]+) after \(kept to ([\d.]+);", flags=re.M)
+
+
+@pytest.mark.parametrize("mass,kind,joint", [(6.0, "velocity", "shoulder_pan_joint"),
+                                             (9.0, "effort", "shoulder_lift_joint")])
+def test_the_table_names_the_binding_constraint_with_ratios_an_rnea_of_the_files_confirms(
+        tmp_path, ur5_urdf, capsys, mass, kind, joint):
+    trajectory = fast_ur5_trajectory(tmp_path / "fast.yaml")
+    payload = heavy_payload(tmp_path / "payload.yaml", mass=mass)
+    out = tmp_path / "retimed.yaml"
+    code, stdout, err = run_main(["--urdf", ur5_urdf, "--trajectory", str(trajectory),
+                                  "--payload", str(payload), "--out", str(out),
+                                  "--rate", "500"], capsys)
+    assert code == 0, err
+    found = BINDING.search(stdout)
+    assert found, stdout
+    assert found.group(1, 2) == (kind, joint)
+    before, after, bound = (float(found.group(k)) for k in (3, 4, 5))
+    names, effort_in, velocity_in = _independent_ratios(ur5_urdf, trajectory, payload)
+    _, effort_out, velocity_out = _independent_ratios(ur5_urdf, out, payload)
+    i = names.index(joint)
+    ratio_in, ratio_out = ((effort_in, effort_out) if kind == "effort"
+                           else (velocity_in, velocity_out))
+    # before: the input's own points, printed to 4 decimals
+    assert before == pytest.approx(ratio_in[:, i].max(), abs=6e-5)
+    # after: the output at 500 Hz samples the time law about as densely as the check does
+    assert after == pytest.approx(ratio_out[:, i].max(), abs=1e-3)
+    assert bound == 1.0 and ratio_out[:, i].max() <= bound + 2e-3
+    # binding: this joint's limit is reached (≥ 98 %) after, and it was over it before
+    assert ratio_out[:, i].max() >= 0.97 and ratio_in[:, i].max() > 1.0
+    # every other effort and velocity ratio of the output is within its limit as well
+    assert effort_out.max() <= 1.0 + 2e-3 and velocity_out.max() <= 1.0 + 1e-3

@@ -7,11 +7,9 @@ import numpy as np
 import pytest
 
 from robot_tv_dynamics import InvalidInputError
-from robot_tv_dynamics.estimation.projection import (
-    PSEUDO_INERTIA_BASIS,
-    project_in_metric,
-)
+from robot_tv_dynamics.estimation.projection import project_in_metric
 from robot_tv_dynamics.inertia import (
+    PSEUDO_BASIS,
     phi_from_point_masses,
     phi_from_pseudo_inertia,
     project_uniformly_consistent,
@@ -34,7 +32,7 @@ def _instance(rng, spread):
 def _clarabel(phi, covariance, epsilon, beta):
     """The same SDP, modelled in cvxpy (f by its basis) and solved by Clarabel."""
     v = cp.Variable(10)
-    f = sum(v[k] * PSEUDO_INERTIA_BASIS[k] for k in range(10))
+    f = sum(v[k] * PSEUDO_BASIS[k] for k in range(10))
     whiten = np.linalg.inv(np.linalg.cholesky(covariance))
     problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(whiten @ (v - phi))),
                          [f - epsilon * np.eye(4) >> 0, beta * np.eye(4) - f >> 0])
@@ -188,9 +186,9 @@ def test_the_load_projection_gives_a_body_that_keeps_its_margin():
         # it is the optimum of the same problem modelled independently in cvxpy
         v = cp.Variable(10)
         whiten = np.linalg.inv(np.linalg.cholesky(covariance))
-        f_load = sum(v[k] * PSEUDO_INERTIA_BASIS[k] for k in range(10))
+        f_load = sum(v[k] * PSEUDO_BASIS[k] for k in range(10))
         body = base + transform @ v
-        f_body = sum(body[k] * PSEUDO_INERTIA_BASIS[k] for k in range(10))
+        f_body = sum(body[k] * PSEUDO_BASIS[k] for k in range(10))
         problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(whiten @ (v - noisy))),
                              [f_load >> 0, f_body - epsilon * np.eye(4) >> 0])
         problem.solve(solver=cp.CLARABEL)
