@@ -5,10 +5,11 @@
     ros2 launch robot_tv_dynamics tv_dynamics.launch.py config:=my.yaml
     ros2 launch robot_tv_dynamics tv_dynamics.launch.py urdf:=/path/arm.urdf estimate:=true
 
-``estimate:=true`` adds estimator_node: on a real arm its Θ̂ on ``inertial_parameters``
-feeds the monitor and dynamics nodes; with ``use_sim:=true`` its outputs are remapped
-under ``estimated/`` (``estimated/inertial_parameters``, ...) so that they do not collide
-with the simulator's true Θ.
+``estimate:=true`` adds estimator_node: on a real arm its Θ̂ on
+``inertial_parameters_stamped`` feeds the monitor and dynamics nodes; with
+``use_sim:=true`` its outputs are remapped under ``estimated/``
+(``estimated/inertial_parameters_stamped``, ...) so that they do not collide with the
+simulator's true Θ.
 
 Only wiring: every node gets ``config`` (default: the package's
 config/tv_dynamics.yaml), then ``urdf_path`` from ``urdf`` *only when ``urdf`` is
@@ -33,7 +34,8 @@ SIM_NODE = "sim_node"
 #: Added by estimate:=true (live payload estimation).
 ESTIMATOR_NODE = "estimator_node"
 #: Its outputs, remapped under ``estimated/`` when use_sim:=true.
-ESTIMATOR_OUTPUTS = ("inertial_parameters", "inertial_parameter_rates", "payload_estimate")
+ESTIMATOR_OUTPUTS = ("inertial_parameters_stamped", "inertial_parameters",
+                     "inertial_parameter_rates", "payload_estimate")
 #: The ``urdf`` argument's default: "not given" (the config file's urdf_path stays).
 NOT_GIVEN = ""
 

@@ -92,8 +92,11 @@ def test_estimate_adds_the_estimator_namespaced_beside_the_simulator():
     text = ast.unparse(tree)
     assert "' == 'true' and '" in text and "' != 'true'" in text
     constants = module_constants(tree)
-    assert set(constants["ESTIMATOR_OUTPUTS"]) == {
-        "inertial_parameters", "inertial_parameter_rates", "payload_estimate"}
+    from robot_tv_dynamics.ros import bringup
+
+    assert set(constants["ESTIMATOR_OUTPUTS"]) == set(bringup.ESTIMATOR_OUTPUTS) == {
+        "inertial_parameters_stamped", "inertial_parameters", "inertial_parameter_rates",
+        "payload_estimate"}
 
 
 def test_readme_documents_every_launch_argument():
@@ -198,7 +201,8 @@ def test_docs_list_every_topic_and_parameter(node_parameters):
                   "inertial_parameter_rates", "psi", "psi_rates", "payload",
                   "generalized_torques", "generalized_terms", "mass_matrix_bounds",
                   "/diagnostics", "consistency", "planned_trajectory",
-                  "planned_trajectory_efforts", "inertia_markers", "payload_estimate"):
+                  "planned_trajectory_efforts", "inertia_markers", "payload_estimate",
+                  "inertial_parameters_stamped", "psi_stamped", "consistency_stamped"):
         assert f"`{topic}`" in text, topic
 
 
@@ -227,7 +231,8 @@ def test_cli_bring_up_with_estimate_namespaces_the_estimator_only_beside_the_sim
     assert not any(":=estimated/" in arg for arg in on_arm["estimator_node"])
     beside = bringup.node_commands(use_sim=True, estimate=True, config=CONFIG, python="python3")
     command = beside["estimator_node"]
-    for topic in ("inertial_parameters", "inertial_parameter_rates", "payload_estimate"):
+    for topic in ("inertial_parameters_stamped", "inertial_parameters",
+                  "inertial_parameter_rates", "payload_estimate"):
         assert f"{topic}:=estimated/{topic}" in command, command
     assert not any(":=estimated/" in arg for arg in beside["monitor_node"])
 

@@ -54,6 +54,11 @@ RECORDED = {
     "/estimates/classical/consistency": "std_msgs/msg/Float64MultiArray",
     "/estimates/projected/consistency": "std_msgs/msg/Float64MultiArray",
     "/estimates/geometric/consistency": "std_msgs/msg/Float64MultiArray",
+    # the same tables stamped with the Θ they judged (JointState-shaped)
+    "/consistency_stamped": "sensor_msgs/msg/JointState",
+    "/estimates/classical/consistency_stamped": "sensor_msgs/msg/JointState",
+    "/estimates/projected/consistency_stamped": "sensor_msgs/msg/JointState",
+    "/estimates/geometric/consistency_stamped": "sensor_msgs/msg/JointState",
     "/diagnostics": "diagnostic_msgs/msg/DiagnosticArray",  # every node, every monitor
     "/simulation_info": "std_msgs/msg/String",
     "/robot_description": "std_msgs/msg/String",

@@ -12,7 +12,9 @@ one joint sample into a :class:`ModelState`:
   (:meth:`ModelInputs.set_theta_stamped`, the rule of :mod:`~.timeline`; Θ̇ with it),
   else the latest Θ (topic, else the URDF's), plus the payload deltas: a payload
   replaces one link's URDF share of its body's Φ (exact: Φ is linear in the mass
-  distribution);
+  distribution), from its stamp on (:meth:`ModelInputs.set_payload`: a sample stamped
+  before it keeps the payload it had; an unstamped one, or one stamped at or before the
+  newest sample, applies from the next sample);
 - **Θ̇**: the rates topic while it is fresh (``rate_timeout``), else filtered differences
   of Θ while Θ keeps arriving (within ``max_gap``), else zero;
 - **Ψ, Ψ̇** (as γ = Q₀ψ): stamped Ψ at the sample's stamp once any arrived
@@ -135,6 +137,12 @@ class ModelInputs:
         self._payloads: dict[str, Array] = {}
         self._payload_deltas: dict[str, Array] = {}
         self._payload_delta: Array = np.zeros((n, 10))
+        #: payloads stamped after the newest sample, (stamp, link, Φ, its Θ change) in
+        #: stamp order, and what the samples before the first of them take
+        self._payload_pending: tuple[tuple[float, str, Array, Array], ...] = ()
+        self._settled_payloads: dict[str, Array] = {}
+        self._settled_deltas: dict[str, Array] = {}
+        self._settled_delta: Array = self._payload_delta
         self._theta_rate_topic: Array | None = None
         self._theta_rate_filtered: Array = np.zeros((n, 10))
         self._rate_norm_cache: tuple[Array, float] | None = None
@@ -167,22 +175,31 @@ class ModelInputs:
 
     @property
     def theta(self) -> Array:
-        """Θ (N, 10): the latest Θ plus the payloads (read-only view)."""
+        """Θ (N, 10): the latest Θ plus every payload received (read-only view).
+
+        A payload stamped after the newest sample is in it already (what the arm carries
+        from that stamp on); the samples before its stamp do not take it.
+        """
         view = self._theta.view()
         view.setflags(write=False)
         return view
 
     @property
     def payload_delta(self) -> Array:
-        """Σ of the payloads' changes to Θ (N, 10), added to every Θ (read-only view)."""
+        """Σ of the payloads' changes to Θ (N, 10), every payload received (read-only view)."""
         view = self._payload_delta.view()
         view.setflags(write=False)
         return view
 
     @property
     def payloads(self) -> dict[str, Array]:
-        """Link → Φ of its payload about the link frame (a copy)."""
+        """Link → Φ of its payload about the link frame, every payload received (a copy)."""
         return dict(self._payloads)
+
+    @property
+    def pending_payloads(self) -> list[tuple[float, str]]:
+        """(stamp [s], link) of the payloads stamped after the newest sample, in order."""
+        return [(stamp, link) for stamp, link, _, _ in self._payload_pending]
 
     # ------------------------------------------------------------------ model swap
     def swap_model(self, model: RobotModel) -> list[tuple[str, str]]:
@@ -193,7 +210,8 @@ class ModelInputs:
         Returns:
             (link, reason) for each payload that could not be re-applied (dropped).
         """
-        old_payloads = dict(self._payloads)
+        old_payloads = dict(self._settled_payloads)
+        old_pending = self._payload_pending
         self.model = model
         n = model.n_bodies
         if not self.theta_from_topic:
@@ -202,10 +220,13 @@ class ModelInputs:
             self._theta_time = -math.inf
         self._payloads, self._payload_deltas = {}, {}
         self._payload_delta = np.zeros((n, 10))
+        self._payload_pending, self._settled_payloads, self._settled_deltas = (), {}, {}
+        self._settled_delta = self._payload_delta
         dropped: list[tuple[str, str]] = []
-        for link, phi in old_payloads.items():
+        for link, phi, stamp in [*((link, phi, None) for link, phi in old_payloads.items()),
+                                 *((link, phi, stamp) for stamp, link, phi, _ in old_pending)]:
             try:
-                self.set_payload(link, phi)
+                self.set_payload(link, phi, stamp)
             except InvalidInputError as error:
                 dropped.append((link, str(error)))
             except Exception as error:  # an unknown link in the new URDF, ...
@@ -330,26 +351,69 @@ class ModelInputs:
             psi_dot = self._checked(psi_dot, limits.PSI, "psi_dot", 12)
         self.psi_series.add(stamp, psi, psi_dot)
 
-    def set_payload(self, link: str, phi: Array) -> None:
+    def set_payload(self, link: str, phi: Array, stamp: float | None = None) -> None:
         """Replace a link's URDF share of its body's Φ by ``phi`` (about the link frame).
+
+        Args:
+            link: the URDF link.
+            phi: its Φ about the link frame (10,), eq. (7) order.
+            stamp: the time the payload applies from, on the samples' time axis [s]:
+                samples stamped before it keep the payload they had (a later-stamped one
+                replaces an earlier one at its stamp, whatever the arrival order). None
+                (an unstamped message), or a stamp at or before the newest sample: from
+                the next sample on (an answered sample is never changed).
 
         Raises:
             UnknownNameError: the link is not in the URDF.
-            InvalidInputError: the link is fixed to the world, or ``phi`` is not finite
-                or beyond :data:`limits.THETA`.
+            InvalidInputError: the link is fixed to the world, ``phi`` is not finite or
+                beyond :data:`limits.THETA`, or the stamp is not finite.
         """
         phi = limits.check_bounded(check_finite(phi, "phi", (10,)), limits.THETA, "phi")
+        if stamp is not None and not math.isfinite(stamp):
+            raise InvalidInputError("payload.header.stamp", f"is not finite ({stamp})")
         zero = np.zeros((self.model.n_bodies, 10))
         delta = self.model.theta_with_link_inertia(zero, link, phi)
-        deltas = dict(self._payload_deltas)
-        deltas[link] = delta
-        total = np.sum(list(deltas.values()), axis=0)
-        payloads = dict(self._payloads)
-        payloads[link] = np.array(phi, dtype=np.float64)
-        self._payloads = payloads
-        self._payload_deltas = deltas
-        self._payload_delta = total
+        phi = np.array(phi, dtype=np.float64)
+        if stamp is None or stamp <= self.last_stamp:
+            self._settled_payloads = {**self._settled_payloads, link: phi}
+            self._settled_deltas = {**self._settled_deltas, link: delta}
+            self._settled_delta = _total(self._settled_deltas, zero)
+        else:
+            pending = [*self._payload_pending, (stamp, link, phi, delta)]
+            pending.sort(key=lambda entry: entry[0])  # stable: equal stamps keep arrival order
+            self._payload_pending = tuple(pending)
+        self._refresh_payloads(zero)
+
+    def _refresh_payloads(self, zero: Array) -> None:
+        """Every payload received: the settled ones updated by the pending, in stamp order."""
+        payloads, deltas = dict(self._settled_payloads), dict(self._settled_deltas)
+        for _, link, phi, delta in self._payload_pending:
+            payloads[link], deltas[link] = phi, delta
+        self._payloads, self._payload_deltas = payloads, deltas
+        self._payload_delta = (self._settled_delta if not self._payload_pending
+                               else _total(deltas, zero))
         self._theta = self._theta_base + self._payload_delta
+
+    def _payload_delta_at(self, t: float) -> Array:
+        """The payloads' change to Θ at a sample stamped t (settles the pending ones ≤ t)."""
+        pending = self._payload_pending
+        if not pending:
+            return self._payload_delta
+        k = 0
+        while k < len(pending) and pending[k][0] <= t:
+            k += 1
+        if k:
+            settled_p, settled_d = dict(self._settled_payloads), dict(self._settled_deltas)
+            for _, link, phi, delta in pending[:k]:
+                settled_p[link], settled_d[link] = phi, delta
+            zero = np.zeros((self.model.n_bodies, 10))
+            self._settled_payloads, self._settled_deltas = settled_p, settled_d
+            self._settled_delta = _total(settled_d, zero)
+            self._payload_pending = pending[k:]
+            if not self._payload_pending:  # all settled: the one array every sample takes
+                self._payload_delta = self._settled_delta
+                self._theta = self._theta_base + self._payload_delta
+        return self._settled_delta
 
     def set_reference(self, reference: ReferenceAccelerations | None) -> None:
         """The reference trajectory q̈ is taken from where it covers a sample (None: none).
@@ -394,13 +458,17 @@ class ModelInputs:
         self.last_stamp = t
         self.last_q = q
         qdd = self._acceleration(t, qd)
+        delta = self._payload_delta_at(t)
         theta, theta_dot = self._theta, self._theta_dot(now)
+        if delta is not self._payload_delta:  # a payload stamped after t is pending
+            theta = self._theta_base + delta
         if len(self.theta_series):
             lookup = self.theta_series.at(t)
             self.theta_status = lookup.status
             assert lookup.value is not None and lookup.rate is not None
-            theta, theta_dot = lookup.value + self._payload_delta, lookup.rate
-            self._theta = theta
+            theta, theta_dot = lookup.value + delta, lookup.rate
+            if delta is self._payload_delta:
+                self._theta = theta
         if len(self.psi_series):
             found = self.psi_series.at(t)
             self.psi_status = found.status
@@ -454,3 +522,8 @@ class ModelInputs:
         if value is None or (timeout > 0.0 and now - stamp > timeout):
             return self._zero_gamma
         return value
+
+
+def _total(deltas: dict[str, Array], zero: Array) -> Array:
+    """Σ of the payloads' Θ changes (a new array; ``zero`` when there is none)."""
+    return np.sum(list(deltas.values()), axis=0) if deltas else zero

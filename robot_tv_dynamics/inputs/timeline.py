@@ -18,6 +18,11 @@ stamp t of a joint sample" by one rule, the same online (a node) and offline (a 
   trimmed): the oldest value, its rate or zero, status :data:`AHEAD`;
 - **no sample yet**: status :data:`EMPTY` (the caller keeps its default).
 
+A quantity that must not be interpolated (a monitor's level, a count) is looked up with
+:meth:`StampedSeries.at_or_before` instead: the newest sample stamped at or before t,
+held (:data:`EXACT` at its own stamp, else :data:`HELD` / :data:`STALE` by ``max_age``
+since it; :data:`AHEAD` with the oldest when every sample is after t).
+
 Stamps are seconds since an epoch the caller picks (:func:`seconds_since` from integer
 nanoseconds): Unix seconds as a float resolve only ~0.2 µs, and interpolation would
 turn that into a value error of slope × 0.2 µs.
@@ -212,6 +217,29 @@ class StampedSeries:
         if r0 is not None and r1 is not None:
             return Lookup(value, r0 + s * (r1 - r0), INTERPOLATED, lag, True)
         return Lookup(value, (v1 - v0) / (t1 - t0), INTERPOLATED, lag, False)
+
+    def at_or_before(self, t: float) -> Lookup:
+        """The newest sample stamped at or before t, held (no interpolation).
+
+        Its published rate, or zero; the status is :data:`EXACT` at the sample's own
+        stamp, :data:`HELD` / :data:`STALE` when t is after it by at most / more than
+        ``max_age``, :data:`AHEAD` (the oldest sample) when every sample is after t,
+        :data:`EMPTY` without samples.
+        """
+        stamps = self._stamps
+        if not stamps:
+            return Lookup(None, None, EMPTY, -math.inf, False)
+        lag = t - stamps[-1]
+        k = bisect.bisect_right(stamps, t)  # stamps[k-1] <= t < stamps[k]
+        if k == 0:
+            status, k = AHEAD, 1
+        elif stamps[k - 1] == t:
+            status = EXACT
+        else:
+            status = HELD if t - stamps[k - 1] <= self.rules.max_age else STALE
+        rate = self._rates[k - 1]
+        return Lookup(self._values[k - 1].copy(), self._held_rate(rate), status, lag,
+                      rate is not None)
 
     def _exact(self, k: int, lag: float) -> Lookup:
         rate = self._rates[k]

@@ -58,7 +58,8 @@ NODES = ("dynamics_node", "monitor_node", "markers_node")
 SIM_NODE = "sim_node"
 #: The one ``estimate`` adds; with ``use_sim`` its outputs go under ``estimated/``.
 ESTIMATOR_NODE = "estimator_node"
-ESTIMATOR_OUTPUTS = ("inertial_parameters", "inertial_parameter_rates", "payload_estimate")
+ESTIMATOR_OUTPUTS = ("inertial_parameters_stamped", "inertial_parameters",
+                     "inertial_parameter_rates", "payload_estimate")
 #: Several monitor_node instances in one process (one interpreter, one DDS participant).
 MONITOR_GROUP = "monitor_group"
 
@@ -173,7 +174,8 @@ class MonitorMember:
         name: its node name (unique in the group), e.g. ``monitor_classical``.
         watch: the namespace of the Θ(t) it watches, relative to the group's, e.g.
             ``estimates/classical``: its ``inertial_parameters``,
-            ``inertial_parameter_rates`` and ``consistency`` are remapped under it and its
+            ``inertial_parameter_rates``, ``consistency`` and their stamped forms are
+            remapped under it and its
             ``status_prefix`` is it. "" = the group's own topics (as one monitor_node).
     """
 
@@ -409,7 +411,7 @@ def node_commands(
     """Node name → command line, as the launch file starts them (see :func:`bring_up`).
 
     With ``estimate`` and ``use_sim`` the estimator's outputs are remapped under
-    ``estimated/`` (the simulator publishes the true Θ on ``inertial_parameters``);
+    ``estimated/`` (the simulator publishes the true Θ on ``inertial_parameters_stamped``);
     ``scenario`` and ``link`` set sim_node's ``loading`` and ``load_link`` when given.
     """
     sim = {k: v for k, v in (("loading", scenario), ("load_link", link)) if v}

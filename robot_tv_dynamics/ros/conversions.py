@@ -411,6 +411,18 @@ def inertia_stamped_to_phi(msg: InertiaStamped) -> tuple[str, np.ndarray]:
 
 
 # ---------------------------------------------------------------------------- reference
+def payload_stamp(msg: InertiaStamped) -> float | None:
+    """The time a ``payload`` applies from [s] (the samples' axis), None when unstamped.
+
+    Raises:
+        InvalidInputError: a malformed stamp (nanosec ≥ 10⁹, sec at the int32 maximum).
+    """
+    stamp = msg.header.stamp
+    if int(stamp.sec) == 0 and int(stamp.nanosec) == 0:
+        return None
+    return read_stamp(stamp, "payload.header.stamp")
+
+
 def duration_to_seconds(duration: object) -> float:
     """builtin_interfaces/Duration → seconds [s]."""
     return duration.sec + 1e-9 * duration.nanosec  # type: ignore[attr-defined]

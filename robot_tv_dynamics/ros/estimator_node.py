@@ -10,14 +10,18 @@ filter (:class:`~robot_tv_dynamics.estimation.load.LoadFilter`, the same as
 log-Cholesky parameters; the reported load is always a body). It publishes, at most
 every ``publish_period`` (sample stamps):
 
-- ``inertial_parameters`` (Float64MultiArray ``body`` × ``phi``): the full Θ̂ (the base
-  model with the load body's row = base share + reported load), what monitor_node and
-  dynamics_node take;
-- ``inertial_parameter_rates``: Θ̇̂ when the estimator models a rate (the load filters
-  do not: not published);
-- ``payload_estimate`` (geometry_msgs/InertiaStamped, frame_id = ``link``): the load
-  alone, mass, COM and inertia about the COM in the link frame (franka ``set_load``,
-  UR ``set_payload``);
+- ``inertial_parameters_stamped`` (sensor_msgs/JointState-shaped,
+  :mod:`~robot_tv_dynamics.inputs.body_vectors`): the full Θ̂ (the base model with the
+  load body's row = base share + reported load) in ``position``, Θ̇̂ in ``velocity`` when
+  the estimator models a rate (the load filters do not: empty), **stamped with the last
+  joint_states sample the estimate has used** (its update's measurement, not the publish
+  time), what monitor_node and dynamics_node take;
+- while ``legacy_theta_topics`` is true (deprecated): the same Θ̂ (and Θ̇̂) unstamped on
+  ``inertial_parameters`` / ``inertial_parameter_rates`` (Float64MultiArray ``body`` ×
+  ``phi``);
+- ``payload_estimate`` (geometry_msgs/InertiaStamped, frame_id = ``link``, the same
+  stamp): the load alone, mass, COM and inertia about the COM in the link frame (franka
+  ``set_load``, UR ``set_payload``);
 - ``/diagnostics``: ``estimator_node: <link>`` (method, excitation, held updates,
   covariance trace, margin λ_min(f(Φ̂_b)) against ε, the recursion's raw margin, skipped
   updates, detected changes, converged or not) and the input status.
@@ -36,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from geometry_msgs.msg import InertiaStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -53,10 +58,12 @@ from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos
 from robot_tv_dynamics.ros.conversions import (
     JointStateReader,
     body_array,
+    body_joint_state,
     make_status,
 )
 from robot_tv_dynamics.ros.joint_state_cdr import subscribe_joint_states
 from robot_tv_dynamics.ros.parameters import ParameterSpec
+from robot_tv_dynamics.ros.stamped_topics import DeprecationNotice, legacy_parameter
 
 NODE_NAME = "estimator_node"
 
@@ -151,6 +158,9 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
     ParameterSpec(
         "diagnostics_period", 1.0, "period of the node's status on /diagnostics", "s",
         0.01, 3600.0),
+    legacy_parameter(
+        "publish the estimate unstamped on inertial_parameters / inertial_parameter_rates "
+        "(Float64MultiArray) beside inertial_parameters_stamped"),
 )
 
 
@@ -183,6 +193,7 @@ class EstimatorNodeConfig(parameters.CommonConfig):
     joint_states_reliable: bool = False
     ignore_unknown_joints: bool = False
     diagnostics_period: float = 1.0
+    legacy_theta_topics: bool = True
 
 
 def default_link(model: RobotModel) -> str:
@@ -264,10 +275,16 @@ class EstimatorNode(node_base.ModelNode):
         if cfg.method not in METHODS:
             raise InvalidInputError("method", f'"{cfg.method}" is not one of {list(METHODS)}')
         self._build(model)
-        self._theta_pub = self.create_publisher(
-            Float64MultiArray, "inertial_parameters", qos.RELIABLE_QOS)
-        self._rate_pub = self.create_publisher(
-            Float64MultiArray, "inertial_parameter_rates", qos.RELIABLE_QOS)
+        self._theta_stamped_pub = self.create_publisher(
+            JointState, "inertial_parameters_stamped", qos.RELIABLE_QOS)
+        self._theta_pub = self._rate_pub = None
+        if cfg.legacy_theta_topics:
+            self._theta_pub = self.create_publisher(
+                Float64MultiArray, "inertial_parameters", qos.RELIABLE_QOS)
+            self._rate_pub = self.create_publisher(
+                Float64MultiArray, "inertial_parameter_rates", qos.RELIABLE_QOS)
+            DeprecationNotice(self.get_logger())(
+                "inertial_parameters", "inertial_parameters_stamped", "publishing")
         self._payload_pub = self.create_publisher(
             InertiaStamped, "payload_estimate", qos.RELIABLE_QOS)
         subscribe_joint_states(  # bytes, decoded without building messages
@@ -355,16 +372,21 @@ class EstimatorNode(node_base.ModelNode):
             self._publish(msg.header.stamp)
 
     # ------------------------------------------------------------------ output
-    def _publish(self, stamp: object) -> None:
+    def _publish(self, stamp: Time) -> None:
+        """Θ̂, Θ̇̂ and the load, stamped with ``stamp``: the last joint sample used."""
         est = self._estimator
         names = self._model.body_names
-        self._theta_pub.publish(body_array(est.theta_hat, names, "phi"))
         rate = est.theta_rate_hat
-        if rate is not None:
-            self._rate_pub.publish(body_array(rate, names, "phi"))
+        stamp = Time(sec=int(stamp.sec), nanosec=int(stamp.nanosec))
+        self._theta_stamped_pub.publish(
+            body_joint_state(stamp, names, "phi", est.theta_hat, rate))
+        if self._theta_pub is not None and self._rate_pub is not None:
+            self._theta_pub.publish(body_array(est.theta_hat, names, "phi"))
+            if rate is not None:
+                self._rate_pub.publish(body_array(rate, names, "phi"))
         load = est.load
         msg = InertiaStamped()
-        msg.header.stamp.sec, msg.header.stamp.nanosec = stamp.sec, stamp.nanosec
+        msg.header.stamp = stamp
         msg.header.frame_id = est.measurement.link
         inertia = msg.inertia
         inertia.m = float(load.mass)

@@ -39,6 +39,7 @@ from robot_tv_dynamics.ros.conversions import (
     BodyArrayReader,
     inertia_stamped_to_phi,
     joint_trajectory_to_reference,
+    payload_stamp,
     read_stamp,
 )
 
@@ -205,14 +206,15 @@ class InertialInputs:
         """One link's inertia (about its COM) replacing that link's share of Θ."""
         try:
             link, phi = inertia_stamped_to_phi(msg)
-            self.change_theta(lambda: self._inputs.set_payload(link, phi))
+            t = payload_stamp(msg)  # applied from its stamp on (zero: from the next sample)
+            self.change_theta(lambda: self._inputs.set_payload(link, phi, t))
         except RobotTvDynamicsError as error:
             self._guard.reject("payload", error)
             return
         self._guard.accept("payload")
         self._logger.info(
             f'payload on link "{link}": mass {phi[0]:.6g} kg (replaces the URDF inertia of '
-            "that link)")
+            f"that link from {'the next sample' if t is None else f'stamp {t:.9f} s'} on)")
 
     @input_guard.guarded("reference")
     def on_reference(self, msg: JointTrajectory) -> None:

@@ -1,10 +1,16 @@
 """markers_node: Θ(t) in 3D, a lead ball and the equivalent box per body, on ``inertia_markers``.
 
-Subscribes ``joint_states`` (positions only, matched by name), ``inertial_parameters``
-(Θ(t); the URDF's until the first message) and the monitor's ``consistency`` (its
-``level`` column colours each body), and for every name in the ``estimates`` parameter
-``estimates/<name>/inertial_parameters`` and ``estimates/<name>/consistency`` (the
-demo's topics). At ``publish_rate``, while somebody subscribes, it publishes on
+Subscribes ``joint_states`` (positions only, matched by name),
+``inertial_parameters_stamped`` (Θ(t); the URDF's until the first message) and the
+monitor's ``consistency_stamped`` (its ``level`` entries colour each body), and for every
+name in the ``estimates`` parameter ``estimates/<name>/inertial_parameters_stamped`` and
+``estimates/<name>/consistency_stamped`` (the demo's topics). Θ and the levels are kept
+by stamp (:class:`~robot_tv_dynamics.inputs.timeline.StampedSeries`) and drawn **at the
+stamp of the joint sample that poses them**: Θ interpolated there, the level of the
+newest Θ judged at or before it (held at most ``status_timeout``). While
+``legacy_theta_topics`` is true (deprecated) the unstamped ``inertial_parameters`` and
+``consistency`` arrays are read too, for a source that has no stamped message yet (the
+latest, by arrival). At ``publish_rate``, while somebody subscribes, it publishes on
 ``inertia_markers`` (visualization_msgs/MarkerArray, :mod:`robot_tv_dynamics.ros.markers`)
 per source the scene of :func:`robot_tv_dynamics.visualization.inertia_scene`:
 
@@ -33,15 +39,25 @@ from visualization_msgs.msg import MarkerArray
 from robot_tv_dynamics import limits
 from robot_tv_dynamics.consistency.monitor import TABLE_FIELDS, Level
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError, UnknownNameError
+from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
+from robot_tv_dynamics.inputs.timeline import EMPTY, STALE, StampedSeries, TimelineRules
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos
 from robot_tv_dynamics.ros.conversions import BodyArrayReader, JointStateReader, parse_dim_label
 from robot_tv_dynamics.ros.markers import marker_array, scene_markers
 from robot_tv_dynamics.ros.parameters import ParameterSpec
+from robot_tv_dynamics.ros.stamped_topics import (
+    DeprecationNotice,
+    StampAxis,
+    legacy_parameter,
+    read_stamped_levels,
+)
 from robot_tv_dynamics.visualization import base_frame_name, inertia_scene
 
 NODE_NAME = "markers_node"
 FRAME_MODES = ("base", "links")
+#: A hold longer than any run: Θ drawn, and levels with ``status_timeout`` 0, never stale [s].
+NEVER_STALE = 1e9
 #: The source name of the true Θ (``inertial_parameters``) in marker namespaces.
 TRUTH = "truth"
 
@@ -59,15 +75,20 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
     ParameterSpec(
         "estimates", [],
         "names of estimates to draw beside the true Θ: subscribes "
-        "estimates/<name>/inertial_parameters and estimates/<name>/consistency"),
+        "estimates/<name>/inertial_parameters_stamped and "
+        "estimates/<name>/consistency_stamped (and the legacy unstamped ones)"),
     ParameterSpec(
         "estimate_spacing", 1.0,
         "the k-th estimate is drawn k x this far from the true Θ along the base y axis "
         "(frame_mode base; 0 overlays them)", "m", -100.0, 100.0),
     ParameterSpec(
         "status_timeout", 2.0,
-        "a body's monitor level older than this is not shown (grey: no status); 0 = never "
-        "stale", "s", 0.0, 3600.0),
+        "a body's monitor level older than this is not shown (grey: no status): stamped "
+        "levels more than this before the pose's stamp, legacy ones received longer ago; "
+        "0 = never stale", "s", 0.0, 3600.0),
+    legacy_parameter(
+        "read the unstamped inertial_parameters and consistency arrays (and those of each "
+        "estimate) for a source that has sent no stamped message yet"),
 )
 
 
@@ -81,6 +102,7 @@ class MarkersNodeConfig(parameters.CommonConfig):
     estimates: tuple[str, ...] = ()
     estimate_spacing: float = 1.0
     status_timeout: float = 2.0
+    legacy_theta_topics: bool = True
 
 
 def read_levels(msg: Float64MultiArray, body_names: list[str], topic: str) -> np.ndarray:
@@ -132,9 +154,15 @@ class _Source:
         self.name = name
         self.theta_topic = f"{prefix}inertial_parameters"
         self.status_topic = f"{prefix}consistency"
+        self.theta_stamped_topic = f"{prefix}inertial_parameters_stamped"
+        self.status_stamped_topic = f"{prefix}consistency_stamped"
+        #: the legacy (latest by arrival) Θ and levels
         self.theta: np.ndarray | None = None
         self.levels: np.ndarray | None = None
         self.levels_time = -math.inf
+        #: the stamped Θ and levels, by stamp (set up by the node with the model)
+        self.theta_series: StampedSeries | None = None
+        self.level_series: StampedSeries | None = None
 
 
 class MarkersNode(node_base.ModelNode):
@@ -160,14 +188,25 @@ class MarkersNode(node_base.ModelNode):
                 "frame_mode", f'"{cfg.frame_mode}" is not one of {list(FRAME_MODES)}')
         self._sources = [_Source(TRUTH, "")] + [
             _Source(f"estimates/{name}", f"estimates/{name}/") for name in cfg.estimates]
+        self._axis = StampAxis()  # joint_states, Θ and levels: one time axis
+        self._deprecated = DeprecationNotice(self.get_logger())
         self._set_model(model)
         self._q: np.ndarray | None = None
         self._stamp = None
+        self._q_time: float | None = None  # the pose's stamp on the axis (None: unstamped)
         self._waiting_logged = False
         self._markers_pub = self.create_publisher(MarkerArray, "inertia_markers", qos.RELIABLE_QOS)
         stream = qos.stream_qos(10)
         self.create_subscription(JointState, "joint_states", self._on_joint_states, stream)
         for source in self._sources:
+            self.create_subscription(
+                JointState, source.theta_stamped_topic, self._theta_stamped_callback(source),
+                stream)
+            self.create_subscription(
+                JointState, source.status_stamped_topic,
+                self._status_stamped_callback(source), stream)
+            if not cfg.legacy_theta_topics:
+                continue
             self.create_subscription(
                 Float64MultiArray, source.theta_topic, self._theta_callback(source), stream)
             self.create_subscription(
@@ -187,8 +226,19 @@ class MarkersNode(node_base.ModelNode):
         self._theta_readers = {
             s.name: BodyArrayReader(s.theta_topic, model.body_names, "phi", 10)
             for s in self._sources}
+        self._theta_stamped_readers = {
+            s.name: BodyVectorReader(s.theta_stamped_topic, model.body_names, "phi")
+            for s in self._sources}
+        timeout = self.config.status_timeout
+        theta_rules = TimelineRules(max_age=NEVER_STALE, window=0.0, history=10.0)
+        level_rules = TimelineRules(max_age=timeout if timeout > 0.0 else NEVER_STALE,
+                                    window=0.0, history=10.0)
         for source in self._sources:
             source.theta, source.levels = None, None
+            source.theta_series = StampedSeries(
+                (model.n_bodies, 10), theta_rules, source.theta_stamped_topic)
+            source.level_series = StampedSeries(
+                (model.n_bodies,), level_rules, source.status_stamped_topic)
         self._sources[0].theta = np.array(model.theta_nominal)  # the URDF's until Θ arrives
 
     def _on_urdf_swap(self, model: RobotModel) -> None:
@@ -211,13 +261,62 @@ class MarkersNode(node_base.ModelNode):
         except RobotTvDynamicsError as error:
             self._guard.reject("joint_states", error)
             return
+        stamp = msg.header.stamp
         self._guard.accept("joint_states")
         self._q = q
-        self._stamp = msg.header.stamp
+        self._stamp = stamp
+        self._q_time = (None if int(stamp.sec) == 0 and int(stamp.nanosec) == 0 else
+                        self._stamp_seconds(stamp, "joint_states.header.stamp"))
+
+    def _stamp_seconds(self, stamp: object, argument: str) -> float | None:
+        try:
+            return self._axis.seconds(stamp, argument)
+        except RobotTvDynamicsError:
+            return None  # a malformed pose stamp: drawn with the newest Θ
+
+    def _theta_stamped_callback(self, source: _Source) -> Callable[[JointState], None]:
+        topic = source.theta_stamped_topic
+
+        @input_guard.guarded(topic)
+        def on_theta(node: MarkersNode, msg: JointState) -> None:
+            try:
+                _, theta, _ = node._theta_stamped_readers[source.name].read(msg)
+                if theta is None:
+                    raise InvalidInputError(f"{topic}.position", "is empty (no Θ)")
+                t = node._axis.seconds(msg.header.stamp, f"{topic}.header.stamp")
+                assert source.theta_series is not None
+                source.theta_series.add(t, theta)
+            except RobotTvDynamicsError as error:
+                node._guard.reject(topic, error)
+                return
+            node._guard.accept(topic)
+
+        return lambda msg: on_theta(self, msg)
+
+    def _status_stamped_callback(self, source: _Source) -> Callable[[JointState], None]:
+        topic = source.status_stamped_topic
+
+        @input_guard.guarded(topic)
+        def on_status(node: MarkersNode, msg: JointState) -> None:
+            try:
+                levels = read_stamped_levels(msg, node._model.body_names, topic)
+                t = node._axis.seconds(msg.header.stamp, f"{topic}.header.stamp")
+                assert source.level_series is not None
+                source.level_series.add(t, levels)
+            except RobotTvDynamicsError as error:
+                node._guard.reject(topic, error)
+                return
+            node._guard.accept(topic)
+
+        return lambda msg: on_status(self, msg)
 
     def _theta_callback(self, source: _Source) -> Callable[[Float64MultiArray], None]:
         @input_guard.guarded(source.theta_topic)
         def on_theta(node: MarkersNode, msg: Float64MultiArray) -> None:
+            if source.theta_series is not None and len(source.theta_series):
+                node._guard.accept(source.theta_topic)  # the stamped Θ is drawn
+                return
+            node._deprecated(source.theta_topic, source.theta_stamped_topic)
             try:
                 theta = node._theta_readers[source.name].read(msg)
             except RobotTvDynamicsError as error:
@@ -231,6 +330,10 @@ class MarkersNode(node_base.ModelNode):
     def _status_callback(self, source: _Source) -> Callable[[Float64MultiArray], None]:
         @input_guard.guarded(source.status_topic)
         def on_status(node: MarkersNode, msg: Float64MultiArray) -> None:
+            if source.level_series is not None and len(source.level_series):
+                node._guard.accept(source.status_topic)  # the stamped levels are used
+                return
+            node._deprecated(source.status_topic, source.status_stamped_topic)
             try:
                 levels = read_levels(msg, node._model.body_names, source.status_topic)
             except RobotTvDynamicsError as error:
@@ -243,7 +346,31 @@ class MarkersNode(node_base.ModelNode):
         return lambda msg: on_status(self, msg)
 
     # ------------------------------------------------------------------ output
-    def _levels(self, source: _Source) -> list[Level | None] | None:
+    def _at(self, source: _Source) -> float | None:
+        """The stamp the source is drawn at: the pose's, else its newest Θ's (None: legacy)."""
+        series = source.theta_series
+        if self._q_time is not None:
+            return self._q_time
+        if series is not None and len(series):
+            return series.newest
+        return None
+
+    def _theta(self, source: _Source, t: float | None) -> np.ndarray | None:
+        """Θ of the source at stamp t (interpolated, or held), else the legacy / URDF Θ."""
+        series = source.theta_series
+        if series is not None and len(series) and t is not None:
+            return series.at(t).value
+        if series is not None and len(series):
+            return series.at(series.newest).value
+        return source.theta
+
+    def _levels(self, source: _Source, t: float | None = None) -> list[Level | None] | None:
+        series = source.level_series
+        if series is not None and len(series):
+            found = series.at_or_before(series.newest if t is None else t)
+            if found.status in (EMPTY, STALE) or found.value is None:
+                return None
+            return [Level(int(v)) for v in found.value]  # read_stamped_levels checked 0…3
         timeout = self.config.status_timeout
         if source.levels is None or (
                 timeout > 0.0 and time.monotonic() - source.levels_time > timeout):
@@ -265,9 +392,11 @@ class MarkersNode(node_base.ModelNode):
         stamp = self._stamp if self._stamp is not None else self.get_clock().now().to_msg()
         markers = []
         for k, source in enumerate(self._sources):
-            if source.theta is None:
+            t = self._at(source)
+            theta = self._theta(source, t)
+            if theta is None:
                 continue
-            scene = inertia_scene(model, source.theta, self._levels(source), kinematics,
+            scene = inertia_scene(model, theta, self._levels(source, t), kinematics,
                                   base_frame=base)
             markers += scene_markers(
                 scene, source.name, model.n_bodies, self._frame, stamp,

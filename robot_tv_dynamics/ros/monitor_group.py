@@ -10,8 +10,8 @@ four times in one process (one interpreter, one participant, one executor)::
         --params-file config/tv_dynamics.yaml -p urdf_path:=arm.urdf
 
 Each ``--monitor NAME[=NAMESPACE]`` is one node named NAME. With a NAMESPACE (relative
-to the process's namespace) its ``inertial_parameters``, ``inertial_parameter_rates``
-and ``consistency`` are remapped under it (:data:`WATCHED_TOPICS`) and its
+to the process's namespace) its ``inertial_parameters``, ``inertial_parameter_rates``,
+``consistency`` and their stamped forms are remapped under it (:data:`WATCHED_TOPICS`) and its
 ``status_prefix`` is NAMESPACE, so its statuses on the shared ``/diagnostics`` read
 ``NAMESPACE: <body>``; without, it watches the process's own topics. Every member is the
 node ``monitor_node`` runs, with the same parameters, topics and diagnostics as that node
@@ -44,7 +44,8 @@ from robot_tv_dynamics.ros.bringup import MONITOR_GROUP, MonitorMember, paramete
 from robot_tv_dynamics.ros.monitor_node import NODE_NAME, MonitorNode
 
 #: The relative topics of a monitor that a member watching a namespace has under it.
-WATCHED_TOPICS = ("inertial_parameters", "inertial_parameter_rates", "consistency")
+WATCHED_TOPICS = ("inertial_parameters", "inertial_parameter_rates", "consistency",
+                  "inertial_parameters_stamped", "consistency_stamped")
 
 
 def member_arguments(member: MonitorMember) -> list[str]:

@@ -1,10 +1,14 @@
 """monitor_node: uniform physical consistency of Θ(t) on ``/diagnostics`` (Definition 3).
 
-Subscribes ``inertial_parameters`` (Θ(t), true or estimated) and
-``inertial_parameter_rates`` (Θ̇(t); when absent or stale, Θ̇ comes from filtered
-differences of Θ), runs :class:`~robot_tv_dynamics.consistency.monitor.ConsistencyMonitor`
-(margins μ_l, sizes ν_l, running inf/sup, rates, trend prediction, hysteresis) and
-publishes
+Subscribes ``inertial_parameters_stamped`` (Θ(t), true or estimated, and Θ̇(t) when
+published, sensor_msgs/JointState-shaped: :mod:`~robot_tv_dynamics.inputs.body_vectors`)
+and judges every sample at its own stamp, in stamp order: the running inf/sup, the
+filtered Θ̇ (when ``velocity`` is empty) and the trend all run on the stamps, never on
+receive times. While ``legacy_theta_topics`` is true (deprecated) it also takes the
+unstamped ``inertial_parameters`` / ``inertial_parameter_rates`` arrays (on receive
+times) until the first stamped Θ arrives, then ignores them. It runs
+:class:`~robot_tv_dynamics.consistency.monitor.ConsistencyMonitor` (margins μ_l, sizes
+ν_l, running inf/sup, rates, trend prediction, hysteresis) and publishes
 
 - ``/diagnostics`` (diagnostic_msgs/DiagnosticArray): one DiagnosticStatus per body,
   named with the body name (``"<status_prefix>: <body>"`` when ``status_prefix`` is set,
@@ -13,8 +17,11 @@ publishes
   message and the numbers as key-values; plus the node's own ``monitor_node: input``
   status (prefixed the same way). Published at ``publish_rate`` and at once when a body
   changes level;
-- ``consistency`` (Float64MultiArray ``body`` × ``field``: μ, ν, ε, level, inf μ, sup ν,
-  rate, predicted time to crossing), on every Θ sample.
+- ``consistency_stamped`` (sensor_msgs/JointState, ``<body>/<field>``, position = μ, ν,
+  ε, level, inf μ, sup ν, rate, predicted time to crossing), on every stamped Θ sample,
+  with **the header stamp of the Θ it judged**;
+- ``consistency`` (Float64MultiArray ``body`` × ``field``, the same table, no stamp),
+  on every Θ sample while ``legacy_theta_topics`` is true.
 
 Each level change is logged once, when it happens. Topics and parameters:
 README.md, "ROS 2 interface".
@@ -22,11 +29,13 @@ README.md, "ROS 2 interface".
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from robot_tv_dynamics import limits
@@ -36,11 +45,18 @@ from robot_tv_dynamics.consistency.monitor import (
     Level,
     MonitorConfig,
 )
-from robot_tv_dynamics.exceptions import RobotTvDynamicsError
+from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
+from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot_description
 from robot_tv_dynamics.ros.conversions import BodyArrayReader, labelled_array, make_status
 from robot_tv_dynamics.ros.parameters import ParameterSpec
+from robot_tv_dynamics.ros.stamped_topics import (
+    DeprecationNotice,
+    StampAxis,
+    consistency_joint_state,
+    legacy_parameter,
+)
 
 NODE_NAME = "monitor_node"
 _INF = math.inf
@@ -102,6 +118,10 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         'prefix of every DiagnosticStatus name, "<prefix>: <body>" and "<prefix>: <node>: '
         'input", so that several monitors can share /diagnostics; empty: the body name '
         "alone"),
+    legacy_parameter(
+        "read the unstamped inertial_parameters / inertial_parameter_rates arrays (until a "
+        "stamped Θ arrives on inertial_parameters_stamped) and publish the unstamped "
+        "consistency array beside consistency_stamped"),
 )
 
 
@@ -123,6 +143,7 @@ class MonitorNodeConfig(parameters.CommonConfig):
     publish_rate: float = 1.0
     stale_timeout: float = 5.0
     status_prefix: str = ""
+    legacy_theta_topics: bool = True
 
     def monitor_config(self) -> MonitorConfig:
         """The core :class:`~robot_tv_dynamics.consistency.MonitorConfig` (same-named fields).
@@ -163,13 +184,23 @@ class MonitorNode(node_base.ModelNode):
         self._rates: np.ndarray | None = None
         self._rates_time = -math.inf
         self._stale = False
-        self._consistency_pub = self.create_publisher(
-            Float64MultiArray, "consistency", qos.RELIABLE_QOS)
+        #: stamps of the stamped Θ on one axis; None until the first stamped Θ was judged
+        self._axis = StampAxis()
+        self._judged_stamp: object | None = None
+        self._deprecated = DeprecationNotice(self.get_logger())
+        self._consistency_stamped_pub = self.create_publisher(
+            JointState, "consistency_stamped", qos.RELIABLE_QOS)
         stream = qos.stream_qos(10)
         self.create_subscription(
-            Float64MultiArray, "inertial_parameters", self._on_theta, stream)
-        self.create_subscription(
-            Float64MultiArray, "inertial_parameter_rates", self._on_rates, stream)
+            JointState, "inertial_parameters_stamped", self._on_theta_stamped, stream)
+        self._consistency_pub = None
+        if cfg.legacy_theta_topics:
+            self._consistency_pub = self.create_publisher(
+                Float64MultiArray, "consistency", qos.RELIABLE_QOS)
+            self.create_subscription(
+                Float64MultiArray, "inertial_parameters", self._on_theta, stream)
+            self.create_subscription(
+                Float64MultiArray, "inertial_parameter_rates", self._on_rates, stream)
         self.create_timer(1.0 / cfg.publish_rate, self._publish_diagnostics)
         eps = ", ".join(f"{n} {e:.3g}" for n, e in zip(
             model.body_names, self._monitor.epsilon, strict=True))
@@ -183,8 +214,11 @@ class MonitorNode(node_base.ModelNode):
         self._theta_reader = BodyArrayReader("inertial_parameters", model.body_names, "phi", 10)
         self._rates_reader = BodyArrayReader(
             "inertial_parameter_rates", model.body_names, "phi", 10, limits.THETA_RATE)
+        self._stamped_reader = BodyVectorReader(
+            "inertial_parameters_stamped", model.body_names, "phi")
         self._axes = [("body", model.body_names), ("field", TABLE_FIELDS)]
         self._consistency_msg = Float64MultiArray()
+        self._consistency_stamped_msg: JointState | None = None
 
     def _on_urdf_swap(self, model: RobotModel) -> None:
         self._set_model(model)
@@ -195,6 +229,10 @@ class MonitorNode(node_base.ModelNode):
     # ------------------------------------------------------------------ inputs
     @input_guard.guarded("inertial_parameter_rates")
     def _on_rates(self, msg: Float64MultiArray) -> None:
+        if self._judged_stamp is not None:  # the stamped Θ carries its own Θ̇
+            self._guard.accept("inertial_parameter_rates")
+            return
+        self._deprecated("inertial_parameter_rates", "inertial_parameters_stamped.velocity")
         try:
             self._rates = self._rates_reader.read(msg)
         except RobotTvDynamicsError as error:
@@ -205,6 +243,11 @@ class MonitorNode(node_base.ModelNode):
 
     @input_guard.guarded("inertial_parameters")
     def _on_theta(self, msg: Float64MultiArray) -> None:
+        """A legacy unstamped Θ, judged on its receive time (until a stamped Θ arrives)."""
+        if self._judged_stamp is not None:  # the stamped Θ is judged: skip the legacy one
+            self._guard.accept("inertial_parameters")
+            return
+        self._deprecated("inertial_parameters", "inertial_parameters_stamped")
         now = time.monotonic()
         try:
             theta = self._theta_reader.read(msg)
@@ -216,14 +259,58 @@ class MonitorNode(node_base.ModelNode):
             self._guard.reject("inertial_parameters", error)
             return
         self._guard.accept("inertial_parameters")
+        self._judged(now, transitions, None)
+
+    @input_guard.guarded("inertial_parameters_stamped")
+    def _on_theta_stamped(self, msg: JointState) -> None:
+        """A stamped Θ (Θ̇ with it or filtered over the stamps), judged at its stamp."""
+        topic = "inertial_parameters_stamped"
+        now = time.monotonic()
+        monitor = self._monitor
+        try:
+            _, theta, theta_dot = self._stamped_reader.read(msg)
+            if theta is None:
+                raise InvalidInputError(f"{topic}.position", "is empty (no Θ)")
+            t = self._axis.seconds(msg.header.stamp, f"{topic}.header.stamp")
+            restart = self._judged_stamp is None and monitor.samples > 0
+            if restart:  # the legacy samples were judged on receive times: another axis
+                monitor = copy.deepcopy(monitor)
+                monitor.reset()
+            elif monitor.time is not None and t <= monitor.time:
+                how = "repeats" if t == monitor.time else "is older than"
+                raise InvalidInputError(
+                    f"{topic}.header.stamp",
+                    f"{how} the last Θ judged ({t - monitor.time:+.9f} s): Θ is judged in "
+                    "stamp order, this one is not judged")
+            transitions = monitor.update(t, theta, theta_dot)
+        except RobotTvDynamicsError as error:
+            self._guard.reject(topic, error)
+            return
+        if restart:
+            self._monitor = monitor
+            self.get_logger().info(
+                f"{topic}: the first stamped Θ; the legacy inertial_parameters are ignored "
+                "from now on and the statistics restart on the stamps")
+        self._guard.accept(topic)
+        self._judged_stamp = msg.header.stamp
+        self._judged(now, transitions, msg.header.stamp)
+
+    def _judged(self, now: float, transitions: list, stamp: object | None) -> None:
+        """Publish the table of the Θ just judged (stamped with ``stamp`` when it has one)."""
         self._theta_time = now
         if self._stale:
             self._stale = False
             self.get_logger().info("inertial_parameters arrive again")
         for transition in transitions:
             self._log_transition(transition.level, transition.message)
-        self._consistency_pub.publish(
-            labelled_array(self._monitor.table(), self._axes, self._consistency_msg))
+        table = self._monitor.table()
+        if stamp is not None:
+            self._consistency_stamped_msg = consistency_joint_state(
+                stamp, self._model.body_names, table, self._consistency_stamped_msg)
+            self._consistency_stamped_pub.publish(self._consistency_stamped_msg)
+        if self._consistency_pub is not None:
+            self._consistency_pub.publish(
+                labelled_array(table, self._axes, self._consistency_msg))
         if transitions:
             self._publish_diagnostics()
 
@@ -254,6 +341,9 @@ class MonitorNode(node_base.ModelNode):
                         ("upper bound", float(monitor.upper[l])),
                         ("samples", 0)]))
         else:
+            judged = self._judged_stamp
+            stamp_text = ("unstamped (legacy inertial_parameters)" if judged is None else
+                          f"{judged.sec}.{judged.nanosec:09d}")  # type: ignore[attr-defined]
             stale = timeout > 0.0 and now - self._theta_time > timeout
             if stale and not self._stale:
                 self._stale = True
@@ -274,7 +364,8 @@ class MonitorNode(node_base.ModelNode):
                         ("rate bound", monitor.rate_bound),
                         ("predicted time to crossing", s.time_to_crossing),
                         ("nominal margin", float(monitor.nominal_mu[l])),
-                        ("samples", monitor.samples)]))
+                        ("samples", monitor.samples),
+                        ("theta stamp", stamp_text)]))
         self._guard.publish(statuses)
 
 

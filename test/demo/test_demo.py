@@ -285,6 +285,42 @@ def test_the_foxglove_layout_names_only_topics_of_the_bag(demo_run):
     assert "Foxglove" in result.stderr and str(layout_file()) in result.stderr
 
 
+def test_the_stamped_layout_resolves_in_the_bag_and_each_table_carries_its_thetas_stamp(
+        demo_run):
+    """The stamped Foxglove layout's paths name the payload body's m, μ, ε in the bag's
+    messages, and every monitor's consistency_stamped is stamped with a stamp of the Θ
+    stream it judges (the truth's and each estimate's)."""
+    from rosbags.highlevel import AnyReader
+    from rosbags.typesys import Stores, get_typestore
+
+    from robot_tv_dynamics.paths import package_config_dir
+
+    out, result = demo_run
+    assert result.returncode == 0, result.stderr[-3000:]
+    layout = json.loads((package_config_dir() / "foxglove" /
+                         "stamped_inertial_parameters.json").read_text())
+    paths = [path for config in layout["configById"].values() for path in config["paths"]]
+    topics = {path["value"].partition(".")[0] for path in paths}
+    first: dict[str, object] = {}
+    stamps: dict[str, set[tuple[int, int]]] = {topic: set() for topic in topics}
+    with AnyReader([out / "run.mcap"], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as r:
+        connections = [c for c in r.connections if c.topic in topics]
+        for connection, _, raw in r.messages(connections=connections):
+            msg = r.deserialize(raw, connection.msgtype)
+            first.setdefault(connection.topic, msg)
+            stamps[connection.topic].add((msg.header.stamp.sec, msg.header.stamp.nanosec))
+    assert set(first) == topics, topics - set(first)
+    for path in paths:
+        topic, _, field = path["value"].partition(".")
+        index = int(field.removeprefix("position[").removesuffix("]"))
+        entry = {"m": "m", "μ": "mu", "ε": "epsilon"}[path["label"].split()[0]]
+        assert first[topic].name[index] == f"panda_link7/{entry}", path
+    for topic in topics:
+        if topic.endswith("/consistency_stamped"):
+            judged = topic.replace("/consistency_stamped", "/inertial_parameters_stamped")
+            assert stamps[topic] and stamps[topic] <= stamps[judged], topic
+
+
 @pytest.mark.parametrize("run", ["demo_run", "ur5_drain_run"])
 def test_the_report_keeps_its_dots_and_nothing_is_clipped_or_overlapping(run, request):
     """Θ̇ and Ψ̇ in mathtext with their dots; every text inside the figure, none on another."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -190,3 +192,59 @@ def test_a_sample_answered_late_takes_qdd_from_the_reference_that_covers_its_sta
     np.testing.assert_array_equal(state.qdd, np.full(model.nv, 2.0))
     state = inputs.sample(10.04, q, q, now=0.0)
     np.testing.assert_array_equal(state.qdd, np.full(model.nv, 3.0))
+
+
+def test_a_stamped_payload_applies_from_its_stamp_on_whatever_the_arrival_order(
+        ur5: RobotModel) -> None:
+    inputs = ModelInputs(ur5)
+    light = np.array([1.0, 0, 0, 0.1, 0.01, 0.01, 0.01, 0, 0, 0])
+    heavy = np.array([3.0, 0, 0, 0.3, 0.03, 0.03, 0.03, 0, 0, 0])
+    nominal = np.array(ur5.theta_nominal)
+    with_light = ur5.theta_with_link_inertia(nominal, "tool0", light)
+    with_heavy = ur5.theta_with_link_inertia(nominal, "tool0", heavy)
+    q = np.zeros(6)
+    inputs.sample(1.0, q, q, now=0.0)
+    inputs.set_payload("tool0", heavy, stamp=3.0)  # arrives first, applies later
+    inputs.set_payload("tool0", light, stamp=2.0)
+    assert inputs.pending_payloads == [(2.0, "tool0"), (3.0, "tool0")]
+    np.testing.assert_allclose(inputs.theta, with_heavy)  # every payload received
+    np.testing.assert_array_equal(inputs.sample(1.5, q, q, now=0.0).theta, nominal)
+    np.testing.assert_allclose(inputs.sample(2.0, q, q, now=0.0).theta, with_light)
+    np.testing.assert_allclose(inputs.sample(2.9, q, q, now=0.0).theta, with_light)
+    np.testing.assert_allclose(inputs.sample(3.0, q, q, now=0.0).theta, with_heavy)
+    assert inputs.pending_payloads == []
+    # stamped before the newest sample (or unstamped): from the next sample on
+    inputs.set_payload("tool0", light, stamp=0.5)
+    np.testing.assert_allclose(inputs.sample(3.1, q, q, now=0.0).theta, with_light)
+
+
+def test_a_stamped_payload_is_added_to_stamped_theta_at_the_samples_stamp(
+        ur5: RobotModel) -> None:
+    inputs = ModelInputs(ur5)
+    theta = 1.1 * np.array(ur5.theta_nominal)
+    phi = np.array([2.0, 0, 0, 0.2, 0.03, 0.03, 0.01, 0, 0, 0])
+    inputs.set_theta_stamped(1.0, theta)
+    inputs.set_payload("tool0", phi, stamp=1.2)
+    q = np.zeros(6)
+    np.testing.assert_allclose(inputs.sample(1.1, q, q, now=0.0).theta, theta)
+    np.testing.assert_allclose(inputs.sample(1.2, q, q, now=0.0).theta,
+                               ur5.theta_with_link_inertia(theta, "tool0", phi))
+
+
+def test_a_pending_payload_rolls_back_with_the_transaction_and_survives_a_urdf_swap(
+        ur5: RobotModel) -> None:
+    inputs = ModelInputs(ur5)
+    phi = np.array([2.0, 0, 0, 0.2, 0.03, 0.03, 0.01, 0, 0, 0])
+    with pytest.raises(RuntimeError), inputs.transaction():
+        inputs.set_payload("tool0", phi, stamp=5.0)
+        raise RuntimeError("a later step failed")
+    assert inputs.pending_payloads == [] and not inputs.payloads
+    inputs.set_payload("tool0", phi, stamp=5.0)
+    assert inputs.swap_model(ur5) == []
+    assert inputs.pending_payloads == [(5.0, "tool0")]
+    q = np.zeros(6)
+    np.testing.assert_array_equal(inputs.sample(4.0, q, q, now=0.0).theta, ur5.theta_nominal)
+    np.testing.assert_allclose(inputs.sample(5.0, q, q, now=0.0).theta,
+                               ur5.theta_with_link_inertia(ur5.theta_nominal, "tool0", phi))
+    with pytest.raises(InvalidInputError, match="not finite"):
+        inputs.set_payload("tool0", phi, stamp=math.nan)

@@ -181,3 +181,17 @@ def test_an_expected_series_is_waited_for_before_its_first_sample():
     pending.push(2.0, "b")
     pending.push(2.06, "c")  # b: nothing at or after 2.0, and the window passed
     assert pending.release([theta], expected=[theta]) == [(2.0, "b", False)]
+
+
+def test_at_or_before_holds_the_newest_sample_not_after_t_without_interpolating() -> None:
+    series = StampedSeries((1,), TimelineRules(max_age=0.5, window=0.0, history=10.0))
+    assert series.at_or_before(1.0).status == EMPTY
+    for stamp, level in ((3.0, 2.0), (1.0, 0.0), (2.0, 1.0)):  # any arrival order
+        series.add(stamp, np.array([level]))
+    cases = {0.5: (0.0, AHEAD), 1.0: (0.0, EXACT), 1.4: (0.0, HELD), 1.99: (0.0, STALE),
+             2.0: (1.0, EXACT), 2.9: (1.0, STALE), 3.0: (2.0, EXACT), 3.5: (2.0, HELD),
+             3.6: (2.0, STALE)}
+    for t, (level, status) in cases.items():
+        found = series.at_or_before(t)
+        assert (float(found.value[0]), found.status) == (level, status), t
+        assert not found.rate.any() and not found.rate_published

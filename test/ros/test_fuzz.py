@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 import pytest
+from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped
 from rclpy.serialization import serialize_message
@@ -47,6 +48,7 @@ from visualization_msgs.msg import MarkerArray
 
 from robot_tv_dynamics.consistency import spectral_statistics
 from robot_tv_dynamics.ros import conversions as cv
+from robot_tv_dynamics.ros.stamped_topics import consistency_joint_state
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -263,6 +265,20 @@ class Fuzzer:
                 lambda: cv.labelled_array(np.full((n, 1), 7.0), [("body", bodies),
                                                                  ("field", ["level"])]),
                 "levels must be 0..3"),
+            # the stamped Θ and levels (only bad ones: a good stamped Θ makes the nodes
+            # ignore the legacy arrays, whose reasons are checked above)
+            ("monitor", "inertial_parameters_stamped", "1e308"): (
+                lambda: cv.body_joint_state(client.next_stamp(), bodies, "phi", with_entry(
+                    self.good_theta, (0, 6), HUGE)), "beyond the bound"),
+            ("monitor", "inertial_parameters_stamped", "stamp 0"): (
+                lambda: cv.body_joint_state(Time(), bodies, "phi", self.good_theta),
+                "is zero"),
+            ("markers", "inertial_parameters_stamped", "unknown name"): (
+                lambda: cv.body_joint_state(client.next_stamp(), ["☃"], "phi", np.ones((1, 10))),
+                "is not <body>/<parameter>"),
+            ("markers", "consistency_stamped", "level 7"): (
+                lambda: consistency_joint_state(Time(sec=5), bodies, np.full((n, 8), 7.0)),
+                "levels must be 0..3"),
             ("sim", "effort_commands", "1e308"): (
                 lambda: Float64MultiArray(data=[HUGE] + [0.0] * (nv - 1)),
                 "beyond its effort limit"),
@@ -312,6 +328,7 @@ def test_fuzzing_every_input_kills_nothing_gives_reasons_and_keeps_answering(
              "psi_rates": Float64MultiArray, "payload": InertiaStamped,
              "reference": JointTrajectory, "planned_trajectory": JointTrajectory,
              "robot_description": String, "consistency": Float64MultiArray,
+             "inertial_parameters_stamped": JointState, "consistency_stamped": JointState,
              "effort_commands": Float64MultiArray}
     pubs = {}
     for node, topic, _ in fuzz.kinds:
