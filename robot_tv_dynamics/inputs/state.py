@@ -245,14 +245,17 @@ class ModelInputs:
     def transaction(self) -> Iterator[None]:
         """Undo every change made inside the ``with`` block if it raises.
 
-        Filters, payload dictionaries, stamps and held arrays are restored to what they
-        were on entry: attributes (held arrays and dictionaries are replaced, never
-        mutated in place) and the two filters' states (the per-sample cost is a few µs:
-        the dynamics node opens one per joint sample).
+        Filters, payload dictionaries, stamps, held arrays and the stamped Θ/Ψ series are
+        restored to what they were on entry: attributes (held arrays and dictionaries are
+        replaced, never mutated in place), the two filters' states and the two series'
+        samples (an added sample journals its undo; the per-sample cost is a few µs: the
+        dynamics node opens one per joint sample).
         """
         saved = dict(vars(self))
         filters = (self._qdd_filter, self._theta_filter)
         states = [f.snapshot() for f in filters]
+        series = (self.theta_series, self.psi_series)
+        marks = [s.snapshot() for s in series]
         try:
             yield
         except BaseException:
@@ -260,7 +263,11 @@ class ModelInputs:
             vars(self).update(saved)
             for f, state in zip(filters, states, strict=True):
                 f.restore(state)
+            for s, mark in zip(series, marks, strict=True):
+                s.restore(mark)
             raise
+        for s, mark in zip(series, marks, strict=True):
+            s.release(mark)
 
     def _checked(self, values: Array, bound: float, argument: str, width: int) -> Array:
         values = check_finite(values, argument, (self.model.n_bodies, width))

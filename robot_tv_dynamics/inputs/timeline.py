@@ -41,7 +41,7 @@ import math
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -137,6 +137,37 @@ class StampedSeries:
         self._stamps: list[float] = []
         self._values: list[Array] = []
         self._rates: list[Array | None] = []
+        #: undo records of the changes since the outermost open :meth:`snapshot`
+        self._journal: list[tuple[str, int, Any]] | None = None
+
+    def snapshot(self) -> int:
+        """A mark to :meth:`restore` to; changes are journaled until :meth:`release`.
+
+        ``ModelInputs.transaction`` takes one per joint sample (O(1); an :meth:`add`
+        inside it records how to undo itself). Marks nest.
+        """
+        if self._journal is None:
+            self._journal = []
+        return len(self._journal)
+
+    def restore(self, mark: int) -> None:
+        """Undo every change made since ``mark`` (a :meth:`snapshot`), newest first."""
+        journal = self._journal or []
+        while len(journal) > mark:
+            kind, k, saved = journal.pop()
+            if kind == "replace":
+                self._values[k], self._rates[k] = saved
+            elif kind == "insert":
+                del self._stamps[k], self._values[k], self._rates[k]
+            else:  # "cut": the oldest samples dropped, put back in front
+                stamps, values, rates = saved
+                self._stamps[:0], self._values[:0], self._rates[:0] = stamps, values, rates
+        self.release(mark)
+
+    def release(self, mark: int) -> None:
+        """Keep the changes since ``mark``; the outermost mark (0) ends the journal."""
+        if mark == 0:
+            self._journal = None
 
     def __len__(self) -> int:
         """Number of samples held."""
@@ -172,15 +203,23 @@ class StampedSeries:
                 f"{self.name}.header.stamp",
                 f"{stamp:.9f} s is older than the history kept ({self.rules.history:g} s "
                 f"before the newest sample, {self._stamps[-1]:.9f} s)")
+        journal = self._journal
         k = bisect.bisect_left(self._stamps, stamp)
         if k < len(self._stamps) and self._stamps[k] == stamp:
+            if journal is not None:
+                journal.append(("replace", k, (self._values[k], self._rates[k])))
             self._values[k], self._rates[k] = value, rate
             return
         self._stamps.insert(k, stamp)
         self._values.insert(k, value)
         self._rates.insert(k, rate)
+        if journal is not None:
+            journal.append(("insert", k, None))
         cut = bisect.bisect_left(self._stamps, self._stamps[-1] - self.rules.history)
         if cut > 0:
+            if journal is not None:
+                journal.append(("cut", cut, (self._stamps[:cut], self._values[:cut],
+                                             self._rates[:cut])))
             del self._stamps[:cut], self._values[:cut], self._rates[:cut]
 
     def lag(self, t: float) -> float:

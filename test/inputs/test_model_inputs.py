@@ -147,6 +147,26 @@ def test_a_transaction_rolls_back_the_filters_and_payloads(ur5: RobotModel) -> N
     assert not state.qdd.any()
 
 
+def test_a_transaction_rolls_back_the_stamped_theta_and_psi(ur5: RobotModel) -> None:
+    """A stamped Θ/Ψ added inside a failed transaction is gone: the sample sees the old."""
+    inputs = ModelInputs(ur5)
+    n = ur5.n_bodies
+    theta, psi = ur5.theta_nominal, np.zeros((n, 12))
+    inputs.set_theta_stamped(1.0, theta)
+    inputs.set_psi_stamped(1.0, psi)
+    with pytest.raises(RuntimeError), inputs.transaction():
+        inputs.set_theta_stamped(2.0, 2.0 * theta)  # appended
+        inputs.set_theta_stamped(1.0, 3.0 * theta)  # replaces the sample at 1.0
+        inputs.set_psi_stamped(2.0, np.full((n, 12), 0.01))
+        raise RuntimeError("the statistics of the new Θ failed")
+    assert len(inputs.theta_series) == 1 and len(inputs.psi_series) == 1
+    state = inputs.sample(2.0, np.zeros(6), np.zeros(6), now=0.0)
+    np.testing.assert_array_equal(state.theta, theta)  # held from 1.0, not 2Θ or 3Θ
+    assert not state.gamma.any()
+    inputs.set_theta_stamped(3.0, 2.0 * theta)  # after the rollback the series works on
+    assert len(inputs.theta_series) == 2
+
+
 def test_stamped_psi_is_taken_at_the_samples_stamp_and_wins_over_the_latest(
         ur5: RobotModel) -> None:
     from robot_tv_dynamics.dynamics import psi_momentum

@@ -195,3 +195,21 @@ def test_at_or_before_holds_the_newest_sample_not_after_t_without_interpolating(
         found = series.at_or_before(t)
         assert (float(found.value[0]), found.status) == (level, status), t
         assert not found.rate.any() and not found.rate_published
+
+
+def test_restoring_a_snapshot_undoes_inserts_replacements_and_the_history_cut() -> None:
+    series = StampedSeries((1,), TimelineRules(history=2.0))
+    for k in range(5):
+        series.add(float(k), np.array([float(k)]))
+    assert len(series) == 3  # 2, 3, 4: within 2 s of the newest
+    outer = series.snapshot()
+    series.add(5.5, np.array([9.0]))  # cuts the samples before 3.5
+    series.add(4.0, np.array([7.0]))  # replaces
+    inner = series.snapshot()
+    series.add(4.5, np.array([8.0]))
+    series.restore(inner)  # the inner change only
+    # 4.5 is gone: between 4.0 (7) and 5.5 (9), 7 + 2 · 0.5/1.5
+    assert len(series) == 2 and series.at(4.5).value[0] == pytest.approx(23.0 / 3.0)
+    series.restore(outer)
+    assert len(series) == 3 and series.newest == 4.0
+    assert [series.at(float(k)).value[0] for k in (2, 3, 4)] == [2.0, 3.0, 4.0]
