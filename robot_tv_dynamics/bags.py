@@ -15,7 +15,7 @@ without messages, opens fine (its ``counts`` say 0); each reader says what it ne
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,3 +160,64 @@ def open_bag(path: str | Path) -> Iterator[Bag]:
         yield Bag(path, topics, counts, reader)
     finally:
         reader.close()
+
+
+#: A function that writes one sensor_msgs/JointState: (topic, stamp in ns, names,
+#: position, velocity, effort); the log time is the stamp.
+JointStateWrite = Callable[..., None]
+
+
+@contextmanager
+def write_joint_state_bag(path: str | Path, topics: Sequence[str], *,
+                          argument: str = "out") -> Iterator[JointStateWrite]:
+    """Write a rosbag2 recording of sensor_msgs/JointState topics (MCAP storage).
+
+    Yields ``write(topic, ns, names, position, velocity=(), effort=())``, which writes
+    one message stamped ``ns`` (integer nanoseconds, also its log time) on one of
+    ``topics``. ``path`` is a ``.mcap`` file or a folder (a rosbag2 directory).
+
+    Raises:
+        InvalidInputError: ``path`` exists (named as ``argument``).
+    """
+    import shutil
+    import tempfile
+
+    import numpy as np
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    from robot_tv_dynamics.exceptions import InvalidInputError
+
+    path = Path(path)
+    if path.exists():
+        raise InvalidInputError(argument, f"{path} exists; remove it or choose another name")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    store = get_typestore(Stores.ROS2_JAZZY)
+    kind = "sensor_msgs/msg/JointState"
+    joint_state = store.types[kind]
+    header = store.types["std_msgs/msg/Header"]
+    stamp = store.types["builtin_interfaces/msg/Time"]
+    single_file = path.suffix == ".mcap"
+    folder = Path(tempfile.mkdtemp(dir=path.parent)) / "bag" if single_file else path
+    writer = Writer(folder, version=9, storage_plugin=StoragePlugin.MCAP)
+    writer.open()
+    try:
+        connections = {topic: writer.add_connection(topic, kind, typestore=store)
+                       for topic in topics}
+
+        def write(topic: str, ns: int, names: Sequence[str], position: Any,
+                  velocity: Any = (), effort: Any = ()) -> None:
+            msg: Any = joint_state(
+                header=header(stamp=stamp(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000),
+                              frame_id=""), name=list(names),
+                position=np.ascontiguousarray(position, dtype=np.float64).ravel(),
+                velocity=np.ascontiguousarray(velocity, dtype=np.float64).ravel(),
+                effort=np.ascontiguousarray(effort, dtype=np.float64).ravel())
+            writer.write(connections[topic], ns, bytes(store.serialize_cdr(msg, kind)))
+
+        yield write
+    finally:
+        writer.close()
+    if single_file:
+        shutil.move(str(next(folder.glob("*.mcap"))), path)
+        shutil.rmtree(folder.parent)

@@ -28,17 +28,15 @@ such data from a planned trajectory, so that the package's own pipelines can be 
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from robot_tv_dynamics.arrays import Array, check_finite
+from robot_tv_dynamics.bags import write_joint_state_bag
 from robot_tv_dynamics.evaluation.efforts import evaluate
 from robot_tv_dynamics.evaluation.payload import Load
 from robot_tv_dynamics.evaluation.trajectory import Trajectory
@@ -322,34 +320,9 @@ def write_joint_states_bag(path: str | Path, recording: SimulatedRecording, *,
     Raises:
         InvalidInputError: ``path`` exists.
     """
-    from rosbags.rosbag2 import StoragePlugin, Writer
-    from rosbags.typesys import Stores, get_typestore
-
-    path = Path(path)
-    if path.exists():
-        raise InvalidInputError("out", f"{path} exists; remove it or choose another name")
-    store = get_typestore(Stores.ROS2_JAZZY)
-    joint_state = store.types["sensor_msgs/msg/JointState"]
-    header = store.types["std_msgs/msg/Header"]
-    time = store.types["builtin_interfaces/msg/Time"]
-    single_file = path.suffix == ".mcap"
-    folder = Path(tempfile.mkdtemp(dir=path.parent)) / "bag" if single_file else path
-    writer = Writer(folder, version=9, storage_plugin=StoragePlugin.MCAP)
-    writer.open()
-    connection = writer.add_connection(topic, "sensor_msgs/msg/JointState", typestore=store)
     names = list(recording.joint_names)
-    for k, t in enumerate(recording.t):
-        nanoseconds = int(round((float(t) + start) * 1e9))
-        message: Any = joint_state(
-            header=header(stamp=time(sec=nanoseconds // 1_000_000_000,
-                                     nanosec=nanoseconds % 1_000_000_000), frame_id=""),
-            name=names, position=np.ascontiguousarray(recording.q[k]),
-            velocity=np.ascontiguousarray(recording.qd[k]),
-            effort=np.ascontiguousarray(recording.effort[k]))
-        writer.write(connection, nanoseconds,
-                     store.serialize_cdr(message, "sensor_msgs/msg/JointState"))
-    writer.close()
-    if single_file:
-        shutil.move(str(next(folder.glob("*.mcap"))), path)
-        shutil.rmtree(folder.parent)
-    return path
+    with write_joint_state_bag(path, [topic]) as write:
+        for k, t in enumerate(recording.t):
+            write(topic, int(round((float(t) + start) * 1e9)), names, recording.q[k],
+                  recording.qd[k], recording.effort[k])
+    return Path(path)
