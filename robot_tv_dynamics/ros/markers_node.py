@@ -277,38 +277,40 @@ class MarkersNode(node_base.ModelNode):
     def _theta_stamped_callback(self, source: _Source) -> Callable[[JointState], None]:
         topic = source.theta_stamped_topic
 
-        @input_guard.guarded(topic)
-        def on_theta(node: MarkersNode, msg: JointState) -> None:
-            try:
-                _, theta, _ = node._theta_stamped_readers[source.name].read(msg)
-                if theta is None:
-                    raise InvalidInputError(f"{topic}.position", "is empty (no Θ)")
-                t = node._axis.seconds(msg.header.stamp, f"{topic}.header.stamp")
-                assert source.theta_series is not None
-                source.theta_series.add(t, theta)
-            except RobotTvDynamicsError as error:
-                node._guard.reject(topic, error)
-                return
-            node._guard.accept(topic)
+        def theta(node: MarkersNode, msg: JointState) -> np.ndarray:
+            _, value, _ = node._theta_stamped_readers[source.name].read(msg)
+            if value is None:
+                raise InvalidInputError(f"{topic}.position", "is empty (no Θ)")
+            return value
 
-        return lambda msg: on_theta(self, msg)
+        return self._stamped_callback(topic, theta, lambda: source.theta_series)
 
     def _status_stamped_callback(self, source: _Source) -> Callable[[JointState], None]:
         topic = source.status_stamped_topic
 
+        def levels(node: MarkersNode, msg: JointState) -> np.ndarray:
+            return read_stamped_levels(msg, node._model.body_names, topic)
+
+        return self._stamped_callback(topic, levels, lambda: source.level_series)
+
+    def _stamped_callback(
+            self, topic: str, read: Callable[[MarkersNode, JointState], np.ndarray],
+            series_of: Callable[[], StampedSeries | None]) -> Callable[[JointState], None]:
+        """A guarded callback adding ``read(msg)`` to the series at the message's stamp."""
+
         @input_guard.guarded(topic)
-        def on_status(node: MarkersNode, msg: JointState) -> None:
+        def on_message(node: MarkersNode, msg: JointState) -> None:
             try:
-                levels = read_stamped_levels(msg, node._model.body_names, topic)
-                t = node._axis.seconds(msg.header.stamp, f"{topic}.header.stamp")
-                assert source.level_series is not None
-                source.level_series.add(t, levels)
+                value = read(node, msg)
+                series = series_of()
+                assert series is not None  # made with the model, before any callback
+                series.add(node._axis.seconds(msg.header.stamp, f"{topic}.header.stamp"), value)
             except RobotTvDynamicsError as error:
                 node._guard.reject(topic, error)
                 return
             node._guard.accept(topic)
 
-        return lambda msg: on_status(self, msg)
+        return lambda msg: on_message(self, msg)
 
     def _theta_callback(self, source: _Source) -> Callable[[Float64MultiArray], None]:
         @input_guard.guarded(source.theta_topic)
