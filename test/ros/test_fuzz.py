@@ -28,7 +28,6 @@ from ros_harness import (
     LATCHED,
     RELIABLE,
     NodeProcess,
-    RosClient,
     unique_namespace,
 )
 from sensor_msgs.msg import JointState
@@ -63,13 +62,6 @@ GIANTS = ("1e4 entries", "1e5 entries", "5 MB", "too many points")
 
 
 # ---------------------------------------------------------------------------- fixtures
-@pytest.fixture(scope="module")
-def tester():
-    client = RosClient()
-    yield client
-    client.close()
-
-
 @pytest.fixture(scope="module")
 def nodes(tmp_path_factory, panda_urdf):
     logs = tmp_path_factory.mktemp("fuzz_logs")

@@ -19,7 +19,7 @@ import time
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
-from ros_harness import BEST_EFFORT, RosClient, node_env, unique_namespace
+from ros_harness import BEST_EFFORT, node_env, unique_namespace
 from std_msgs.msg import Float64MultiArray
 
 from robot_tv_dynamics.consistency import spectral_statistics
@@ -61,13 +61,6 @@ def stop(process: subprocess.Popen, timeout: float = 15.0) -> int:
 
 
 @pytest.fixture(scope="module")
-def tester():
-    client = RosClient()
-    yield client
-    client.close()
-
-
-@pytest.fixture(scope="module")
 def panda_urdf(urdf_paths):
     return urdf_paths["panda"]
 
@@ -92,7 +85,8 @@ def both(tester, tmp_path_factory, panda_urdf):
             "monitor_node", urdf=panda_urdf, name="monitor_classical",
             parameters={**parameters, "status_prefix": ESTIMATE},
             remaps={topic: f"{ESTIMATE}/{topic}" for topic in (
-                "inertial_parameters", "inertial_parameter_rates", "consistency")},
+                "inertial_parameters", "inertial_parameter_rates", "consistency",
+                "inertial_parameters_stamped", "consistency_stamped")},
             ros_args=common_ros_args(s)),
     }
     files = {name: open(logs / f"{name}.log", "w") for name in commands}
@@ -203,7 +197,8 @@ def test_each_member_has_the_topics_of_the_same_monitor_run_alone(tester, both):
     watched = {topic for _, topic in topics_of("monitor_classical", g)} - absolute
     assert watched and all(t.startswith(f"<ns>/{ESTIMATE}/") for t in watched), watched
     assert {t for _, t in topics_of("monitor_truth", g)} - absolute == {
-        "<ns>/inertial_parameters", "<ns>/inertial_parameter_rates", "<ns>/consistency"}
+        "<ns>/inertial_parameters", "<ns>/inertial_parameter_rates", "<ns>/consistency",
+        "<ns>/inertial_parameters_stamped", "<ns>/consistency_stamped"}
 
 
 def test_the_group_logs_every_member_ready_and_stops_cleanly_on_sigint(both):

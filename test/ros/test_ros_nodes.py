@@ -42,13 +42,6 @@ PAYLOAD_LINK = "panda_hand"
 
 # ---------------------------------------------------------------------------- fixtures
 @pytest.fixture(scope="module")
-def tester():
-    t = RosClient()
-    yield t
-    t.close()
-
-
-@pytest.fixture(scope="module")
 def cache_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("extremes_cache")
 

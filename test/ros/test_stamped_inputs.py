@@ -18,7 +18,7 @@ import pytest
 from builtin_interfaces.msg import Duration, Time
 from diagnostic_msgs.msg import DiagnosticArray
 from particle_lagrangian import find_example_robot_urdf
-from ros_harness import NodeProcess, RosClient, unique_namespace
+from ros_harness import NodeProcess, unique_namespace
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -32,13 +32,6 @@ START_TIMEOUT = 60.0
 STEP = 1.0 / 256.0   # stamp spacing [s]: an exact binary fraction keeps stamps exact
 PERIOD = 0.006       # wall time between two joint samples [s]
 N_SAMPLES = 120
-
-
-@pytest.fixture(scope="module")
-def tester():
-    t = RosClient()
-    yield t
-    t.close()
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from builtin_interfaces.msg import Duration, Time
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped
 from particle_lagrangian import find_example_robot_urdf
-from ros_harness import BEST_EFFORT, RELIABLE, NodeProcess, RosClient, unique_namespace
+from ros_harness import BEST_EFFORT, RELIABLE, NodeProcess, unique_namespace
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -44,13 +44,6 @@ TIMEOUT = 60.0
 LAST = 6  # panda_link7
 LAYOUT = Path(__file__).resolve().parents[2] / "config" / "foxglove" / \
     "stamped_inertial_parameters.json"
-
-
-@pytest.fixture(scope="module")
-def tester():
-    client = RosClient()
-    yield client
-    client.close()
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,15 @@
+"""Fixtures shared by the node tests over real rclpy and DDS."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def tester():
+    """One rclpy client node per test module (ros_harness.RosClient), closed after it."""
+    from ros_harness import RosClient
+
+    client = RosClient()
+    yield client
+    client.close()
