@@ -488,6 +488,20 @@ class ModelInputs:
             t=t, q=q, qd=qd, qdd=qdd, theta=theta, theta_dot=theta_dot,
             gamma=gamma, gamma_dot=gamma_dot, _rate_norm=self._rate_norm)
 
+    def reference_awaited(self, t: float, window: float) -> bool:
+        """Whether a sample stamped ``t`` should wait for the reference covering it.
+
+        True while references stream (the newest one ends at most ``window`` before
+        ``t``) but none covers ``t`` yet: a controller's one-point reference of the same
+        tick may still be on its way (DDS orders nothing across topics). A reference that
+        ended longer ago (a finished trajectory) is waited for by no sample.
+        """
+        references = self._references
+        if not references:
+            return False
+        end = references[-1].end + references[-1].tolerance
+        return end < t <= end + window
+
     def _acceleration(self, t: float, qd: Array) -> Array:
         """q̈ at stamp t: the reference where it covers t, else the filtered derivative."""
         estimate = self._qdd_filter.update(t, qd, checked=True)

@@ -65,7 +65,7 @@ class InertialInputs:
             model: the arm (body and joint names of the messages).
             bounds: the running statistics every accepted Θ goes into.
             logger: the node's logger (the payload line).
-            release: answers the joint samples a new stamped Θ / Ψ may cover.
+            release: answers the joint samples a new stamped Θ / Ψ or reference may cover.
             clock: the node clock [s] (the reference's start when its stamp is zero).
             reference_tolerance: a sample this long outside the reference still takes
                 its q̈ from it (end value held) [s].
@@ -227,3 +227,4 @@ class InertialInputs:
             return
         self._inputs.set_reference(reference)
         self._guard.accept("reference")
+        self._release()  # a sample may have waited for this tick's reference

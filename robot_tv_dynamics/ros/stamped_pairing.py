@@ -62,6 +62,25 @@ class StampReader:
             return read_stamp(stamp, self._field, self._seconds)
 
 
+class _ReferenceCoverage:
+    """The q̈ reference as one more input a sample waits for (``ModelInputs.reference_awaited``).
+
+    Duck-typed as the :class:`StampedSeries` that ``PendingSamples.release`` reads
+    (``len`` and ``covers``): a sample waits, within the same window, for the streamed
+    one-point reference of its own tick, so that its q̈ is the reference's, not the filter's.
+    """
+
+    def __init__(self, inputs: ModelInputs, window: float) -> None:
+        self._inputs = inputs
+        self._window = window
+
+    def __len__(self) -> int:
+        return 1
+
+    def covers(self, t: float) -> bool:
+        return not self._inputs.reference_awaited(t, self._window)
+
+
 class StampedPairing:
     """The waiting joint samples of one node and their pairing counts (module docstring).
 
@@ -125,9 +144,10 @@ class StampedPairing:
             flush: release every waiting sample (a URDF swap).
         """
         series = (inputs.theta_series, inputs.psi_series)
+        waited = (*series, _ReferenceCoverage(inputs, self.window))
         counts = self.counts
         for _, (msg, t), on_time in self._pending.release(
-                series, flush, self._expected_series(series)):
+                waited, flush, self._expected_series(series)):
             counts["on_time" if on_time else "late"] += 1
             answer(msg, t)
             for status in (inputs.theta_status, inputs.psi_status):

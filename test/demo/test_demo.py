@@ -139,9 +139,9 @@ def test_every_monitor_reports_on_the_shared_diagnostics_with_its_prefix(demo_ru
 def test_dynamics_node_reproduces_the_applied_torque(demo_run):
     """τ of eq. (39) from the node (true Θ, Θ̇, Ψ, Ψ̇, simulator q̈) = the sim's applied τ.
 
-    Float64MultiArray carries no stamp: a joint_states sample the node handles before the
-    same tick's Θ/Ψ arrive uses the previous tick's. Samples before the loading starts
-    (Θ constant) must all agree; overall most must.
+    The node pairs Θ/Ψ and the one-point q̈ reference with each sample by stamp, in
+    whatever order DDS delivers them. Samples before the loading starts (Θ constant)
+    must all agree; overall most must.
     """
     from rosbags.highlevel import AnyReader
     from rosbags.typesys import Stores, get_typestore

@@ -206,6 +206,39 @@ def test_a_sample_waits_for_an_announced_theta_then_is_answered_late(inputs):
     assert cv.status_level(pairing.status("ur5")) == 0  # nothing new since
 
 
+def test_a_sample_waits_for_its_ticks_streamed_reference_not_for_a_finished_one(inputs, ur5):
+    """One-point references per tick (a controller's q̈): DDS may deliver the sample
+    first; it waits (within the window) for the reference of its own stamp, whose q̈ it
+    then takes, and a reference that ended longer ago than the window holds nothing."""
+    from robot_tv_dynamics.inputs.reference import ReferenceAccelerations
+
+    names = ur5.joint_names
+
+    def reference(t: float, qdd: float) -> ReferenceAccelerations:
+        return ReferenceAccelerations(names, names, t, [0.0], np.full((1, ur5.nv), qdd),
+                                      tolerance=1e-4)
+
+    pairing, answered = StampedPairing(0.05, Logger(), 1.0), []
+    q = np.zeros(ur5.nv)
+
+    def answer(msg, t):
+        answered.append((t, inputs.sample(t, q, q, now=0.0).qdd[0]))
+
+    inputs.set_reference(reference(1.000, 1.0))
+    pairing.push(1.000, "a")
+    pairing.release(inputs, answer)
+    assert answered == [(1.000, 1.0)]  # covered: answered at once
+    pairing.push(1.001, "b")  # before its reference
+    pairing.release(inputs, answer)
+    assert len(answered) == 1 and len(pairing) == 1
+    inputs.set_reference(reference(1.001, 2.0))
+    pairing.release(inputs, answer)
+    assert answered[-1] == (1.001, 2.0) and pairing.counts["late"] == 0
+    pairing.push(1.2, "c")  # the stream ended 0.2 s ago (> window): not waited for
+    pairing.release(inputs, answer)
+    assert [t for t, _ in answered] == [1.000, 1.001, 1.2]
+
+
 def test_the_stamp_reader_reads_the_clock_once_per_period():
     reads = []
 
