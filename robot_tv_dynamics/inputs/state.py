@@ -53,8 +53,9 @@ from robot_tv_dynamics.inputs.timeline import EMPTY, StampedSeries, TimelineRule
 from robot_tv_dynamics.model import RobotModel
 
 #: How many received references a sample may take q̈ from (one-point references at the
-#: simulator's 50 Hz: the last second of them).
-REFERENCE_HISTORY = 50
+#: simulator's 50 Hz: the last 10 s of them; a node lagging by more than a second at
+#: start-up on a loaded machine had lost its samples' references at 50).
+REFERENCE_HISTORY = 500
 
 
 @dataclass(frozen=True)

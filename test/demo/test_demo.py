@@ -140,8 +140,8 @@ def test_dynamics_node_reproduces_the_applied_torque(demo_run):
     """τ of eq. (39) from the node (true Θ, Θ̇, Ψ, Ψ̇, simulator q̈) = the sim's applied τ.
 
     The node pairs Θ/Ψ and the one-point q̈ reference with each sample by stamp, in
-    whatever order DDS delivers them. Samples before the loading starts (Θ constant)
-    must all agree; overall most must.
+    whatever order DDS delivers them. Samples before the loading starts (Θ constant),
+    once the node's first reference arrived, must all agree; overall most must.
     """
     from rosbags.highlevel import AnyReader
     from rosbags.typesys import Stores, get_typestore
@@ -165,8 +165,17 @@ def test_dynamics_node_reproduces_the_applied_torque(demo_run):
     errors = np.array([np.abs(applied[k] - computed[k]).max() for k in common])
     before_loading = times < 1.95  # the fill starts at 2 s
     assert before_loading.sum() > 10
-    assert errors[before_loading].max() < 1e-8, [
-        (round(t, 3), e) for t, e in zip(times, errors, strict=True) if e >= 1e-8][:10]
+    # At start-up the node may answer before its reference subscription has matched (DDS
+    # discovery; the references sent before are lost) and then takes the filtered q̈:
+    # from its first exact sample on, every sample before the loading must be exact, and
+    # that start-up transient must end well before the loading.
+    exact = np.flatnonzero(errors < 1e-8)
+    assert exact.size and times[exact[0]] < 1.5, (times[:5], errors[:5])
+    settled = before_loading & (np.arange(times.size) >= exact[0])
+    assert settled.sum() > 10
+    assert errors[settled].max() < 1e-8, [
+        (round(t, 3), e) for t, e in zip(times[settled], errors[settled], strict=True)
+        if e >= 1e-8][:10]
     assert np.mean(errors < 1e-8) > 0.8, np.quantile(errors, [0.5, 0.9, 1.0])
 
 
