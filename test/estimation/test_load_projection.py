@@ -37,17 +37,9 @@ def test_the_load_projection_gives_a_body_that_keeps_its_margin():
         assert np.linalg.eigvalsh(pseudo_inertia(base + transform @ result.phi))[0] >= (
             epsilon * (1 - 1e-9))
         # it is the optimum of the same problem modelled independently in cvxpy
-        v = cp.Variable(10)
-        whiten = np.linalg.inv(np.linalg.cholesky(covariance))
-        f_load = sum(v[k] * PSEUDO_BASIS[k] for k in range(10))
-        body = base + transform @ v
-        f_body = sum(body[k] * PSEUDO_BASIS[k] for k in range(10))
-        problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(whiten @ (v - noisy))),
-                             [f_load >> 0, f_body - epsilon * np.eye(4) >> 0])
-        problem.solve(solver=cp.CLARABEL)
+        _, optimum = _load_optimum(noisy, covariance, base, transform, epsilon)
         value = _half_distance_squared(result.phi, noisy, covariance)
-        # both solved by Clarabel at its default tolerances
-        assert value <= problem.value + 1e-4 * max(1.0, problem.value), (value, problem.value)
+        assert value <= optimum + 1e-4 * max(1.0, optimum), (value, optimum)
 
 
 def test_a_clarabel_panic_falls_back_to_cvxpy_instead_of_ending_the_run(monkeypatch):
