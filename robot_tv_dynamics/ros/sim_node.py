@@ -105,6 +105,8 @@ CONTROLLER_CHOICES = ("adaptive", "none", *CONTROLLERS)
 INITIAL_ESTIMATES = ("known", "wrong")
 #: pause after joint_states has its subscribers, for their other readers to match [s]
 SETTLE = 0.5
+#: the log lines that open and close the stepping (benchmarks time the run between them)
+STEPPING, FINISHED = "stepping", "finished"
 
 PARAMETERS = parameters.URDF_PARAMETERS + (
     ParameterSpec(
@@ -451,6 +453,7 @@ class SimNode(Node):
             self._wait_for_subscribers()
             self.epoch = self.get_clock().now().nanoseconds * 1e-9
             self._info_pub.publish(String(data=json.dumps(self._info())))
+            self.get_logger().info(f"{STEPPING}: simulated time 0 is {self.epoch:.6f} s")
             self._loop()
         except SimulationDivergedError as error:
             self.error = error
@@ -504,6 +507,10 @@ class SimNode(Node):
                 last_log = now
                 self.get_logger().info(
                     f"t = {t:.1f} s simulated, real-time factor {t / (now - start_wall):.2f}")
+        wall = time.monotonic() - start_wall
+        self.get_logger().info(
+            f"{FINISHED}: {self.plant.t:.3f} s simulated in {wall:.3f} s, "
+            f"real-time factor {self.plant.t / wall if wall > 0 else float('nan'):.3f}")
 
     def _publish(self, t: float, q: Array, qd: Array, qdd: Array, tau: Array, loads: Loads,
                  sample: LoopSample | ControlSample | None) -> None:
