@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.optimize
 
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.loading.geometry import (
@@ -113,6 +112,8 @@ class DrainProcess:
         """τ with S(τ) = ``full_open_time`` (the time an open valve would take) [s]."""
         if full_open_time >= self.opening_time / 2.0:
             return full_open_time + self.opening_time / 2.0
+        import scipy.optimize  # here: ~0.3 s of the start-up of every node that loads Θ(t)
+
         return float(scipy.optimize.brentq(lambda tau: self.opening(tau)[0] - full_open_time,
                                            0.0, self.opening_time, xtol=1e-15))
 
