@@ -20,6 +20,8 @@ NAME:
   simulated time: the test re-runs the simulator's closed loop without ROS.
 * ``retime``: the ``retime`` example of docs/retiming.md (its text output). Deterministic
   but for the runtime: the test re-runs it.
+* ``max_payload``: the exact and MoveIt's static maximum payload of the ``evaluate``
+  examples (docs/cli.md). Deterministic: the test re-runs them.
 * ``collision``: the momentum observers in three demos (fill_collision on both arms, fill
   on the Panda; docs/demo.md). Over DDS only: test/demo/ asserts what the text claims.
 * ``simulation``: what the controller-in-the-loop example of docs/simulation.md prints.
@@ -293,6 +295,59 @@ def render_collision(data: dict[str, Any], info: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------------------ max_payload
+#: The examples of docs/cli.md: (arm, URDF, trajectory, payload) in config/examples/.
+MAX_PAYLOAD_CASES = (("UR5", UR5, "ur5_trajectory.yaml", "ur5_payload.yaml"),
+                     ("Panda", "", "panda_trajectory.yaml", "panda_payload.yaml"))
+#: What the agreement test allows (relative; the solve is exact, so only round-off).
+MAX_PAYLOAD_TOLERANCE = 1e-6
+
+
+def max_payload_outputs() -> dict[str, dict[str, Any]]:
+    """``evaluate --json`` on each example: the exact and MoveIt's static maximum payload."""
+    from robot_tv_dynamics.paths import package_config_dir
+
+    examples = package_config_dir() / "examples"
+    outputs = {}
+    for arm, urdf, trajectory, payload in MAX_PAYLOAD_CASES:
+        result = subprocess.run(
+            [sys.executable, "-m", "robot_tv_dynamics.cli", "evaluate", "--urdf",
+             example_urdf(urdf), "--trajectory", str(examples / trajectory), "--payload",
+             str(examples / payload), "--json"], capture_output=True, text=True, timeout=600)
+        if result.returncode not in (0, 1):
+            raise RuntimeError(f"evaluate {trajectory}: exit {result.returncode}\n{result.stderr}")
+        report = json.loads(result.stdout)
+        outputs[arm] = {key: report[key] for key in (
+            "max_payload_mass", "max_payload_joint", "max_payload_t",
+            "moveit_static_max_payload_mass", "moveit_static_max_payload_joint")}
+    return outputs
+
+
+def run_max_payload() -> dict[str, Any]:
+    """The maximum payloads of the evaluate examples."""
+    return {"cases": [[arm, trajectory, payload]
+                      for arm, _, trajectory, payload in MAX_PAYLOAD_CASES],
+            "outputs": max_payload_outputs(), "tolerance": MAX_PAYLOAD_TOLERANCE}
+
+
+def render_max_payload(data: dict[str, Any], info: dict[str, Any]) -> str:
+    """One row per example: exact, static, by how much the static one overstates."""
+    lines = ["| `evaluate` example (`config/examples/`) | exact maximum payload (saturating "
+             "joint, time) | MoveIt's static estimate | static overstates by |",
+             "|---|---|---|---|"]
+    for arm, trajectory, payload in data["cases"]:
+        out = data["outputs"][arm]
+        exact, static = out["max_payload_mass"], out["moveit_static_max_payload_mass"]
+        lines.append(f"| {arm}: `{trajectory}`, `{payload}` | {exact:.2f} kg "
+                     f"(`{out['max_payload_joint']}` at {out['max_payload_t']:.2f} s) | "
+                     f"{static:.2f} kg | {100 * (static / exact - 1):.1f} % |")
+    lines += ["", stamp(info, "python scripts/docs_numbers.py max_payload") + " The payload "
+              "shape (COM, inertia per kg) is the example's. `test/test_docs_numbers.py` "
+              "re-runs `evaluate --json` on both and requires these masses within "
+              f"{data['tolerance']:g} (relative), the same joints and times."]
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------------------ retime
 RETIME_COMMANDS = (
     ["retime", "--urdf", "ur5_robot.urdf", "--trajectory", "ur5_fast_trajectory.yaml",
@@ -417,6 +472,7 @@ SECTIONS: dict[str, tuple[Callable[[], dict[str, Any]],
                           Callable[[dict[str, Any], dict[str, Any]], str]]] = {
     "demo": (run_demo, render_demo),
     "retime": (run_retime, render_retime),
+    "max_payload": (run_max_payload, render_max_payload),
     "collision": (run_collision, render_collision),
     "simulation": (run_simulation, render_simulation),
     "bench_demo": (run_bench_demo, render_bench_demo),

@@ -146,6 +146,22 @@ def test_the_retime_example_agrees_with_a_fresh_run():
     assert re.search(r"^binding constraint: velocity shoulder_pan_joint: ", text, flags=re.M)
 
 
+# ------------------------------------------------------------------------ max_payload
+def test_the_maximum_payloads_agree_with_a_fresh_evaluate():
+    kept = numbers.load("max_payload")["data"]
+    fresh = numbers.max_payload_outputs()
+    assert set(fresh) == set(kept["outputs"])
+    for arm, stated in kept["outputs"].items():
+        for key in ("max_payload_mass", "moveit_static_max_payload_mass"):
+            assert fresh[arm][key] == pytest.approx(stated[key], rel=kept["tolerance"]), arm
+        assert fresh[arm]["max_payload_joint"] == stated["max_payload_joint"], arm
+        assert fresh[arm]["moveit_static_max_payload_joint"] == stated[
+            "moveit_static_max_payload_joint"], arm
+        assert fresh[arm]["max_payload_t"] == pytest.approx(stated["max_payload_t"], abs=1e-9)
+        # what the page says of them: the static estimate overstates what the motion allows
+        assert fresh[arm]["moveit_static_max_payload_mass"] > fresh[arm]["max_payload_mass"]
+
+
 # ------------------------------------------------------------------------ simulation
 def test_the_simulation_example_prints_what_its_page_says():
     kept = numbers.load("simulation")["data"]
