@@ -25,13 +25,16 @@ NAME:
 * ``retime_cases``: the measured cases, the playback check and the smoothing example of
   docs/retiming.md, on the curved paths of test/retiming/test_retime.py. Deterministic
   but for the runtimes: the test re-runs them.
+* ``identification``: the accuracy table of docs/identification.md, what
+  test/identification/test_identification_accuracy.py measures (seeded): that test
+  compares its own run with the data.
 * ``collision``: the momentum observers in three demos (fill_collision on both arms, fill
   on the Panda; docs/demo.md). Over DDS only: test/demo/ asserts what the text claims.
 * ``simulation``: what the controller-in-the-loop example of docs/simulation.md prints.
   Deterministic (seeded noise): the test re-runs it.
-* ``bench_dynamics``, ``bench_observer``: what ``benchmarks/bench_dynamics.py`` and
-  ``benchmarks/bench_observer.py`` print (docs/cli.md, docs/observer.md). Speed figures:
-  dated and stamped, never checked by a test.
+* ``bench_dynamics``, ``bench_observer``, ``bench_sim``: what ``benchmarks/bench_dynamics.py``,
+  ``bench_observer.py`` and ``bench_sim.py`` print (docs/cli.md, docs/observer.md,
+  docs/simulation.md). Speed figures: dated and stamped, never checked by a test.
 * ``bench_demo``: ``benchmarks/bench_demo.py --runs 3`` on both arms (docs/demo.md). Speed
   figures of a shared machine: dated and stamped, never checked by a test.
 """
@@ -590,6 +593,74 @@ def render_retime_cases(data: dict[str, Any], info: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------------------ identification
+#: What the agreement test allows: held-out ratios (absolute), the rest relative, and
+#: friction errors also absolute [N·m·s/rad, N·m] (they are small differences).
+IDENTIFICATION_TOLERANCE = {"ratio": 5e-3, "relative": 0.05, "friction": 2e-3}
+
+
+def run_identification() -> dict[str, Any]:
+    """``measure`` of test/identification/test_identification_accuracy.py on both arms."""
+    import importlib.util
+
+    for folder in ("test", "test/identification"):
+        sys.path.insert(0, str(REPO / folder))
+    spec = importlib.util.spec_from_file_location(
+        "identification_accuracy", REPO / "test" / "identification" /
+        "test_identification_accuracy.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    from particle_lagrangian import find_example_robot_urdf
+
+    arms = {arm: module.measure(module.make_case(arm, find_example_robot_urdf(arm)))
+            for arm in ("panda", "ur5")}
+    return {"arms": arms, "tolerance": IDENTIFICATION_TOLERANCE}
+
+
+def render_identification(data: dict[str, Any], info: dict[str, Any]) -> str:
+    """The accuracy table of both arms, and its stamp."""
+    panda, ur5 = data["arms"]["panda"], data["arms"]["ur5"]
+    tol = data["tolerance"]
+
+    def row(label: str, cell: Callable[[dict[str, Any]], str]) -> str:
+        return f"| {label} | {cell(panda)} | {cell(ur5)} |"
+
+    def percent(value: float) -> str:
+        return f"{100 * value:.2g} %"
+
+    def margins(arm: dict[str, Any]) -> str:
+        low = sorted(arm["margins"])[:2]
+        active = all(value < 1.01 * arm["epsilon"] for value in low)
+        return ", ".join(f"{value:.5g}" for value in low) + (" (active)" if active else "")
+
+    lines = [
+        "| | Panda (fingers locked) | UR5 |", "|---|---|---|",
+        row("held-out RMS / noise RMS, per joint", lambda a: f"{min(a['held_out_ratio']):.3f}"
+            f" … {max(a['held_out_ratio']):.3f}"),
+        row("relative torque error of Θ̂ vs Θ_true on held-out states",
+            lambda a: percent(a["torque_error_held_out"])),
+        row("… at 200 random states of the joint box (URDF prior in brackets)",
+            lambda a: f"{percent(a['torque_error_random'])} "
+                      f"({percent(a['prior_torque_error_random'])})"),
+        row("relative error of Θ̂'s projection on the identifiable row space (SVD of the "
+            "eq. (44) regressor; its rank; URDF prior in brackets)",
+            lambda a: f"{percent(a['projection_error'])}; rank {a['rank']} "
+                      f"({percent(a['prior_projection_error'])})"),
+        row("max friction error viscous / Coulomb / offset [N·m·s/rad, N·m]",
+            lambda a: " / ".join(f"{a['friction_error'][k]:.3f}"
+                                 for k in ("viscous", "coulomb", "offset"))),
+        row(f"λ_min(f(Φ_l)) identified, smallest two (ε = {panda['epsilon']:g})", margins),
+        "",
+        stamp(info, "python scripts/docs_numbers.py identification") + " Seeded "
+        "simulation, so `test/identification/test_identification_accuracy.py` (the same "
+        "run) requires these values: the held-out ratios within "
+        f"{tol['ratio']:g}, the rank exactly, the rest within {100 * tol['relative']:g} % "
+        f"(friction errors also within {tol['friction']:g} absolute).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------------------ simulation
 #: What the agreement test allows on the example's printed numbers (relative).
 SIMULATION_TOLERANCE = 1e-3
@@ -657,17 +728,19 @@ def render_bench_demo(data: dict[str, Any], info: dict[str, Any]) -> str:
 # ------------------------------------------------------------------------ benchmarks
 #: Speed benchmarks quoted whole: NAME → (script in benchmarks/, arguments).
 BENCHMARKS = {"bench_dynamics": ("bench_dynamics.py", ()),
-              "bench_observer": ("bench_observer.py", ())}
+              "bench_observer": ("bench_observer.py", ()),
+              "bench_sim": ("bench_sim.py", ())}
 
 
 def run_benchmark(name: str) -> dict[str, Any]:
-    """What ``benchmarks/<script>`` prints, and the load average after it."""
+    """What ``benchmarks/<script>`` prints, and the load average when it started."""
     script, argv = BENCHMARKS[name]
+    before = round(os.getloadavg()[0], 1)
     result = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *argv],
                             capture_output=True, text=True, check=True, timeout=1800)
     return {"command": " ".join(["python", f"benchmarks/{script}", *argv]),
             "output": result.stdout.rstrip("\n").splitlines(),
-            "load_average_after": round(os.getloadavg()[0], 1)}
+            "load_average_before": before}
 
 
 def render_benchmark(name: str) -> Callable[[dict[str, Any], dict[str, Any]], str]:
@@ -675,10 +748,10 @@ def render_benchmark(name: str) -> Callable[[dict[str, Any], dict[str, Any]], st
     def render(data: dict[str, Any], info: dict[str, Any]) -> str:
         lines = ["```", f"$ {data['command']}", *data["output"], "```", "",
                  stamp(info, f"python scripts/docs_numbers.py {name}") + " Load average "
-                 f"after the run {data['load_average_after']:g}. Speed figures of a machine "
-                 "shared with other jobs: dated and stamped here, not checked by any test "
-                 f"(a test cannot assert a speed); `{data['command']}` prints them for "
-                 "yours."]
+                 f"{data['load_average_before']:g} when the run started, the one above "
+                 "when it ended. Speed figures of a machine shared with other jobs: dated "
+                 "and stamped here, not checked by any test (a test cannot assert a speed); "
+                 f"`{data['command']}` prints them for yours."]
         return "\n".join(lines) + "\n"
     return render
 
@@ -691,6 +764,7 @@ SECTIONS: dict[str, tuple[Callable[[], dict[str, Any]],
     "retime": (run_retime, render_retime),
     "max_payload": (run_max_payload, render_max_payload),
     "retime_cases": (run_retime_cases, render_retime_cases),
+    "identification": (run_identification, render_identification),
     "collision": (run_collision, render_collision),
     "simulation": (run_simulation, render_simulation),
     "bench_demo": (run_bench_demo, render_bench_demo),
