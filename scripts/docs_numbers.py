@@ -32,9 +32,11 @@ NAME:
   on the Panda; docs/demo.md). Over DDS only: test/demo/ asserts what the text claims.
 * ``simulation``: what the controller-in-the-loop example of docs/simulation.md prints.
   Deterministic (seeded noise): the test re-runs it.
-* ``bench_dynamics``, ``bench_observer``, ``bench_sim``: what ``benchmarks/bench_dynamics.py``,
-  ``bench_observer.py`` and ``bench_sim.py`` print (docs/cli.md, docs/observer.md,
-  docs/simulation.md). Speed figures: dated and stamped, never checked by a test.
+* ``bench_dynamics``, ``bench_observer``, ``bench_sim``, ``bench_estimator``: what
+  ``benchmarks/bench_dynamics.py``, ``bench_observer.py``, ``bench_sim.py`` and
+  ``bench_estimator.py --samples 2000`` print (docs/cli.md, docs/observer.md,
+  docs/simulation.md, docs/estimation.md). Speed figures: dated and stamped, never
+  checked by a test.
 * ``bench_demo``: ``benchmarks/bench_demo.py --runs 3`` on both arms (docs/demo.md). Speed
   figures of a shared machine: dated and stamped, never checked by a test.
 """
@@ -729,7 +731,8 @@ def render_bench_demo(data: dict[str, Any], info: dict[str, Any]) -> str:
 #: Speed benchmarks quoted whole: NAME → (script in benchmarks/, arguments).
 BENCHMARKS = {"bench_dynamics": ("bench_dynamics.py", ()),
               "bench_observer": ("bench_observer.py", ()),
-              "bench_sim": ("bench_sim.py", ())}
+              "bench_sim": ("bench_sim.py", ()),
+              "bench_estimator": ("bench_estimator.py", ("--samples", "2000"))}
 
 
 def run_benchmark(name: str) -> dict[str, Any]:
