@@ -3,8 +3,11 @@
 ``scripts/docs_numbers.py`` runs the commands and rewrites the fragments
 (``<!-- numbers: NAME -->`` … ``<!-- /numbers -->``) from ``docs/numbers/NAME.json``. Here:
 every fragment is its data rendered (nobody edited a number by hand), and the
-deterministic ones agree with a fresh run within the tolerances their fragment states.
-The speed figures (``bench_demo``) are only dated and stamped: no test asserts a speed.
+deterministic ones agree with a fresh run within the tolerances their fragment states
+(``identification`` is checked by test/identification/test_identification_accuracy.py,
+whose own run it is; ``collision`` needs DDS: test/demo/ asserts what its text claims).
+The speed figures (``bench_demo``, ``bench_dynamics``, ``bench_observer``, ``bench_sim``,
+``bench_estimator``) are only dated and stamped: no test asserts a speed.
 """
 
 from __future__ import annotations

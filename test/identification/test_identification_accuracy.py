@@ -160,8 +160,9 @@ def test_every_identified_body_is_uniformly_consistent(measured):
 
 
 def test_the_docs_table_is_this_run_within_its_tolerances(measured):
-    """docs/identification.md's "Measured" table (``scripts/docs_numbers.py identification``)
-    is what this run measures, within the tolerances its fragment states."""
+    """docs/identification.md's "Measured" table is what this run measures, within the
+    tolerances its fragment states (after a deliberate change of the case:
+    ``python scripts/docs_numbers.py identification``)."""
     arm, found = measured
     kept = json.loads((REPO / "docs" / "numbers" / "identification.json").read_text())["data"]
     stated, tolerance = kept["arms"][arm], kept["tolerance"]
