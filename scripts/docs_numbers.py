@@ -315,19 +315,28 @@ MAX_PAYLOAD_TOLERANCE = 1e-6
 
 
 def max_payload_outputs() -> dict[str, dict[str, Any]]:
-    """``evaluate --json`` on each example: the exact and MoveIt's static maximum payload."""
+    """``evaluate --json`` on each example: the exact and MoveIt's static maximum payload.
+
+    The command runs in this process (``robot_tv_dynamics.cli.main``, its stdout caught):
+    what the shell command prints, without two more interpreter start-ups.
+    """
+    import contextlib
+    import io
+
+    from robot_tv_dynamics.cli import main as cli
     from robot_tv_dynamics.paths import package_config_dir
 
     examples = package_config_dir() / "examples"
     outputs = {}
     for arm, urdf, trajectory, payload in MAX_PAYLOAD_CASES:
-        result = subprocess.run(
-            [sys.executable, "-m", "robot_tv_dynamics.cli", "evaluate", "--urdf",
-             example_urdf(urdf), "--trajectory", str(examples / trajectory), "--payload",
-             str(examples / payload), "--json"], capture_output=True, text=True, timeout=600)
-        if result.returncode not in (0, 1):
-            raise RuntimeError(f"evaluate {trajectory}: exit {result.returncode}\n{result.stderr}")
-        report = json.loads(result.stdout)
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            code = cli(["evaluate", "--urdf", example_urdf(urdf), "--trajectory",
+                        str(examples / trajectory), "--payload", str(examples / payload),
+                        "--json"])
+        if code not in (0, 1):
+            raise RuntimeError(f"evaluate {trajectory}: exit {code}")
+        report = json.loads(printed.getvalue())
         outputs[arm] = {key: report[key] for key in (
             "max_payload_mass", "max_payload_joint", "max_payload_t",
             "moveit_static_max_payload_mass", "moveit_static_max_payload_joint")}
