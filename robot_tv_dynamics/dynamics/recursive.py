@@ -63,9 +63,9 @@ forward kinematics, the f^ext product, its offset, RNEA, the read-only flag — 
 simulator's RK4 stages call it); CRBA 1.9 / 2.2; the public API only 16 / 15.
 q̈ with Θ, Θ̇, Ψ, Ψ̇ new every call (``set_loads_and_forward_dynamics``, behind
 ``RobotModel.forward_dynamics``), measured later with ``--clock cpu`` under a load of
-~20 on the 2 cores (the same runs: τ new every call 10.7–11.7 / 13.7–14.2): 14.9–17.0 /
-18.0–19.2 (29.8–31.8 / 26.1–26.8 µs), where ``set_loads`` then ``forward_dynamics``
-took 18.1–18.3 / 20.5–20.7 (34.8–37.8 / 29.2–29.4 µs); the goal of 12 × is not met.
+~20 on the 2 cores (the same runs: τ new every call 10.7–11.7 / 13.1–14.2): 14.9–17.0 /
+17.2–19.2 (29.8–31.8 / 25.3–26.8 µs), where ``set_loads`` then ``forward_dynamics``
+took 17.8–18.3 / 20.2–20.7 (33.5–37.8 / 29.2–30.1 µs); the goal of 12 × is not met.
 Beyond τ's calls it makes the Z(Φ_l) ≻ 0 check of the new rows (≈ 1.6 rnea: ``tolist``
 and one loop over the floats; a call per row was ≈ 2.3) and ABA (≈ 2 rnea) instead of
 RNEA; one copy and check of the joint vectors is saved (≈ 0.9 / 1.3 rnea).
