@@ -33,6 +33,11 @@ tare, same rows) is subtracted and its covariance added, so the interval covers 
 When the reference is the recording the base model was identified on, the tare is
 ≈ 0 (the identification residual is already orthogonal to those rows) but its covariance
 is the identification's uncertainty of that body, which the interval then includes.
+With the same motion in both recordings everything else the model gets wrong cancels
+between the two fits, and the COM's standard deviation is the noise of both,
+∝ √(1/T_loaded + 1/T_reference): the recording's information, not the estimator, sets it
+(prewhitening the AR(1) noise, other weights or one joint SDP with a shared model-error
+term change it by ≤ 1 %, docs/estimation.md).
 """
 
 from __future__ import annotations

@@ -4,10 +4,13 @@ The recording and the identified base model come from :mod:`batch_case` (perturb
 friction the model does not fully have, coloured 0.3–0.8 N·m noise, ``identify`` on the
 unloaded first part, a 1 kg load 10 cm out on panda_hand in the second; the unloaded
 part is passed as ``--reference``, the tare that carries the base model's own error in
-the hand body into the interval). Stated
-tolerances: mass within 3 %, COM within 1 cm (Euclidean), the 95 % intervals contain the
-truth, the inertia about the COM a physical body, the set_load files the same numbers in
-franka's (column-major) and UR's ([Ixx, Iyy, Izz, Ixy, Ixz, Iyz]) layouts.
+the hand body into the interval; both parts 40 s, the length docs/estimation.md says the
+routine needs). Stated tolerances, on each of ``SEEDS``: mass within 3 %, COM within 1 cm
+(Euclidean); the 95 % intervals contain the truth (at least 10 of the three seeds' 12
+intervals: honest 95 % intervals miss more with a probability of ≈ 2 %) and are
+informative (COM intervals narrower than 2 cm). On the first seed: the inertia about the
+COM a physical body, the set_load files the same numbers in franka's (column-major) and
+UR's ([Ixx, Iyy, Izz, Ixy, Ixz, Iyz]) layouts.
 """
 
 from __future__ import annotations
@@ -21,10 +24,24 @@ from batch_case import LINK, LOAD_COM, LOAD_MASS, PANDA_LOCK, make_case
 
 from robot_tv_dynamics.cli import main
 
+pytestmark = [pytest.mark.slow]  # three 80 s recordings, each identified
+
+#: the seeds the goals are asserted on: fixed before any of them was run (the study in
+#: docs/estimation.md, which the recording's length comes from, used seeds 1–40), not tuned.
+SEEDS = (101, 102, 103)
+
 
 @pytest.fixture(scope="module")
 def case(tmp_path_factory, urdf_paths):
-    return make_case(urdf_paths["panda"], tmp_path_factory.mktemp("batch"))
+    """The first seed's recording (the tests of one case use it)."""
+    return make_case(urdf_paths["panda"], tmp_path_factory.mktemp(f"batch{SEEDS[0]}"), SEEDS[0])
+
+
+@pytest.fixture(scope="module")
+def cases(case, tmp_path_factory, urdf_paths):
+    return {SEEDS[0]: case} | {
+        seed: make_case(urdf_paths["panda"], tmp_path_factory.mktemp(f"batch{seed}"), seed)
+        for seed in SEEDS[1:]}
 
 
 def _arguments(case, *extra):
@@ -36,31 +53,47 @@ def _arguments(case, *extra):
     return args
 
 
-@pytest.fixture(scope="module")
-def fitted(case, tmp_path_factory):
-    out = tmp_path_factory.mktemp("set_load")
+def _fit(case, folder):
+    """The test's command with --json and --set-load-out: (JSON answer, folder)."""
     import contextlib
     import io
 
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
-        code = main(_arguments(case, "--json", "--set-load-out", str(out)))
+        code = main(_arguments(case, "--json", "--set-load-out", str(folder)))
     assert code == 0
-    return json.loads(buffer.getvalue()), out
+    return json.loads(buffer.getvalue()), folder
 
 
-def test_mass_and_com_are_recovered_with_intervals_that_contain_the_truth(fitted):
-    data, _ = fitted
-    assert set(data) >= {"mass", "com", "inertia", "interval"}
-    com, interval = np.asarray(data["com"]), np.asarray(data["interval"]["com"])
-    print("mass", data["mass"], data["interval"]["mass"], "COM error [m]", com - LOAD_COM,
-          np.linalg.norm(com - LOAD_COM), "intervals", interval.tolist())
-    assert abs(data["mass"] - LOAD_MASS) <= 0.03 * LOAD_MASS
-    assert np.linalg.norm(com - LOAD_COM) <= 0.01
-    lo, hi = data["interval"]["mass"]
-    assert lo <= LOAD_MASS <= hi
-    assert interval.shape == (3, 2)
-    assert np.all(interval[:, 0] <= LOAD_COM) and np.all(LOAD_COM <= interval[:, 1])
+@pytest.fixture(scope="module")
+def fitted(case, tmp_path_factory):
+    return _fit(case, tmp_path_factory.mktemp(f"set_load{SEEDS[0]}"))
+
+
+@pytest.fixture(scope="module")
+def fits(fitted, cases, tmp_path_factory):
+    """Each seed's JSON answer and its set_load folder."""
+    return {SEEDS[0]: fitted} | {
+        seed: _fit(cases[seed], tmp_path_factory.mktemp(f"set_load{seed}"))
+        for seed in SEEDS[1:]}
+
+
+def test_mass_and_com_are_recovered_with_intervals_that_contain_the_truth(fits):
+    inside = 0
+    for seed, (data, _) in fits.items():
+        assert set(data) >= {"mass", "com", "inertia", "interval"}
+        com, interval = np.asarray(data["com"]), np.asarray(data["interval"]["com"])
+        lo, hi = data["interval"]["mass"]
+        print(f"seed {seed}: mass {data['mass']:.4f} ({lo:.4f}–{hi:.4f}), COM error [mm] "
+              f"{np.round(1e3 * (com - LOAD_COM), 1).tolist()} "
+              f"({1e3 * np.linalg.norm(com - LOAD_COM):.1f}), intervals {interval.tolist()}")
+        assert abs(data["mass"] - LOAD_MASS) <= 0.03 * LOAD_MASS, seed
+        assert np.linalg.norm(com - LOAD_COM) <= 0.01, seed
+        assert interval.shape == (3, 2)
+        assert np.all(interval[:, 1] - interval[:, 0] <= 0.02), seed  # informative
+        inside += int(lo <= LOAD_MASS <= hi)
+        inside += int(np.sum((interval[:, 0] <= LOAD_COM) & (LOAD_COM <= interval[:, 1])))
+    assert inside >= 4 * len(SEEDS) - 2  # of the 4 per seed (10 of 12 for three seeds)
 
 
 def test_the_reported_load_is_a_body_and_the_body_keeps_its_margin(fitted):
@@ -107,3 +140,4 @@ def test_an_unknown_link_is_a_clear_error(case, capsys):
     args[args.index("--link") + 1] = "no_such_link"
     code = main(args)
     assert code == 2 and "no_such_link" in capsys.readouterr().err
+

@@ -89,3 +89,31 @@ def test_a_urdf_inside_an_identify_folder_uses_its_summary(identified, capsys):
     out = json.loads(captured.out)
     fit = json.loads((model / "summary.json").read_text())["rms"]["identified"]["fit"]
     assert out["noise_std"] == pytest.approx([fit[j] for j in data.model.joint_names])
+
+
+def test_the_batch_fit_after_the_grasp_meets_the_offline_goals(identified, capsys):
+    """``estimate --batch`` on the loaded window, the identify half as ``--reference``.
+
+    The offline routine's goals (docs/estimation.md): mass within 3 %, COM within 1 cm, the
+    95 % intervals containing the truth, the load a body. The seed is the fixture's (chosen
+    for the live estimators, before the batch fit existed).
+    """
+    data, bag, model = identified
+    start = R.GRASP + R.RAMP + 0.1
+    code = main(["estimate", "--batch", "--model", str(model), "--data", str(bag),
+                 "--link", R.LINK, "--start", str(start), "--reference",
+                 str(bag.parent / "first.mcap"), "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    out = json.loads(captured.out)
+    com, interval = np.array(out["com"]), np.array(out["interval"]["com"])
+    with capsys.disabled():
+        print(f"\n[realistic] batch: mass {out['mass']:.4f} {out['interval']['mass']}, COM "
+              f"error {np.round(1e3 * (com - R.LOAD_COM), 1).tolist()} mm")
+    assert out["tare"] and out["window"][0] >= start
+    assert abs(out["mass"] - R.LOAD_MASS) <= 0.03 * R.LOAD_MASS
+    assert np.linalg.norm(com - R.LOAD_COM) <= 0.01
+    lo, hi = out["interval"]["mass"]
+    assert lo <= R.LOAD_MASS <= hi
+    assert np.all((interval[:, 0] <= R.LOAD_COM) & (R.LOAD_COM <= interval[:, 1]))
+    assert out["margin"] >= out["epsilon"] * (1 - 1e-6)
