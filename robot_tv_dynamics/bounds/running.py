@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from robot_tv_dynamics.bounds.cache import (
     extremes_cache_key,
-    load_cached_extremes,
+    read_cached_extremes,
     store_cached_extremes,
 )
 from robot_tv_dynamics.bounds.extremes import CERTIFIED, SAMPLED, JacobianExtremes
@@ -182,12 +182,15 @@ class StartupExtremes:
         seconds: wall time it took [s].
         cache_error: why they could not be stored in the cache ("" if they were, or no
             cache was used).
+        cache_note: why a cache file was not used (corrupt or stale; "" when there was
+            none or it was used).
     """
 
     extremes: JacobianExtremes
     origin: str
     seconds: float
     cache_error: str = ""
+    cache_note: str = ""
 
 
 def startup_jacobian_extremes(
@@ -216,9 +219,10 @@ def startup_jacobian_extremes(
     method = CERTIFIED if certified else SAMPLED
     start = time.monotonic()
     extremes = None
+    note = ""
     if cache_dir:
         key = extremes_cache_key(model, method, settings)
-        extremes = load_cached_extremes(cache_dir, key)
+        extremes, note = read_cached_extremes(cache_dir, key)
     if extremes is not None:
         return StartupExtremes(extremes, "cache", time.monotonic() - start)
     if on_compute is not None:
@@ -230,7 +234,7 @@ def startup_jacobian_extremes(
             store_cached_extremes(cache_dir, key, extremes)
         except RobotTvDynamicsError as error:
             cache_error = str(error)
-    return StartupExtremes(extremes, "computed", time.monotonic() - start, cache_error)
+    return StartupExtremes(extremes, "computed", time.monotonic() - start, cache_error, note)
 
 
 def extremes_summary(extremes: JacobianExtremes) -> str:

@@ -180,7 +180,8 @@ class DynamicsNode(node_base.ModelNode):
     def _jacobian_extremes(self, model: RobotModel) -> bounds.JacobianExtremes | None:
         """γ, δ once per model (disk cache, else computed and stored); None if that fails."""
         cfg, log = self.config, self.get_logger()
-        cache = os.path.expanduser(cfg.cache_dir.strip()) if cfg.cache_dir.strip() else ""
+        directory = bounds.resolve_cache_dir(cfg.cache_dir)
+        cache = "" if directory is None else str(directory)
         try:
             found = bounds.startup_jacobian_extremes(
                 model, certified=cfg.certified_bounds, cache_dir=cache,
@@ -188,6 +189,8 @@ class DynamicsNode(node_base.ModelNode):
                 on_compute=lambda method: log.info(
                     f"computing the Jacobian extremes ({method}, up to "
                     f"{cfg.bounds_time_limit:g} s)"))
+            if found.cache_note:
+                log.warning(found.cache_note)
             if found.cache_error:
                 log.warning(f"not cached: {found.cache_error}")
             log.info(f"Jacobian extremes ({found.origin} in {found.seconds:.2f} s): "
