@@ -277,6 +277,20 @@ def cached_lower_bound(
         return replace(found, note="; ".join(notes))
 
 
+def floor_from_search(model: RobotModel, exact: GramExtremes, time_limit: float,
+                      target_gap: float) -> CertifiedLowerBound:
+    """The loading floor record of a certified exact search of the nominal Θ (not stored).
+
+    Raises:
+        InvalidInputError: a sampled search (no floor follows from it).
+    """
+    if exact.method != CERTIFIED:
+        raise InvalidInputError("exact", "only a certified search gives a floor")
+    K = structural_left_inverse(model)
+    floor = structural_weighted_lower_bound(K, spatial_inertia(model.theta_nominal))
+    return _from_search(LOADING_FLOOR, exact, np.zeros(0), time_limit, target_gap, floor)
+
+
 def store_loading_floor(model: RobotModel, cache_dir: str | Path, exact: GramExtremes,
                         time_limit: float, target_gap: float) -> CertifiedLowerBound:
     """Store the loading floor from a certified exact search of the nominal Θ already run.
@@ -284,11 +298,7 @@ def store_loading_floor(model: RobotModel, cache_dir: str | Path, exact: GramExt
     A better cached one (higher lower end) is kept. Raises BoundsCacheError when the
     folder cannot be written.
     """
-    if exact.method != CERTIFIED:
-        raise InvalidInputError("exact", "only a certified search gives a floor")
-    K = structural_left_inverse(model)
-    floor = structural_weighted_lower_bound(K, spatial_inertia(model.theta_nominal))
-    found = _from_search(LOADING_FLOOR, exact, np.zeros(0), time_limit, target_gap, floor)
+    found = floor_from_search(model, exact, time_limit, target_gap)
     key = record_key(model, LOADING_FLOOR)
     path = record_path(cache_dir, model, LOADING_FLOOR)
     data, _ = read_record(path, key)

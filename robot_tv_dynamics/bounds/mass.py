@@ -30,7 +30,11 @@ from robot_tv_dynamics.bounds.certified import BoxEvaluation, _branch_and_bound
 from robot_tv_dynamics.bounds.evaluator import _Evaluator, _relative_gap
 from robot_tv_dynamics.bounds.extremes import CERTIFIED, METHODS, SAMPLED, _finite_or_none
 from robot_tv_dynamics.bounds.sampled import _sample, _search_bounds
-from robot_tv_dynamics.bounds.structural import _Incumbent
+from robot_tv_dynamics.bounds.structural import (
+    _Incumbent,
+    structural_left_inverse,
+    structural_weighted_lower_bound,
+)
 from robot_tv_dynamics.bounds.weights import (
     BLOCK_RHO,
     BLOCK_S,
@@ -167,7 +171,9 @@ def gram_extremes(
         evaluate: certified: optional parallel box map built on ``evaluator``.
         evaluator: an evaluator already built for these weights (None: built here).
         floor: a lower bound of inf λ_min already known (e.g. a weighted α₁ for the
-            exact M): the certified lower end is never below it.
+            exact M): the certified lower end is never below it, nor below the
+            search-free 1/λ_max(K 𝓛⁻¹ Kᵀ) of
+            :func:`~robot_tv_dynamics.bounds.structural.structural_weighted_lower_bound`.
 
     Returns:
         A :class:`GramExtremes`.
@@ -184,6 +190,10 @@ def gram_extremes(
         return GramExtremes(SAMPLED, label, (0.0, incumbent.gamma), (incumbent.delta, math.inf),
                             incumbent.gamma_q, incumbent.delta_q, count,
                             time.monotonic() - start, False)
+    # Search-free: λ_min(Σ J_lᵀ L_l J_l) ≥ 1/λ_max(K 𝓛⁻¹ Kᵀ) for every q (K J(q) = I).
+    gram_weights = np.swapaxes(weights, 1, 2) @ weights
+    floor = max(floor, structural_weighted_lower_bound(structural_left_inverse(model),
+                                                       gram_weights))
     if evaluator.d == 0:
         lam = (incumbent.gamma, incumbent.gamma)
         lmax = (incumbent.delta, incumbent.delta)
