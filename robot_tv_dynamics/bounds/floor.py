@@ -313,17 +313,23 @@ def store_loading_floor(model: RobotModel, cache_dir: str | Path, exact: GramExt
     return found
 
 
-def read_loading_floor(model: RobotModel, cache_dir: str | Path) -> tuple[
-        CertifiedLowerBound | None, str]:
-    """The cached loading floor of ``model`` (no search), and why not when unusable."""
-    path = record_path(cache_dir, model, LOADING_FLOOR)
-    data, problem = read_record(path, record_key(model, LOADING_FLOOR))
+def read_cached_lower_bound(model: RobotModel, cache_dir: str | Path,
+                            kind: str) -> tuple[CertifiedLowerBound | None, str]:
+    """The cached record of ``kind`` for ``model`` (no search), and why not when unusable."""
+    path = record_path(cache_dir, model, kind)
+    data, problem = read_record(path, record_key(model, kind))
     if data is None:
         return None, problem
     try:
         return CertifiedLowerBound.from_dict(data["record"]), ""
     except (KeyError, TypeError, ValueError) as error:
         return None, f"bounds cache {path} is corrupt ({type(error).__name__}): ignored"
+
+
+def read_loading_floor(model: RobotModel, cache_dir: str | Path) -> tuple[
+        CertifiedLowerBound | None, str]:
+    """The cached loading floor of ``model`` (no search), and why not when unusable."""
+    return read_cached_lower_bound(model, cache_dir, LOADING_FLOOR)
 
 
 def structural_loading_floor(model: RobotModel) -> float:

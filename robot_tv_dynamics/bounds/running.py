@@ -37,6 +37,7 @@ from robot_tv_dynamics.bounds.cache import (
     store_cached_extremes,
 )
 from robot_tv_dynamics.bounds.extremes import CERTIFIED, SAMPLED, JacobianExtremes
+from robot_tv_dynamics.bounds.live import LiveLowerBounds
 from robot_tv_dynamics.bounds.search import jacobian_extremes
 from robot_tv_dynamics.bounds.theorems import (
     UniformMassMatrixBounds,
@@ -69,6 +70,8 @@ BOUND_LABELS = (
     "mass_rate_sigma_max",  # σ_max(M(q, Θ̇)), exact
     "mass_rate_bound",   # σ_max(Z(Θ̇)) σ_max(J(q))² ≥ σ_max(M(q, Θ̇))  (Theorem 4 at q)
     "certified",         # 1 if γ, δ are certified brackets, 0 if sampled estimates
+    "weighted_alpha1",   # certified α₁ʷ(t) ≤ λ_min(M(q, Θ(t))) for every q, from
+                         # z_l = λ_min(Z(Φ_l(t))) (bounds/live.py); NaN if some z_l ≤ 0
 )
 
 
@@ -83,14 +86,18 @@ class RunningBounds:
         uniform: α₁, α₂ from inf_t μ, sup_t ν and γ, δ (None before the first update).
     """
 
-    def __init__(self, n_bodies: int, extremes: JacobianExtremes | None) -> None:
+    def __init__(self, n_bodies: int, extremes: JacobianExtremes | None,
+                 live: LiveLowerBounds | None = None) -> None:
         """No Θ seen yet.
 
         Args:
             n_bodies: N, the rows of Θ.
             extremes: γ, δ of the arm, or None when they could not be computed.
+            live: the arm's live lower bounds (the ``weighted_alpha1`` entry; None: NaN).
         """
         self.extremes = extremes
+        self.live = live
+        self.weighted_alpha1 = math.nan
         self._tracker = ConsistencyTracker(n_bodies)
         self.min_margin = math.nan
         self.max_size = math.nan
@@ -113,6 +120,8 @@ class RunningBounds:
                 :meth:`transaction` to keep them as they were).
         """
         snapshot = self._tracker.update(theta)
+        if self.live is not None:
+            self.weighted_alpha1 = self.live.sample(theta).weighted_alpha1
         self.min_margin = float(np.min(snapshot.margin))
         self.max_size = float(np.max(snapshot.size))
         if not (math.isfinite(self.min_margin) and math.isfinite(self.max_size)):
@@ -129,17 +138,19 @@ class RunningBounds:
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """Validate before mutate: if the block raises, the statistics stay as they were."""
-        saved = (copy.copy(self._tracker), self.min_margin, self.max_size, self.uniform)
+        saved = (copy.copy(self._tracker), self.min_margin, self.max_size, self.uniform,
+                 self.weighted_alpha1)
         try:
             yield
         except BaseException:
-            self._tracker, self.min_margin, self.max_size, self.uniform = saved
+            (self._tracker, self.min_margin, self.max_size, self.uniform,
+             self.weighted_alpha1) = saved
             raise
 
     def values(
         self, jacobian: Array, mass_matrix: Array, mass_rate_matrix: Array, z_rate_norm: float,
     ) -> Array:
-        """The entries of :data:`BOUND_LABELS` at one sample, (15,).
+        """The entries of :data:`BOUND_LABELS` at one sample, (16,).
 
         Args:
             jacobian: the stacked LOCAL body Jacobian J(q), (6N, nv).
@@ -168,6 +179,7 @@ class RunningBounds:
             uniform.alpha1, uniform.alpha2, uniform.gamma, uniform.delta,
             self.min_margin, self.max_size, uniform.min_margin, uniform.max_size,
             rate_exact, rate_bound, 1.0 if uniform.method == CERTIFIED else 0.0,
+            self.weighted_alpha1,
         ])
 
 
