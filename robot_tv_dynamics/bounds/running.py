@@ -46,7 +46,7 @@ from robot_tv_dynamics.bounds.theorems import (
 )
 from robot_tv_dynamics.consistency.statistics import ConsistencyTracker
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
-from robot_tv_dynamics.inertia import Array
+from robot_tv_dynamics.inertia import Array, spatial_inertia
 from robot_tv_dynamics.model import RobotModel
 
 #: ``method`` of the bounds when the Jacobian extremes could not be computed.
@@ -97,7 +97,9 @@ class RunningBounds:
         """
         self.extremes = extremes
         self.live = live
+        #: the certified α₁ʷ(t) of the latest Θ (NaN until :meth:`values` computed it)
         self.weighted_alpha1 = math.nan
+        self._weighted_theta: Array | None = None
         self._tracker = ConsistencyTracker(n_bodies)
         self.min_margin = math.nan
         self.max_size = math.nan
@@ -120,8 +122,9 @@ class RunningBounds:
                 :meth:`transaction` to keep them as they were).
         """
         snapshot = self._tracker.update(theta)
-        if self.live is not None:
-            self.weighted_alpha1 = self.live.sample(theta).weighted_alpha1
+        if self.live is not None:  # α₁ʷ(t) is computed when values() asks for it
+            self._weighted_theta = np.array(theta, dtype=np.float64)
+            self.weighted_alpha1 = math.nan
         self.min_margin = float(np.min(snapshot.margin))
         self.max_size = float(np.max(snapshot.size))
         if not (math.isfinite(self.min_margin) and math.isfinite(self.max_size)):
@@ -139,12 +142,12 @@ class RunningBounds:
     def transaction(self) -> Iterator[None]:
         """Validate before mutate: if the block raises, the statistics stay as they were."""
         saved = (copy.copy(self._tracker), self.min_margin, self.max_size, self.uniform,
-                 self.weighted_alpha1)
+                 self.weighted_alpha1, self._weighted_theta)
         try:
             yield
         except BaseException:
             (self._tracker, self.min_margin, self.max_size, self.uniform,
-             self.weighted_alpha1) = saved
+             self.weighted_alpha1, self._weighted_theta) = saved
             raise
 
     def values(
@@ -164,6 +167,11 @@ class RunningBounds:
         uniform = self.uniform
         if uniform is None:
             raise InvalidInputError("theta", "no Θ yet: call update() first")
+        if self.live is not None and self._weighted_theta is not None:
+            # z_l = λ_min(Z(Φ_l)): N 6×6 and one nv×nv eigenvalue, once per Θ
+            self.weighted_alpha1 = self.live.weighted_alpha1(
+                np.linalg.eigvalsh(spatial_inertia(self._weighted_theta))[:, 0])
+            self._weighted_theta = None
         eig_j = np.linalg.eigvalsh(jacobian.T @ jacobian)
         eig_m = np.linalg.eigvalsh(mass_matrix)
         if z_rate_norm == 0.0:

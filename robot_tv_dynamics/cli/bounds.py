@@ -28,8 +28,10 @@ DESCRIPTION = (
     "Per-body consistency margin μ and size ν of the URDF's inertial parameters, "
     "the Jacobian extremes γ = inf λ_min(JᵀJ) and δ = sup σ_max(J)² over the "
     "joint-limit box, α₁ = min μ · γ and α₂ = 2 max ν · δ, and the normality "
-    "(Definition 2) and Assumption 2 verdicts. Sampled values are estimates; "
-    "--certified gives rigorous brackets.")
+    "(Definition 2) and Assumption 2 verdicts, the weighted α₁ʷ/α₂ʷ and the loading "
+    "floor inf λ_min(M₀) (a lower bound of λ_min(M) for every consistent load; "
+    "--certified searches it once per arm and keeps it in the bounds cache). Sampled "
+    "values are estimates; --certified gives rigorous brackets.")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
