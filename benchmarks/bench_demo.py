@@ -3,9 +3,10 @@
 Runs ``python -m robot_tv_dynamics.cli demo --no-progress`` (``--urdf`` and
 ``--duration`` passed on) ``--runs`` times on a private ``ROS_DOMAIN_ID``, and samples
 ``/proc/<pid>/stat`` of the demo process and of every process it started every
-``--period`` s. The measuring window is the simulation (from the first sample in which
-``sim_node`` has logged ``ready:`` to its exit: the nodes' start-up is not in it);
-within it, per process:
+``--period`` s. The measuring window is the stepping: from the first sample in which
+``sim_node`` has logged ``stepping`` (after its subscribers matched) to the first in
+which it has logged ``finished``, so the nodes' start-up and the demo's analysis are not
+in it; within it, per process:
 
 - ``cpu_share``: CPU seconds (user + system) / window seconds — 1.0 is one full core;
 - ``total_cores``: the sum over all processes (what the demo got of the machine);
@@ -37,6 +38,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from robot_tv_dynamics.ros.sim_node import FINISHED, STEPPING
 
 #: Clock ticks per second of /proc/<pid>/stat's utime and stime.
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -126,9 +129,9 @@ def run_once(args: argparse.Namespace, index: int, work: Path) -> dict:
                         if label[1]:
                             named.add(pid)  # a node's name stays (a zombie has no argv)
             sim_log = out / "logs" / "sim_node.log"
-            sim_running = (any(labels.get(pid) == "sim_node" for pid in cpu)
-                           and sim_log.is_file()
-                           and "ready:" in sim_log.read_text(errors="replace"))
+            text = sim_log.read_text(errors="replace") if sim_log.is_file() else ""
+            sim_running = (f"]: {STEPPING}:" in text and f"]: {FINISHED}:" not in text
+                           and any(labels.get(pid) == "sim_node" for pid in cpu))
             samples.append((now, cpu, sim_running))
             time.sleep(args.period)
     finally:

@@ -1,17 +1,23 @@
 """Timing of eq. (39) against Pinocchio's own calls in the same process.
 
 Run: ``bash scripts/run_main.sh`` sets up the venv; then
-``.venv/bin/python benchmarks/bench_dynamics.py [--repeat N]``
+``.venv/bin/python benchmarks/bench_dynamics.py [--repeat N] [--clock cpu]``
 (or ``source scripts/ros_env.sh && python benchmarks/bench_dynamics.py``).
 Prints µs per call and the ratio to ``pin.rnea`` for the Panda and the UR5: first the
 term-by-term reference (``RobotModel``), then the recursive path
 (``robot_tv_dynamics.dynamics.recursive``) against its goals, ≤ 5 × rnea with the
 loads held and ≤ 10 × with Θ, Θ̇, Ψ, Ψ̇ new every call (``RobotModel.torque``, that is
 ``set_loads_and_inverse_dynamics``; nothing is skipped for unchanged values: every call
-redoes the whole update), and the one-row update ``set_body_loads``
+redoes the whole update), forward dynamics (ABA) with the loads held and with them new
+every call (≤ 12 ×: ``RobotModel.forward_dynamics``, that is
+``set_loads_and_forward_dynamics``), the one-row update ``set_body_loads``
 and the unchecked forward dynamics that the simulator's RK4 stages use. The recursive rows
 are the best of 9 rounds that time every row in turn (N calls each); on a shared machine,
-run it twice.
+run it twice. ``--clock cpu`` times by this thread's CPU clock instead of the wall clock:
+time the process spends waiting for a core then does not count, so the ratios stay
+meaningful when other processes load the machine (wall-clock rnea varied 2–38 µs between
+runs under a load of 20 on 2 cores, the CPU clock 1.9–2.4 µs); it still counts cache
+misses and frequency changes.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 import timeit
 from collections.abc import Callable
 
@@ -33,10 +40,14 @@ from particle_lagrangian import find_example_robot_urdf  # noqa: E402
 from robot_tv_dynamics import RobotModel  # noqa: E402
 from robot_tv_dynamics.dynamics import RecursiveDynamics  # noqa: E402
 
+#: The clock the timings read: ``--clock`` sets it (wall: perf_counter, cpu: thread_time).
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.thread_time}
+_clock = CLOCKS["wall"]
+
 
 def _time(function: Callable[[], object], repeat: int) -> float:
     """Best-of-5 mean time per call [µs]."""
-    timer = timeit.Timer(function)
+    timer = timeit.Timer(function, timer=_clock)
     return min(timer.repeat(5, repeat)) / repeat * 1e6
 
 
@@ -84,6 +95,8 @@ def bench_recursive(name: str, repeat: int) -> list[tuple[str, float, str]]:
         ("forward dynamics (ABA), loads held", lambda: rd.forward_dynamics(q, qd, tau), ""),
         ("  the same, unchecked (plant stages)",
          lambda: rd.forward_dynamics_unchecked(q, qd, tau), ""),
+        ("q̈, Θ, Θ̇, Ψ, Ψ̇ new every call",
+         lambda: robot.forward_dynamics(q, qd, tau, *loads), "≤ 12"),
         ("M(q, Θ) (CRBA), loads held", lambda: rd.mass_matrix(q), ""),
         ("bias τ(q̈ = 0), loads held", lambda: rd.bias(q, qd), ""),
         ("τ, loads held, a row shifted (m = 0)", lambda: shifted.inverse_dynamics(q, qd, qdd), ""),
@@ -99,7 +112,7 @@ def _time_interleaved(functions: list[Callable[[], object]], repeat: int,
                       rounds: int = 9) -> list[float]:
     """Best per-call time [µs] of each function over ``rounds`` rounds that time them all in
     turn: load from other processes then rarely hits one row in every round."""
-    timers = [timeit.Timer(function) for function in functions]
+    timers = [timeit.Timer(function, timer=_clock) for function in functions]
     best = [float("inf")] * len(functions)
     for _ in range(rounds):
         for k, timer in enumerate(timers):
@@ -139,8 +152,13 @@ def bench(name: str, repeat: int) -> list[tuple[str, float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=2000, help="calls per timing run")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                        help="wall clock, or this thread's CPU time (for a loaded machine)")
     args = parser.parse_args()
-    print(f"pin {pin.__version__}, numpy {np.__version__}, python {sys.version.split()[0]}")
+    global _clock
+    _clock = CLOCKS[args.clock]
+    print(f"pin {pin.__version__}, numpy {np.__version__}, python {sys.version.split()[0]}, "
+          f"{args.clock} clock")
     for name in ("panda", "ur5"):
         rows = bench(name, args.repeat)
         rnea = rows[0][1]

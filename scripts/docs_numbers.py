@@ -20,10 +20,23 @@ NAME:
   simulated time: the test re-runs the simulator's closed loop without ROS.
 * ``retime``: the ``retime`` example of docs/retiming.md (its text output). Deterministic
   but for the runtime: the test re-runs it.
+* ``max_payload``: the exact and MoveIt's static maximum payload of the ``evaluate``
+  examples (docs/cli.md). Deterministic: the test re-runs them.
+* ``retime_cases``: the measured cases, the playback check and the smoothing example of
+  docs/retiming.md, on the curved paths of test/retiming/test_retime.py. Deterministic
+  but for the runtimes: the test re-runs them.
+* ``identification``: the accuracy table of docs/identification.md, what
+  test/identification/test_identification_accuracy.py measures (seeded): that test
+  compares its own run with the data.
 * ``collision``: the momentum observers in three demos (fill_collision on both arms, fill
   on the Panda; docs/demo.md). Over DDS only: test/demo/ asserts what the text claims.
 * ``simulation``: what the controller-in-the-loop example of docs/simulation.md prints.
   Deterministic (seeded noise): the test re-runs it.
+* ``bench_dynamics``, ``bench_observer``, ``bench_sim``, ``bench_estimator``: what
+  ``benchmarks/bench_dynamics.py``, ``bench_observer.py``, ``bench_sim.py`` and
+  ``bench_estimator.py --samples 2000`` print (docs/cli.md, docs/observer.md,
+  docs/simulation.md, docs/estimation.md). Speed figures: dated and stamped, never
+  checked by a test.
 * ``bench_demo``: ``benchmarks/bench_demo.py --runs 3`` on both arms (docs/demo.md). Speed
   figures of a shared machine: dated and stamped, never checked by a test.
 """
@@ -293,6 +306,68 @@ def render_collision(data: dict[str, Any], info: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------------------ max_payload
+#: The examples of docs/cli.md: (arm, URDF, trajectory, payload) in config/examples/.
+MAX_PAYLOAD_CASES = (("UR5", UR5, "ur5_trajectory.yaml", "ur5_payload.yaml"),
+                     ("Panda", "", "panda_trajectory.yaml", "panda_payload.yaml"))
+#: What the agreement test allows (relative; the solve is exact, so only round-off).
+MAX_PAYLOAD_TOLERANCE = 1e-6
+
+
+def max_payload_outputs() -> dict[str, dict[str, Any]]:
+    """``evaluate --json`` on each example: the exact and MoveIt's static maximum payload.
+
+    The command runs in this process (``robot_tv_dynamics.cli.main``, its stdout caught):
+    what the shell command prints, without two more interpreter start-ups.
+    """
+    import contextlib
+    import io
+
+    from robot_tv_dynamics.cli import main as cli
+    from robot_tv_dynamics.paths import package_config_dir
+
+    examples = package_config_dir() / "examples"
+    outputs = {}
+    for arm, urdf, trajectory, payload in MAX_PAYLOAD_CASES:
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            code = cli(["evaluate", "--urdf", example_urdf(urdf), "--trajectory",
+                        str(examples / trajectory), "--payload", str(examples / payload),
+                        "--json"])
+        if code not in (0, 1):
+            raise RuntimeError(f"evaluate {trajectory}: exit {code}")
+        report = json.loads(printed.getvalue())
+        outputs[arm] = {key: report[key] for key in (
+            "max_payload_mass", "max_payload_joint", "max_payload_t",
+            "moveit_static_max_payload_mass", "moveit_static_max_payload_joint")}
+    return outputs
+
+
+def run_max_payload() -> dict[str, Any]:
+    """The maximum payloads of the evaluate examples."""
+    return {"cases": [[arm, trajectory, payload]
+                      for arm, _, trajectory, payload in MAX_PAYLOAD_CASES],
+            "outputs": max_payload_outputs(), "tolerance": MAX_PAYLOAD_TOLERANCE}
+
+
+def render_max_payload(data: dict[str, Any], info: dict[str, Any]) -> str:
+    """One row per example: exact, static, by how much the static one overstates."""
+    lines = ["| `evaluate` example (`config/examples/`) | exact maximum payload (saturating "
+             "joint, time) | MoveIt's static estimate | static overstates by |",
+             "|---|---|---|---|"]
+    for arm, trajectory, payload in data["cases"]:
+        out = data["outputs"][arm]
+        exact, static = out["max_payload_mass"], out["moveit_static_max_payload_mass"]
+        lines.append(f"| {arm}: `{trajectory}`, `{payload}` | {exact:.2f} kg "
+                     f"(`{out['max_payload_joint']}` at {out['max_payload_t']:.2f} s) | "
+                     f"{static:.2f} kg | {100 * (static / exact - 1):.1f} % |")
+    lines += ["", stamp(info, "python scripts/docs_numbers.py max_payload") + " The payload "
+              "shape (COM, inertia per kg) is the example's. `test/test_docs_numbers.py` "
+              "re-runs `evaluate --json` on both and requires these masses within "
+              f"{data['tolerance']:g} (relative), the same joints and times."]
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------------------ retime
 RETIME_COMMANDS = (
     ["retime", "--urdf", "ur5_robot.urdf", "--trajectory", "ur5_fast_trajectory.yaml",
@@ -345,6 +420,256 @@ def render_retime(data: dict[str, Any], info: dict[str, Any]) -> str:
 def _wrap(command: str) -> str:
     head, sep, tail = command.partition(" --payload")
     return f"{head} \\\n      --payload{tail}" if sep else command
+
+
+# ------------------------------------------------------------------------ retime_cases
+#: What the agreement test allows on durations [s] and ratios (absolute).
+RETIME_CASES_TOLERANCE = {"duration_s": 2e-3, "ratio": 2e-3, "relative": 0.02}
+
+
+def retime_test_paths() -> Any:
+    """The curved rest-to-rest test paths and loads of ``test/retiming/test_retime.py``."""
+    import importlib.util
+
+    sys.path.insert(0, str(REPO / "test"))  # the module's own import of particle_lagrangian
+    spec = importlib.util.spec_from_file_location(
+        "test_retime_paths", REPO / "test" / "retiming" / "test_retime.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _retime_row(result: Any) -> dict[str, Any]:
+    import numpy as np
+
+    binding = result.binding_constraint
+    return {"before_s": result.duration_before, "after_s": result.duration_after,
+            "uniform_s": None if result.uniform is None else result.uniform.duration,
+            "peak_before": float(np.nanmax(result.peak_ratio_before)),
+            "peak_after": float(np.nanmax(result.peak_ratio_after)),
+            "peak_played": float(np.nanmax(result.peak_ratio_playback)),
+            "velocity_after": float(np.nanmax(result.peak_velocity_ratio_after)),
+            "binding": f"{binding.kind} {binding.joint}".strip(),
+            "binding_fraction": binding.fraction,
+            "solves": result.iterations, "runtime_s": round(result.runtime, 2)}
+
+
+def retime_case_rows(labels: tuple[str, ...] | None = None) -> dict[str, dict[str, Any]]:
+    """The retiming page's table: one ``retime`` (waypoint output) per case (all by default)."""
+    from robot_tv_dynamics import RobotModel
+    from robot_tv_dynamics.retiming import retime
+
+    paths = retime_test_paths()
+    ur5 = RobotModel.from_urdf(example_urdf(UR5))
+    panda = RobotModel.from_urdf(example_urdf(), list(paths.FINGERS))
+    ur5_path = (paths.UR5_JOINTS, paths.UR5_START, paths.UR5_GOAL, paths.UR5_BULGE)
+    panda_path = (paths.PANDA_ARM, paths.PANDA_START, paths.PANDA_GOAL, paths.PANDA_BULGE)
+    cases = {"UR5, 8 kg on tool0": (ur5, ur5_path, 1.0, paths.ur5_heavy),
+             "Panda (fingers locked), 3 kg on link8": (panda, panda_path, 0.5,
+                                                       paths.panda_heavy),
+             "Panda, no payload": (panda, panda_path, 6.0, lambda: None),
+             "Panda, fill 1.5 kg/s during the motion": (panda, panda_path, 0.6,
+                                                        paths.fill_process)}
+    rows = {}
+    for label in labels or tuple(cases):
+        model, path, duration, load = cases[label]
+        rows[label] = _retime_row(retime(model, paths.curved_move(*path, duration, 41), load()))
+    return rows
+
+
+def retime_playback(outputs: tuple[str, ...] = ("waypoints", "rate_250"),
+                    played: bool = True) -> dict[str, dict[str, Any]]:
+    """The playback check: the UR5 with 9 kg, as written and as a quintic Hermite plays it.
+
+    The written file is read back as a controller gets it, the quintic through (q, q̇, q̈)
+    resampled at 20 kHz and measured by ``evaluate`` (``played=False``: not, the costly
+    part); output at the waypoints and at 250 Hz.
+    """
+    import numpy as np
+
+    from robot_tv_dynamics import RobotModel
+    from robot_tv_dynamics.cli.retime import trajectory_to_dict
+    from robot_tv_dynamics.evaluation import evaluate, trajectory_from_dict
+    from robot_tv_dynamics.retiming import retime
+
+    paths = retime_test_paths()
+    ur5 = RobotModel.from_urdf(example_urdf(UR5))
+    load = paths.ur5_nine_kg()
+    move = paths.curved_move(paths.UR5_JOINTS, paths.UR5_START, paths.UR5_GOAL,
+                             paths.UR5_BULGE, 1.0, 41)
+
+    def ratios(trajectory: Any) -> tuple[float, float]:
+        result = evaluate(ur5, trajectory, load, compute_max_payload=False)
+        return (float(np.nanmax(result.effort_ratio)),
+                float(np.max(np.abs(result.velocities) / ur5.joint_limits.velocity)))
+
+    def acceleration_excess(out: Any) -> float:
+        t, qd, qdd = out.time_from_start, out.velocities, out.accelerations
+        slope = np.diff(qd, axis=0) / np.diff(t)[:, None]
+        low, high = np.minimum(slope[:-1], slope[1:]), np.maximum(slope[:-1], slope[1:])
+        excess = np.maximum(0.0, np.maximum(low - qdd[1:-1], qdd[1:-1] - high))
+        return float(np.max(excess) / np.max(np.abs(qdd)))
+
+    playback = {}
+    for key in outputs:
+        rate = {"waypoints": None, "rate_250": 250.0}[key]
+        result = retime(ur5, move, load, sample_rate=rate, compare_uniform=False)
+        out = trajectory_from_dict(trajectory_to_dict(result.trajectory))
+        quintic, quintic_velocity = (ratios(paths.hermite_resample(out, 20000.0)) if played
+                                     else (None, None))
+        factors = np.asarray(result.effort_factor)
+        tight = int(np.nanargmin(factors))
+        playback[key] = {"points": out.n_points, "written": ratios(out)[0],
+                         "played": quintic, "played_velocity": quintic_velocity,
+                         "acceleration_excess": acceleration_excess(out),
+                         "effort_factor": float(factors[tight]),
+                         "effort_factor_joint": ur5.joint_names[tight],
+                         "after_s": result.duration_after}
+    return playback
+
+
+def retime_smoothing() -> dict[str, dict[str, Any]]:
+    """The Panda with 3 kg, output at 1 kHz, without and with a 30 ms moving average."""
+    import numpy as np
+
+    from robot_tv_dynamics import RobotModel
+    from robot_tv_dynamics.retiming import retime
+
+    paths = retime_test_paths()
+    panda = RobotModel.from_urdf(example_urdf(), list(paths.FINGERS))
+    move = paths.curved_move(paths.PANDA_ARM, paths.PANDA_START, paths.PANDA_GOAL,
+                             paths.PANDA_BULGE, 0.5, 41)
+    smoothing = {}
+    for key, window in (("raw", 0.0), ("smoothed", 0.03)):
+        result = retime(panda, move, paths.panda_heavy(), sample_rate=1000.0,
+                        compare_uniform=False, verify_playback=False, smoothing=window)
+        out = result.trajectory
+        jerk = np.max(np.abs(np.diff(out.accelerations, axis=0))
+                      / np.diff(out.time_from_start)[:, None])
+        smoothing[key] = {"window_s": window, "jerk": float(jerk),
+                          "after_s": result.duration_after}
+    return smoothing
+
+
+def run_retime_cases() -> dict[str, Any]:
+    """The retiming page's measured cases, its playback check and its smoothing example."""
+    return {"rows": retime_case_rows(), "playback": retime_playback(),
+            "smoothing": retime_smoothing(), "tolerance": RETIME_CASES_TOLERANCE}
+
+
+def render_retime_cases(data: dict[str, Any], info: dict[str, Any]) -> str:
+    """The cases' table, the playback and smoothing lines, and the stamp."""
+    tol = data["tolerance"]
+    lines = ["| case | before | peak \\|τ\\|/τ_max before | after | uniform slowdown | "
+             "peak \\|τ\\|/τ_max after (played); \\|q̇\\|/q̇_max | binding (share of the "
+             "motion) | solves | runtime |", "|---|---|---|---|---|---|---|---|---|"]
+    for label, row in data["rows"].items():
+        uniform = "—" if row["uniform_s"] is None else f"{row['uniform_s']:.3f} s"
+        kind, _, joint = row["binding"].partition(" ")
+        lines.append(
+            f"| {label} | {row['before_s']:.3f} s | {row['peak_before']:.3f} | "
+            f"{row['after_s']:.3f} s | {uniform} | {row['peak_after']:.3f} "
+            f"({row['peak_played']:.3f}); {row['velocity_after']:.3f} | {kind} `{joint}` "
+            f"({100 * row['binding_fraction']:.0f} %) | {row['solves']} | "
+            f"{row['runtime_s']:.2f} s |")
+    way, dense = data["playback"]["waypoints"], data["playback"]["rate_250"]
+    raw, smooth = data["smoothing"]["raw"], data["smoothing"]["smoothed"]
+    lines += [
+        "",
+        f"Playback, the UR5 with 9 kg on `tool0` along the same path, output at the "
+        f"waypoints ({way['points']} points with the switches): every written point ≤ "
+        f"{way['written']:.4f} of the effort limit, the quintic between them (resampled at "
+        f"20 kHz) ≤ {way['played']:.4f} and ≤ {way['played_velocity']:.4f} of the velocity "
+        f"limits; the written accelerations lie between the backward and forward velocity "
+        f"differences up to {way['acceleration_excess']:.1e} of max \\|q̈\\| "
+        f"({dense['acceleration_excess']:.1e} with `--rate 250`). The price of the playback "
+        f"check: `effort_factor` {way['effort_factor']:.3f} on `{way['effort_factor_joint']}`.",
+        "",
+        f"Smoothing, the Panda with 3 kg, output at 1 kHz: max \\|Δq̈/Δt\\| "
+        f"{raw['jerk']:.0f} rad/s³ without, {smooth['jerk']:.0f} rad/s³ with w = "
+        f"{1e3 * smooth['window_s']:.0f} ms; duration {raw['after_s']:.3f} s → "
+        f"{smooth['after_s']:.3f} s.",
+        "",
+        stamp(info, "python scripts/docs_numbers.py retime_cases") + " The paths and loads "
+        "are those of `test/retiming/test_retime.py` (41 waypoints, quintic time law). "
+        "`test/test_docs_numbers.py` re-runs the table's cases, the smoothing example and "
+        "the playback case without its 20 kHz resampling (the costly part, whose bound "
+        "`test/retiming/test_retime.py` asserts), and requires the durations within "
+        f"{tol['duration_s'] * 1e3:g} ms, the ratios within {tol['ratio']:g}, the jerks "
+        f"within {100 * tol['relative']:g} %, the same binding constraints, solves and "
+        "point counts; the runtimes (wall time of one `retime` with its verification and "
+        "the uniform comparison) depend on the machine and its load and are not checked.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------ identification
+#: What the agreement test allows: held-out ratios (absolute), the rest relative, and
+#: friction errors also absolute [N·m·s/rad, N·m] (they are small differences).
+IDENTIFICATION_TOLERANCE = {"ratio": 5e-3, "relative": 0.05, "friction": 2e-3}
+
+
+def run_identification() -> dict[str, Any]:
+    """``measure`` of test/identification/test_identification_accuracy.py on both arms."""
+    import importlib.util
+
+    for folder in ("test", "test/identification"):
+        sys.path.insert(0, str(REPO / folder))
+    spec = importlib.util.spec_from_file_location(
+        "identification_accuracy", REPO / "test" / "identification" /
+        "test_identification_accuracy.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    from particle_lagrangian import find_example_robot_urdf
+
+    arms = {arm: module.measure(module.make_case(arm, find_example_robot_urdf(arm)))
+            for arm in ("panda", "ur5")}
+    return {"arms": arms, "tolerance": IDENTIFICATION_TOLERANCE}
+
+
+def render_identification(data: dict[str, Any], info: dict[str, Any]) -> str:
+    """The accuracy table of both arms, and its stamp."""
+    panda, ur5 = data["arms"]["panda"], data["arms"]["ur5"]
+    tol = data["tolerance"]
+
+    def row(label: str, cell: Callable[[dict[str, Any]], str]) -> str:
+        return f"| {label} | {cell(panda)} | {cell(ur5)} |"
+
+    def percent(value: float) -> str:
+        return f"{100 * value:.2g} %"
+
+    def margins(arm: dict[str, Any]) -> str:
+        low = sorted(arm["margins"])[:2]
+        active = all(value < 1.01 * arm["epsilon"] for value in low)
+        return ", ".join(f"{value:.5g}" for value in low) + (" (active)" if active else "")
+
+    lines = [
+        "| | Panda (fingers locked) | UR5 |", "|---|---|---|",
+        row("held-out RMS / noise RMS, per joint", lambda a: f"{min(a['held_out_ratio']):.3f}"
+            f" … {max(a['held_out_ratio']):.3f}"),
+        row("relative torque error of Θ̂ vs Θ_true on held-out states",
+            lambda a: percent(a["torque_error_held_out"])),
+        row("… at 200 random states of the joint box (URDF prior in brackets)",
+            lambda a: f"{percent(a['torque_error_random'])} "
+                      f"({percent(a['prior_torque_error_random'])})"),
+        row("relative error of Θ̂'s projection on the identifiable row space (SVD of the "
+            "eq. (44) regressor; its rank; URDF prior in brackets)",
+            lambda a: f"{percent(a['projection_error'])}; rank {a['rank']} "
+                      f"({percent(a['prior_projection_error'])})"),
+        row("max friction error viscous / Coulomb / offset [N·m·s/rad, N·m]",
+            lambda a: " / ".join(f"{a['friction_error'][k]:.3f}"
+                                 for k in ("viscous", "coulomb", "offset"))),
+        row(f"λ_min(f(Φ_l)) identified, smallest two (ε = {panda['epsilon']:g})", margins),
+        "",
+        stamp(info, "python scripts/docs_numbers.py identification") + " Seeded "
+        "simulation, so `test/identification/test_identification_accuracy.py` (the same "
+        "run) requires these values: the held-out ratios within "
+        f"{tol['ratio']:g}, the rank exactly, the rest within {100 * tol['relative']:g} % "
+        f"(friction errors also within {tol['friction']:g} absolute).",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 # ------------------------------------------------------------------------ simulation
@@ -411,15 +736,52 @@ def render_bench_demo(data: dict[str, Any], info: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------------------ benchmarks
+#: Speed benchmarks quoted whole: NAME → (script in benchmarks/, arguments).
+BENCHMARKS = {"bench_dynamics": ("bench_dynamics.py", ()),
+              "bench_observer": ("bench_observer.py", ()),
+              "bench_sim": ("bench_sim.py", ()),
+              "bench_estimator": ("bench_estimator.py", ("--samples", "2000"))}
+
+
+def run_benchmark(name: str) -> dict[str, Any]:
+    """What ``benchmarks/<script>`` prints, and the load average when it started."""
+    script, argv = BENCHMARKS[name]
+    before = round(os.getloadavg()[0], 1)
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *argv],
+                            capture_output=True, text=True, check=True, timeout=1800)
+    return {"command": " ".join(["python", f"benchmarks/{script}", *argv]),
+            "output": result.stdout.rstrip("\n").splitlines(),
+            "load_average_before": before}
+
+
+def render_benchmark(name: str) -> Callable[[dict[str, Any], dict[str, Any]], str]:
+    """The benchmark's printed lines and the stamp: a speed, never checked by a test."""
+    def render(data: dict[str, Any], info: dict[str, Any]) -> str:
+        lines = ["```", f"$ {data['command']}", *data["output"], "```", "",
+                 stamp(info, f"python scripts/docs_numbers.py {name}") + " Load average "
+                 f"{data['load_average_before']:g} when the run started, the one above "
+                 "when it ended. Speed figures of a machine shared with other jobs: dated "
+                 "and stamped here, not checked by any test (a test cannot assert a speed); "
+                 f"`{data['command']}` prints them for yours."]
+        return "\n".join(lines) + "\n"
+    return render
+
+
 # ------------------------------------------------------------------------ the pages
 #: name → (run, render)
 SECTIONS: dict[str, tuple[Callable[[], dict[str, Any]],
                           Callable[[dict[str, Any], dict[str, Any]], str]]] = {
     "demo": (run_demo, render_demo),
     "retime": (run_retime, render_retime),
+    "max_payload": (run_max_payload, render_max_payload),
+    "retime_cases": (run_retime_cases, render_retime_cases),
+    "identification": (run_identification, render_identification),
     "collision": (run_collision, render_collision),
     "simulation": (run_simulation, render_simulation),
     "bench_demo": (run_bench_demo, render_bench_demo),
+    **{name: (lambda name=name: run_benchmark(name), render_benchmark(name))
+       for name in BENCHMARKS},
 }
 
 

@@ -3,8 +3,11 @@
 ``scripts/docs_numbers.py`` runs the commands and rewrites the fragments
 (``<!-- numbers: NAME -->`` … ``<!-- /numbers -->``) from ``docs/numbers/NAME.json``. Here:
 every fragment is its data rendered (nobody edited a number by hand), and the
-deterministic ones agree with a fresh run within the tolerances their fragment states.
-The speed figures (``bench_demo``) are only dated and stamped: no test asserts a speed.
+deterministic ones agree with a fresh run within the tolerances their fragment states
+(``identification`` is checked by test/identification/test_identification_accuracy.py,
+whose own run it is; ``collision`` needs DDS: test/demo/ asserts what its text claims).
+The speed figures (``bench_demo``, ``bench_dynamics``, ``bench_observer``, ``bench_sim``,
+``bench_estimator``) are only dated and stamped: no test asserts a speed.
 """
 
 from __future__ import annotations
@@ -144,6 +147,76 @@ def test_the_retime_example_agrees_with_a_fresh_run():
     uniform = float(re.search(r"uniform slowdown .*= ([\d.]+) s", text).group(1))
     assert after < before < uniform
     assert re.search(r"^binding constraint: velocity shoulder_pan_joint: ", text, flags=re.M)
+
+
+# ------------------------------------------------------------------------ max_payload
+def test_the_maximum_payloads_agree_with_a_fresh_evaluate():
+    kept = numbers.load("max_payload")["data"]
+    fresh = numbers.max_payload_outputs()
+    assert set(fresh) == set(kept["outputs"])
+    for arm, stated in kept["outputs"].items():
+        for key in ("max_payload_mass", "moveit_static_max_payload_mass"):
+            assert fresh[arm][key] == pytest.approx(stated[key], rel=kept["tolerance"]), arm
+        assert fresh[arm]["max_payload_joint"] == stated["max_payload_joint"], arm
+        assert fresh[arm]["moveit_static_max_payload_joint"] == stated[
+            "moveit_static_max_payload_joint"], arm
+        assert fresh[arm]["max_payload_t"] == pytest.approx(stated["max_payload_t"], abs=1e-9)
+        # what the page says of them: the static estimate overstates what the motion allows
+        assert fresh[arm]["moveit_static_max_payload_mass"] > fresh[arm]["max_payload_mass"]
+
+
+# ------------------------------------------------------------------------ retime_cases
+RETIME_ROWS = tuple(numbers.load("retime_cases")["data"]["rows"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", RETIME_ROWS)
+def test_a_retiming_case_agrees_with_a_fresh_retime(label):
+    kept = numbers.load("retime_cases")["data"]
+    stated, tolerance = kept["rows"][label], kept["tolerance"]
+    fresh = numbers.retime_case_rows((label,))[label]
+    assert fresh["binding"] == stated["binding"]
+    assert fresh["solves"] == stated["solves"]
+    for key in ("before_s", "after_s", "uniform_s"):
+        assert fresh[key] == pytest.approx(stated[key], abs=tolerance["duration_s"]), key
+    for key in ("peak_before", "peak_after", "peak_played", "velocity_after",
+                "binding_fraction"):
+        assert fresh[key] == pytest.approx(stated[key], abs=tolerance["ratio"]), key
+    # what the page says of the cases: within the limits as played, faster than a uniform
+    # slowdown meeting the same limits
+    assert max(fresh["peak_after"], fresh["peak_played"]) <= 1.0 + 1e-3
+    assert fresh["velocity_after"] <= 1.0 + 1e-6
+    assert fresh["after_s"] < fresh["uniform_s"]
+
+
+def test_the_smoothing_example_agrees_with_a_fresh_retime():
+    kept = numbers.load("retime_cases")["data"]
+    stated, tolerance = kept["smoothing"], kept["tolerance"]
+    fresh = numbers.retime_smoothing()
+    for key in ("raw", "smoothed"):
+        assert fresh[key]["jerk"] == pytest.approx(stated[key]["jerk"],
+                                                   rel=tolerance["relative"]), key
+        assert fresh[key]["after_s"] == pytest.approx(stated[key]["after_s"],
+                                                      abs=tolerance["duration_s"]), key
+    # the page: the jerk drops to a small fraction for about the window more duration
+    assert fresh["smoothed"]["jerk"] < 0.3 * fresh["raw"]["jerk"]
+    window = fresh["smoothed"]["window_s"]
+    assert 0 < fresh["smoothed"]["after_s"] - fresh["raw"]["after_s"] <= 1.5 * window
+
+
+def test_the_playback_case_agrees_with_a_fresh_retime_as_written():
+    kept = numbers.load("retime_cases")["data"]
+    stated, tolerance = kept["playback"]["waypoints"], kept["tolerance"]
+    fresh = numbers.retime_playback(("waypoints",), played=False)["waypoints"]
+    assert fresh["points"] == stated["points"]
+    assert fresh["effort_factor_joint"] == stated["effort_factor_joint"]
+    for key in ("written", "effort_factor"):
+        assert fresh[key] == pytest.approx(stated[key], abs=tolerance["ratio"]), key
+    assert fresh["after_s"] == pytest.approx(stated["after_s"], abs=tolerance["duration_s"])
+    assert fresh["acceleration_excess"] == pytest.approx(stated["acceleration_excess"],
+                                                         rel=tolerance["relative"], abs=1e-6)
+    assert fresh["written"] <= 1.0 + 1e-3
+    assert fresh["effort_factor"] < 1.0  # the playback check tightened one joint
 
 
 # ------------------------------------------------------------------------ simulation

@@ -231,3 +231,53 @@ def test_no_library_module_imports_the_cli():
                  and any(m == "robot_tv_dynamics.cli" or m.startswith("robot_tv_dynamics.cli.")
                          for m in runtime_imports(path))]
     assert not offenders, offenders
+
+
+
+def private_cross_module_imports(tree: ast.AST, module: str, *, is_package: bool = False
+                                 ) -> list[tuple[int, str]]:
+    """(line, "module.name") of every ``from robot_tv_dynamics.x import _name`` (or the
+    relative form) in ``module`` that takes a private name from another module (dunders such
+    as ``__version__`` are not private). ``is_package``: ``module`` is a package's __init__."""
+    found = []
+    parts = module.split(".")
+    own_package = parts if is_package else parts[:-1]  # what a relative import's level 1 is
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            base = own_package[:len(own_package) - node.level + 1]
+            source = ".".join(base + ([node.module] if node.module else []))
+        else:
+            source = node.module or ""
+        if source.split(".")[0] != "robot_tv_dynamics" or source == module:
+            continue
+        found += [(node.lineno, f"{source}.{alias.name}") for alias in node.names
+                  if alias.name.startswith("_") and not alias.name.startswith("__")]
+    return found
+
+
+@pytest.mark.parametrize("path", CORE, ids=module_name)
+def test_core_module_takes_no_private_name_from_another_module(path):
+    """A helper two modules share has a public name where it lives (or lives where both are)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    bad = [f"{module_name(path)}:{line}: {taken}" for line, taken in private_cross_module_imports(
+        tree, module_name(path), is_package=path.name == "__init__.py")]
+    assert not bad, "private names imported across modules:\n" + "\n".join(bad)
+
+
+def test_the_private_import_check_catches_what_it_should():
+    tree = ast.parse("from robot_tv_dynamics.loading.state import _finite, LoadState\n"
+                     "from .geometry import _POWERS\n"
+                     "from robot_tv_dynamics import __version__\n"
+                     "from robot_tv_dynamics.loading.fill import _own\n"
+                     "from numpy import _private\n"
+                     "def f():\n    from ..bounds.box import _chain\n")
+    assert private_cross_module_imports(tree, "robot_tv_dynamics.loading.fill") == [
+        (1, "robot_tv_dynamics.loading.state._finite"),
+        (2, "robot_tv_dynamics.loading.geometry._POWERS"),
+        (7, "robot_tv_dynamics.bounds.box._chain")]
+    # in a package's __init__, level 1 is the package itself
+    package = ast.parse("from .state import _finite\nfrom .. import _helpers\n")
+    assert private_cross_module_imports(package, "robot_tv_dynamics.loading", is_package=True) == [
+        (1, "robot_tv_dynamics.loading.state._finite"), (2, "robot_tv_dynamics._helpers")]

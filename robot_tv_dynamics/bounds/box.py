@@ -68,7 +68,7 @@ class JointSearchBox:
 
 
 @dataclass(frozen=True)
-class _Chain:
+class KinematicChain:
     """Tree structure and joint motion subspaces S_k (own frame) of a model."""
 
     parent: npt.NDArray[np.int_]  # parent dof, −1 for the base
@@ -79,7 +79,8 @@ class _Chain:
     leaf: npt.NDArray[np.bool_]
 
 
-def _chain(model: RobotModel) -> _Chain:
+def kinematic_chain(model: RobotModel) -> KinematicChain:
+    """The tree structure, joint axes and joint offsets of ``model`` (at q = 0 clipped)."""
     pm = model.pinocchio_model
     nv = model.nv
     parent = np.array([pm.parents[j] - 1 for j in range(1, pm.njoints)], dtype=int)
@@ -89,18 +90,18 @@ def _chain(model: RobotModel) -> _Chain:
         while j >= 0:
             ancestors[l, j] = True
             j = parent[j]
-    jac = _local_jacobians(model, np.clip(np.zeros(nv), *_finite_limits(model)))
+    jac = local_jacobians(model, np.clip(np.zeros(nv), *_finite_limits(model)))
     own = jac[np.arange(nv), :, np.arange(nv)]  # S_l in frame l, (nv, 6)
     leaf = np.ones(nv, dtype=bool)
     leaf[parent[parent >= 0]] = False
     offset = np.array([np.linalg.norm(pm.jointPlacements[j].translation)
                        for j in range(1, pm.njoints)])
-    return _Chain(parent=parent, ancestors=ancestors,
+    return KinematicChain(parent=parent, ancestors=ancestors,
                   omega=np.linalg.norm(own[:, 3:], axis=1),
                   linear=np.linalg.norm(own[:, :3], axis=1), offset=offset, leaf=leaf)
 
 
-def _local_jacobians(model: RobotModel, q: Array) -> Array:
+def local_jacobians(model: RobotModel, q: Array) -> Array:
     """LOCAL Jacobians (N, 6, nv) straight from Pinocchio (any nv, including 1)."""
     pm = model.pinocchio_model
     data = pm.createData()
@@ -137,7 +138,7 @@ def joint_search_box(model: RobotModel) -> JointSearchBox:
     Returns:
         The reduced box.
     """
-    chain = _chain(model)
+    chain = kinematic_chain(model)
     limits = model.joint_limits
     names = tuple(model.joint_names)
     nv = model.nv

@@ -19,8 +19,8 @@ from robot_tv_dynamics.bounds.box import (
     joint_search_box,
 )
 from robot_tv_dynamics.bounds.evaluator import (
-    _Evaluator,
-    _relative_gap,
+    BoxEvaluator,
+    relative_gap,
 )
 from robot_tv_dynamics.bounds.extremes import (
     CERTIFIED,
@@ -29,26 +29,26 @@ from robot_tv_dynamics.bounds.extremes import (
     SearchProgress,
 )
 from robot_tv_dynamics.bounds.sampled import (
-    _sample,
-    _search_bounds,
+    sample_extremes,
+    search_bounds,
 )
 from robot_tv_dynamics.bounds.structural import (
-    _extremes_record,
-    _Incumbent,
-    _structural_delta,
-    _unbounded_dependence,
-    _validate_search_args,
-    _verdicts,
+    Incumbent,
+    bound_verdicts,
+    extremes_record,
+    structural_delta,
     structural_gamma_lower_bound,
+    unbounded_dependence,
+    validate_search_args,
 )
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
 
-#: Evaluates boxes (lo, hi), each (B, d), to the dict of :meth:`_Evaluator.boxes`.
+#: Evaluates boxes (lo, hi), each (B, d), to the dict of :meth:`BoxEvaluator.boxes`.
 BoxEvaluation = Callable[[Array, Array], dict[str, Array]]
 #: Builds a :data:`BoxEvaluation` for an evaluator (e.g. scattering it to Dask workers).
-EvaluationFactory = Callable[[_Evaluator], BoxEvaluation]
+EvaluationFactory = Callable[[BoxEvaluator], BoxEvaluation]
 
 
 class _BoxHeap:
@@ -96,12 +96,12 @@ def certified_jacobian_extremes(
     bounds e on its diagonal (using the smallest/largest eigenvalue of the projected
     Hessian uᵀ∂²A u), and for a unit x, xᵀUᵀA(q)Ux ≥ |x|ᵀ(diag(λ + e) − Ē)|x|: λ_min(A(q))
     is at least the smallest eigenvalue of that comparison matrix (symmetrically for
-    λ_max) — see :func:`_eigenvalue_enclosure`. Bounds are padded by 1e-10·(‖A‖ + 1)
+    λ_max) — see :func:`.interval.eigenvalue_enclosure`. Bounds are padded by 1e-10·(‖A‖ + 1)
     against rounding. Independently, γ ≥ :func:`structural_gamma_lower_bound` holds for
     every q. The search is best-first; a box whose enclosure cannot beat the best
     attained value is dropped, so [max(structural bound, min over queued lower bounds),
     best attained value] brackets γ at any stopping time (symmetrically for δ, whose
-    upper end is also capped by the geometric bound of :func:`_structural_delta`).
+    upper end is also capped by the geometric bound of :func:`structural_delta`).
 
     Args:
         model: the arm.
@@ -120,18 +120,18 @@ def certified_jacobian_extremes(
     Returns:
         A :class:`JacobianExtremes` with ``method="certified"``.
     """
-    _validate_search_args(samples, time_limit, target_gap)
+    validate_search_args(samples, time_limit, target_gap)
     if max_boxes is not None and max_boxes < 1:
         raise InvalidInputError("max_boxes", f"must be ≥ 1 or None, got {max_boxes!r}")
     start = time.monotonic()
     box = joint_search_box(model)
-    evaluator = _Evaluator(model, box, _search_bounds(box))
-    incumbent = _Incumbent()
-    count = _sample(evaluator, incumbent, samples, seed, 4,
+    evaluator = BoxEvaluator(model, box, search_bounds(box))
+    incumbent = Incumbent()
+    count = sample_extremes(evaluator, incumbent, samples, seed, 4,
                     start + min(0.25 * time_limit, 5.0))
-    growing = _unbounded_dependence(evaluator, box) if box.unbounded else []
+    growing = unbounded_dependence(evaluator, box) if box.unbounded else []
     floor = structural_gamma_lower_bound(model)
-    ceiling = math.inf if box.unbounded else _structural_delta(model, box, evaluator)
+    ceiling = math.inf if box.unbounded else structural_delta(model, box, evaluator)
     settings = {"time_limit": float(time_limit), "target_gap": float(target_gap),
                 "samples": int(samples), "seed": int(seed),
                 "max_boxes": None if max_boxes is None else int(max_boxes), "batch": int(batch)}
@@ -139,7 +139,7 @@ def certified_jacobian_extremes(
         # No finite box to cover: report the sampled ends and the verdict, not a bracket.
         gamma = (0.0, 0.0) if box.zero_axis else (min(floor, incumbent.gamma), incumbent.gamma)
         delta = (incumbent.delta, math.inf)
-        normality, assumption2 = _verdicts(CERTIFIED, box, gamma, delta, growing, floor)
+        normality, assumption2 = bound_verdicts(CERTIFIED, box, gamma, delta, growing, floor)
         return JacobianExtremes(
             method=CERTIFIED, inf_lambda_min_JtJ=gamma[0], sup_sigma_max_J_sq=math.inf,
             inf_lambda_min_JtJ_bracket=gamma, sup_sigma_max_J_sq_bracket=delta,
@@ -152,20 +152,20 @@ def certified_jacobian_extremes(
             converged=False, settings=settings)
 
     exact_min = box.zero_axis != () or evaluator.d == 0
-    gamma, delta, boxes = _branch_and_bound(
+    gamma, delta, boxes = branch_and_bound(
         evaluator, incumbent, floor=floor, ceiling=ceiling, zero_axis=bool(box.zero_axis),
         exact_min=exact_min, start=start, time_limit=time_limit, target_gap=target_gap,
         max_boxes=max_boxes, batch=batch, progress=progress,
         evaluate=None if evaluations is None else evaluations(evaluator))
-    gap = max(0.0 if exact_min else _relative_gap(*gamma), _relative_gap(*delta))
-    return _extremes_record(
+    gap = max(0.0 if exact_min else relative_gap(*gamma), relative_gap(*delta))
+    return extremes_record(
         CERTIFIED, box, (gamma[0], delta[1]), gamma, delta, gap, incumbent,
-        _verdicts(CERTIFIED, box, gamma, delta, growing, floor), count + boxes, start,
+        bound_verdicts(CERTIFIED, box, gamma, delta, growing, floor), count + boxes, start,
         gap <= target_gap, settings)
 
 
-def _branch_and_bound(
-    evaluator: _Evaluator, incumbent: _Incumbent, *, floor: float, ceiling: float,
+def branch_and_bound(
+    evaluator: BoxEvaluator, incumbent: Incumbent, *, floor: float, ceiling: float,
     zero_axis: bool, exact_min: bool, start: float, time_limit: float, target_gap: float,
     max_boxes: int | None, batch: int, progress: ProgressCallback | None,
     evaluate: BoxEvaluation | None = None, sides: tuple[str, ...] = ("min", "max"),
@@ -185,7 +185,7 @@ def _branch_and_bound(
         max_boxes: optional cap on evaluated boxes.
         batch: boxes bisected per step.
         progress: optional progress callback.
-        evaluate: maps (lo, hi) boxes to :meth:`_Evaluator.boxes` results; None: the
+        evaluate: maps (lo, hi) boxes to :meth:`BoxEvaluator.boxes` results; None: the
             evaluator itself (serial). A parallel map gives identical results.
         sides: which extremes to search: ``"min"`` (inf λ_min), ``"max"`` (sup λ_max).
 
@@ -218,8 +218,8 @@ def _branch_and_bound(
     turn = 0
     while True:
         gamma, delta = brackets()
-        gaps = {"min": 0.0 if exact_min or "min" not in sides else _relative_gap(*gamma),
-                "max": _relative_gap(*delta) if "max" in sides else 0.0}
+        gaps = {"min": 0.0 if exact_min or "min" not in sides else relative_gap(*gamma),
+                "max": relative_gap(*delta) if "max" in sides else 0.0}
         gap = max(gaps.values())
         now = time.monotonic()
         if progress is not None and (now - last_report > 0.2 or gap <= target_gap):

@@ -1,6 +1,6 @@
 r"""Batched kinematics of the reduced joint box and the enclosure of one box of it.
 
-:class:`_Evaluator` computes the stacked LOCAL Jacobians J(q), their q-derivatives and
+:class:`BoxEvaluator` computes the stacked LOCAL Jacobians J(q), their q-derivatives and
 eigenvalues of JᵀJ for many configurations at once (the sampled search), and the
 certified enclosure of λ_min / λ_max over a box (the branch and bound), optionally
 through a fitted trigonometric model of JᵀJ (:class:`_TrigModel`).
@@ -18,16 +18,16 @@ import numpy.typing as npt
 from robot_tv_dynamics.arrays import skew
 from robot_tv_dynamics.bounds.box import (
     JointSearchBox,
-    _chain,
-    _local_jacobians,
+    kinematic_chain,
+    local_jacobians,
 )
 from robot_tv_dynamics.bounds.interval import (
-    _ROUNDING,
-    _adjoint,
-    _bracket,
-    _eigenvalue_enclosure,
-    _ibracket,
-    _imatmul,
+    ROUNDING,
+    adjoint_matrix,
+    eigenvalue_enclosure,
+    interval_lie_brackets,
+    interval_matmul,
+    lie_bracket,
 )
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
@@ -111,7 +111,7 @@ class _TrigModel:
         return np.asarray(out + drop[3][:, None] * self.dropped)
 
 
-def _fit_trig_model(evaluator: _Evaluator) -> _TrigModel | None:
+def _fit_trig_model(evaluator: BoxEvaluator) -> _TrigModel | None:
     """Fit :class:`_TrigModel` to J(q)ᵀJ(q); None when it does not apply or does not fit."""
     act = evaluator.active
     d, n = evaluator.d, evaluator.nv
@@ -162,7 +162,7 @@ _TRIG_CACHE: weakref.WeakKeyDictionary[RobotModel, dict[tuple[bytes, ...], _Trig
     weakref.WeakKeyDictionary())
 
 
-class _Evaluator:
+class BoxEvaluator:
     r"""Batched J(q) and interval enclosures of J, ∂J, ∂²J over boxes, in numpy.
 
     Kinematics of a tree of 1-dof joints (Pinocchio's convention oMᵢ = oM_parent ·
@@ -177,7 +177,17 @@ class _Evaluator:
 
     def __init__(self, model: RobotModel, box: JointSearchBox, search: tuple[Array, Array],
                  weights: Array | None = None):
-        chain = _chain(model)
+        """Prepare the batched kinematics of ``model`` over ``box``.
+
+        Args:
+            model: the arm.
+            box: the joint box searched.
+            search: (lower, upper) of the active coordinates, finite
+                (``bounds.sampled.search_bounds``).
+            weights: constant row weights W_l, (N, 6, 6): the Gram matrix becomes
+                Σ_l J_lᵀW_lᵀW_lJ_l; None = the plain JᵀJ.
+        """
+        chain = kinematic_chain(model)
         pm = model.pinocchio_model
         self.n = model.n_bodies
         self.nv = model.nv
@@ -186,11 +196,11 @@ class _Evaluator:
         self.d = self.active.size
         self.lower, self.upper = search
         self.parent = chain.parent
-        jac = _local_jacobians(model, self.base)
+        jac = local_jacobians(model, self.base)
         self.motion = np.array(jac[np.arange(self.nv), :, np.arange(self.nv)])  # S_l (nv, 6)
         self.revolute = chain.omega > 0.0
         self.placement_inv = np.array([
-            _adjoint(np.asarray(pm.jointPlacements[j].rotation).T,
+            adjoint_matrix(np.asarray(pm.jointPlacements[j].rotation).T,
                      -np.asarray(pm.jointPlacements[j].rotation).T
                      @ np.asarray(pm.jointPlacements[j].translation))
             for j in range(1, pm.njoints)])
@@ -298,7 +308,7 @@ class _Evaluator:
                 ym = self.placement_inv[l] @ mid[:, p]
                 yr = self.placement_abs[l] @ rad[:, p]
                 am, ar = self._motion_inverse(l, q[:, l], None if r is None else r[:, l])
-                mid[:, l], rad[:, l] = _imatmul(am, ar, ym, yr)
+                mid[:, l], rad[:, l] = interval_matmul(am, ar, ym, yr)
             mid[:, l, :, l] = self.motion[l]
             rad[:, l, :, l] = 0.0
         return mid, rad
@@ -309,7 +319,7 @@ class _Evaluator:
 
     def derivatives(self, jac: Array) -> Array:
         """∂J_l[:, i]/∂q_k for the active k: (B, N, 6, nv, d) from the bracket formula."""
-        return _bracket(jac[..., :, None], jac[..., None, self.active]) * self._mask
+        return lie_bracket(jac[..., :, None], jac[..., None, self.active]) * self._mask
 
     def gram(self, q: Array) -> Array:
         """A(q) = J(q)ᵀJ(q), (B, nv, nv), at configurations q (B, nv)."""
@@ -367,8 +377,8 @@ class _Evaluator:
         q = self.full(centre)
         jac = self.jacobians(q)
         d1 = self.derivatives(jac)  # (B, N, 6, nv, d)
-        t1 = _bracket(d1[..., :, :, None], jac[:, :, :, None, None, act])
-        t2 = _bracket(jac[..., :, None, None], np.swapaxes(d1[:, :, :, act, :], -1, -2)[
+        t1 = lie_bracket(d1[..., :, :, None], jac[:, :, :, None, None, act])
+        t2 = lie_bracket(jac[..., :, None, None], np.swapaxes(d1[:, :, :, act, :], -1, -2)[
             :, :, :, None, :, :])
         d2 = (t1 + t2) * self._mask[:, None, :]  # ∂_j∂_k J_i, (B, N, 6, nv, d_j, d_k)
         jac, d1, d2 = self.weigh(jac), self.weigh(d1), self.weigh(d2)
@@ -384,9 +394,9 @@ class _Evaluator:
         a = np.swapaxes(jf, 1, 2) @ jf
         lam, vec = np.linalg.eigh(a)
         rem = trig.remainder(centre, r).reshape(b, n, n)
-        gamma_lo, delta_hi, split_lo, split_hi = _eigenvalue_enclosure(
+        gamma_lo, delta_hi, split_lo, split_hi = eigenvalue_enclosure(
             lam, vec, grad, hess, None, r, remainder=rem)
-        pad = _ROUNDING * (np.maximum(lam[:, -1], 0.0) + 1.0)
+        pad = ROUNDING * (np.maximum(lam[:, -1], 0.0) + 1.0)
         return {"q": q, "lam_min": lam[:, 0], "lam_max": lam[:, -1],
                 "gamma_lo": np.maximum(gamma_lo - pad, 0.0), "delta_hi": delta_hi + pad,
                 "split_min": split_lo, "split_max": split_hi}
@@ -403,18 +413,18 @@ class _Evaluator:
         # ∂_k J over the box, (B, N, 6, nv, d): [X_i, X_k] for i < k
         cm, cr = np.swapaxes(xm, 2, 3), np.swapaxes(xr, 2, 3)  # columns as twists (.., nv, 6)
         km, kr = xm[..., act], xr[..., act]  # (B, N, 6, d)
-        d1m, d1r = _ibracket(cm, cr, km, kr)  # (B, N, nv, 6, d)
+        d1m, d1r = interval_lie_brackets(cm, cr, km, kr)  # (B, N, nv, 6, d)
         d1m = np.swapaxes(d1m, 2, 3) * self._mask
         d1r = np.swapaxes(d1r, 2, 3) * self._mask
         # ∂_j ∂_k J_i = [∂_j J_i, J_k] + [J_i, ∂_j J_k] (i < k), (B, N, 6, nv, d_j, d_k)
         nb = self.n
-        t1m, t1r = _ibracket(d1m.transpose(0, 1, 3, 4, 2).reshape(b, nb, n * d, 6),
+        t1m, t1r = interval_lie_brackets(d1m.transpose(0, 1, 3, 4, 2).reshape(b, nb, n * d, 6),
                              d1r.transpose(0, 1, 3, 4, 2).reshape(b, nb, n * d, 6), km, kr)
         t1m = t1m.reshape(b, nb, n, d, 6, d).transpose(0, 1, 4, 2, 3, 5)
         t1r = t1r.reshape(b, nb, n, d, 6, d).transpose(0, 1, 4, 2, 3, 5)
         dkm = d1m[:, :, :, act, :].reshape(b, nb, 6, d * d)  # [.., k, j]
         dkr = d1r[:, :, :, act, :].reshape(b, nb, 6, d * d)
-        t2m, t2r = _ibracket(cm, cr, dkm, dkr)  # (B, N, nv, 6, d_k * d_j)
+        t2m, t2r = interval_lie_brackets(cm, cr, dkm, dkr)  # (B, N, nv, 6, d_k * d_j)
         t2m = t2m.reshape(b, nb, n, 6, d, d).transpose(0, 1, 3, 2, 5, 4)
         t2r = t2r.reshape(b, nb, n, 6, d, d).transpose(0, 1, 3, 2, 5, 4)
         mask_k = self._mask[:, None, :]
@@ -428,10 +438,10 @@ class _Evaluator:
         xfm, xfr = xm.reshape(b, rows, n), xr.reshape(b, rows, n)
         d1fm, d1fr = d1m.reshape(b, rows, n * d), d1r.reshape(b, rows, n * d)
         d2fm, d2fr = d2m.reshape(b, rows, n * d * d), d2r.reshape(b, rows, n * d * d)
-        q1m, q1r = _imatmul(np.swapaxes(d2fm, 1, 2), np.swapaxes(d2fr, 1, 2), xfm, xfr)
+        q1m, q1r = interval_matmul(np.swapaxes(d2fm, 1, 2), np.swapaxes(d2fr, 1, 2), xfm, xfr)
         q1m = q1m.reshape(b, n, d, d, n).transpose(0, 1, 4, 2, 3)  # [i, m, j, k]
         q1r = q1r.reshape(b, n, d, d, n).transpose(0, 1, 4, 2, 3)
-        q2m, q2r = _imatmul(np.swapaxes(d1fm, 1, 2), np.swapaxes(d1fr, 1, 2), d1fm, d1fr)
+        q2m, q2r = interval_matmul(np.swapaxes(d1fm, 1, 2), np.swapaxes(d1fr, 1, 2), d1fm, d1fr)
         q2m = q2m.reshape(b, n, d, n, d).transpose(0, 1, 3, 2, 4)  # [i, m, j, k]
         q2r = q2r.reshape(b, n, d, n, d).transpose(0, 1, 3, 2, 4)
         pm_ = q1m + np.swapaxes(q1m, 1, 2) + q2m + np.swapaxes(q2m, 3, 4)
@@ -445,12 +455,12 @@ class _Evaluator:
         lam, vec = np.linalg.eigh(a)
         g = x + np.swapaxes(x, -1, -2)  # ∂A/∂q_k at the centre, (B, d, n, n)
         scale = np.maximum(lam[:, -1], 0.0) + 1.0
-        pad = _ROUNDING * scale
+        pad = ROUNDING * scale
         s_min = np.sqrt(np.maximum(lam[:, 0], 0.0))
         s_max = np.sqrt(np.maximum(lam[:, -1], 0.0))
         gamma_lo = np.maximum(s_min - eps_j, 0.0) ** 2
         delta_hi = (s_max + eps_j) ** 2
-        schur_lo, schur_hi, split_lo, split_hi = _eigenvalue_enclosure(lam, vec, g, pm_, pr_, r)
+        schur_lo, schur_hi, split_lo, split_hi = eigenvalue_enclosure(lam, vec, g, pm_, pr_, r)
         gamma_lo = np.maximum(np.maximum(gamma_lo, schur_lo) - pad, 0.0)
         delta_hi = np.minimum(delta_hi, schur_hi) + pad
         return {"q": q, "lam_min": lam[:, 0], "lam_max": lam[:, -1], "gamma_lo": gamma_lo,
@@ -458,7 +468,8 @@ class _Evaluator:
 
 
 
-def _relative_gap(lo: float, hi: float) -> float:
+def relative_gap(lo: float, hi: float) -> float:
+    """(hi − lo)/hi of an enclosure [lo, hi] of a positive extreme (inf when unbounded)."""
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return math.inf
     if hi <= 0.0:

@@ -38,7 +38,8 @@ METHODS = (SAMPLED, CERTIFIED)
 
 
 
-def _finite_or_none(value: float) -> float | None:
+def finite_or_none(value: float) -> float | None:
+    """``value`` as a float, or None when it is ±inf or NaN (a record's "not known")."""
     return float(value) if math.isfinite(value) else None
 
 
@@ -138,13 +139,13 @@ class JacobianExtremes:
         """JSON-ready dict; infinities become ``None`` (JSON has no ∞)."""
         return {
             "method": self.method,
-            "inf_lambda_min_JtJ": _finite_or_none(self.inf_lambda_min_JtJ),
-            "sup_sigma_max_J_sq": _finite_or_none(self.sup_sigma_max_J_sq),
-            "inf_lambda_min_JtJ_bracket": [_finite_or_none(x)
+            "inf_lambda_min_JtJ": finite_or_none(self.inf_lambda_min_JtJ),
+            "sup_sigma_max_J_sq": finite_or_none(self.sup_sigma_max_J_sq),
+            "inf_lambda_min_JtJ_bracket": [finite_or_none(x)
                                            for x in self.inf_lambda_min_JtJ_bracket],
-            "sup_sigma_max_J_sq_bracket": [_finite_or_none(x)
+            "sup_sigma_max_J_sq_bracket": [finite_or_none(x)
                                            for x in self.sup_sigma_max_J_sq_bracket],
-            "gap": _finite_or_none(self.gap),
+            "gap": finite_or_none(self.gap),
             "argmin_q": self.argmin_q.tolist(),
             "argmax_q": self.argmax_q.tolist(),
             "normal": self.normal,

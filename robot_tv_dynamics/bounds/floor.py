@@ -39,12 +39,12 @@ from typing import Any
 
 import numpy as np
 
-from robot_tv_dynamics.bounds.box import _local_jacobians, joint_search_box
+from robot_tv_dynamics.bounds.box import joint_search_box, local_jacobians
 from robot_tv_dynamics.bounds.cache import read_record, write_record
 from robot_tv_dynamics.bounds.certified import EvaluationFactory
-from robot_tv_dynamics.bounds.evaluator import _relative_gap
-from robot_tv_dynamics.bounds.extremes import CERTIFIED, _finite_or_none
-from robot_tv_dynamics.bounds.mass import GramExtremes, _evaluator, gram_extremes
+from robot_tv_dynamics.bounds.evaluator import relative_gap
+from robot_tv_dynamics.bounds.extremes import CERTIFIED, finite_or_none
+from robot_tv_dynamics.bounds.mass import GramExtremes, gram_evaluator, gram_extremes
 from robot_tv_dynamics.bounds.structural import (
     structural_left_inverse,
     structural_weighted_lower_bound,
@@ -100,7 +100,7 @@ class CertifiedLowerBound:
     @property
     def gap(self) -> float:
         """Relative gap (upper − lower)/upper of the bracket."""
-        return _relative_gap(*self.bracket)
+        return relative_gap(*self.bracket)
 
     @property
     def converged(self) -> bool:
@@ -110,8 +110,8 @@ class CertifiedLowerBound:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (∞ → None)."""
         return {"kind": self.kind, "value": self.value,
-                "bracket": [_finite_or_none(x) for x in self.bracket],
-                "gap": _finite_or_none(self.gap), "converged": self.converged,
+                "bracket": [finite_or_none(x) for x in self.bracket],
+                "gap": finite_or_none(self.gap), "converged": self.converged,
                 "profile": np.asarray(self.profile).tolist(),
                 "argmin_q": np.asarray(self.argmin_q).tolist(),
                 "time_limit": self.time_limit, "target_gap": self.target_gap,
@@ -150,7 +150,7 @@ def arm_hash(model: RobotModel) -> str:
         "theta": numbers(model.theta_nominal),
         "placements": [numbers(pm.jointPlacements[j].homogeneous) for j in range(1, pm.njoints)],
         "parents": [int(pm.parents[j]) for j in range(1, pm.njoints)],
-        "axes": numbers(_local_jacobians(model, np.asarray(box.fixed))[
+        "axes": numbers(local_jacobians(model, np.asarray(box.fixed))[
             np.arange(model.nv), :, np.arange(model.nv)]),
         "box": {"lower": numbers(box.lower), "upper": numbers(box.upper),
                 "active": [bool(a) for a in box.active], "fixed": numbers(box.fixed)},
@@ -190,7 +190,7 @@ def _search(model: RobotModel, kind: str, time_limit: float, target_gap: float,
         weights = scalar_weights(profile)
         floor = structural_weighted_lower_bound(K, profile)
         label = "scalar"
-    ev = _evaluator(model, weights)
+    ev = gram_evaluator(model, weights)
     found = gram_extremes(model, weights, label, CERTIFIED, sides=("min",), evaluator=ev,
                           time_limit=time_limit, target_gap=target_gap, floor=floor,
                           evaluate=None if evaluations is None else evaluations(ev))

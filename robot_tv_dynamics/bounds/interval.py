@@ -2,7 +2,7 @@ r"""Rigorous enclosures: midpoint-radius interval matrices, Lie brackets, eigenv
 
 The certified search (:mod:`robot_tv_dynamics.bounds.certified`) needs, for a box of
 joint positions, an interval that provably contains λ_min(JᵀJ) and λ_max(JᵀJ). The
-pieces here are exact up to floating-point rounding, which :data:`_ROUNDING` covers.
+pieces here are exact up to floating-point rounding, which :data:`ROUNDING` covers.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from robot_tv_dynamics.inertia import Array
 #: Relative padding added to every certified enclosure to cover floating-point rounding
 #: of the centre evaluations (eigenvalues of a small symmetric matrix are accurate to a
 #: few ulps of its norm; this is five orders of magnitude more).
-_ROUNDING = 1.0e-10
+ROUNDING = 1.0e-10
 
 
 # ---------------------------------------------------------------------------- evaluation
 
 
-def _imatmul(am: Array, ar: Array, bm: Array, br: Array) -> tuple[Array, Array]:
+def interval_matmul(am: Array, ar: Array, bm: Array, br: Array) -> tuple[Array, Array]:
     """Midpoint-radius product of interval matrices: A·B ⊆ AmBm ± (|Am|Br + Ar|Bm| + ArBr)."""
     return am @ bm, np.abs(am) @ br + ar @ (np.abs(bm) + br)
 
@@ -43,7 +43,7 @@ def _ad(twist: Array, absolute: bool = False) -> Array:
     return out
 
 
-def _ibracket(am: Array, ar: Array, bm: Array, br: Array) -> tuple[Array, Array]:
+def interval_lie_brackets(am: Array, ar: Array, bm: Array, br: Array) -> tuple[Array, Array]:
     """Interval Lie brackets ad(a_p) b_q, all pairs, in midpoint-radius form.
 
     Args:
@@ -59,11 +59,11 @@ def _ibracket(am: Array, ar: Array, bm: Array, br: Array) -> tuple[Array, Array]
     lead = am.shape[:-2]
     adm = _ad(am).reshape(lead + (p * 6, 6))
     adr = _ad(ar, absolute=True).reshape(lead + (p * 6, 6))
-    mid, rad = _imatmul(adm, adr, bm, br)
+    mid, rad = interval_matmul(adm, adr, bm, br)
     return mid.reshape(lead + (p, 6, q)), rad.reshape(lead + (p, 6, q))
 
 
-def _bracket(a: Array, b: Array) -> Array:
+def lie_bracket(a: Array, b: Array) -> Array:
     """Lie bracket ad(a) b of twists on axis 2 of (B, N, 6, ...) arrays (broadcasting)."""
     v0, v1, v2, w0, w1, w2 = (a[:, :, c] for c in range(6))
     x0, x1, x2, y0, y1, y2 = (b[:, :, c] for c in range(6))
@@ -77,7 +77,7 @@ def _bracket(a: Array, b: Array) -> Array:
     ], axis=2)
 
 
-def _adjoint(rotation: Array, translation: Array) -> Array:
+def adjoint_matrix(rotation: Array, translation: Array) -> Array:
     """Ad(g) of g = (R, p) on twists (v, ω), linear first: [[R, S(p)R], [0, R]]."""
     out = np.zeros(rotation.shape[:-2] + (6, 6))
     out[..., :3, :3] = rotation
@@ -86,7 +86,7 @@ def _adjoint(rotation: Array, translation: Array) -> Array:
     return out
 
 
-def _eigenvalue_enclosure(
+def eigenvalue_enclosure(
     lam: Array, vec: Array, grad: Array, hess_mid: Array, hess_rad: Array | None, r: Array,
     remainder: Array | None = None,
 ) -> tuple[Array, Array, Array, Array]:

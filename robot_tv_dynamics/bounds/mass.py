@@ -11,7 +11,7 @@ docs/concepts.md, "Sharper bounds"):
 
 Each weighted sum is the Gram matrix of the row-weighted stacked Jacobian, so the
 sampled search and the certified branch and bound of the Jacobian extremes apply as
-they are (:class:`~robot_tv_dynamics.bounds.evaluator._Evaluator` with ``weights``).
+they are (:class:`~robot_tv_dynamics.bounds.evaluator.BoxEvaluator` with ``weights``).
 """
 
 from __future__ import annotations
@@ -23,15 +23,14 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import scipy.stats
 
 from robot_tv_dynamics.bounds.box import joint_search_box
-from robot_tv_dynamics.bounds.certified import BoxEvaluation, _branch_and_bound
-from robot_tv_dynamics.bounds.evaluator import _Evaluator, _relative_gap
-from robot_tv_dynamics.bounds.extremes import CERTIFIED, METHODS, SAMPLED, _finite_or_none
-from robot_tv_dynamics.bounds.sampled import _sample, _search_bounds
+from robot_tv_dynamics.bounds.certified import BoxEvaluation, branch_and_bound
+from robot_tv_dynamics.bounds.evaluator import BoxEvaluator, relative_gap
+from robot_tv_dynamics.bounds.extremes import CERTIFIED, METHODS, SAMPLED, finite_or_none
+from robot_tv_dynamics.bounds.sampled import sample_extremes, search_bounds
 from robot_tv_dynamics.bounds.structural import (
-    _Incumbent,
+    Incumbent,
     structural_left_inverse,
     structural_weighted_lower_bound,
 )
@@ -85,20 +84,20 @@ class GramExtremes:
     @property
     def gap_min(self) -> float:
         """Relative gap of the λ_min bracket."""
-        return _relative_gap(*self.lambda_min_bracket)
+        return relative_gap(*self.lambda_min_bracket)
 
     @property
     def gap_max(self) -> float:
         """Relative gap of the λ_max bracket."""
-        return _relative_gap(*self.lambda_max_bracket)
+        return relative_gap(*self.lambda_max_bracket)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (∞ → None)."""
         return {"method": self.method, "weights": self.weights,
-                "lambda_min_bracket": [_finite_or_none(x) for x in self.lambda_min_bracket],
-                "lambda_max_bracket": [_finite_or_none(x) for x in self.lambda_max_bracket],
-                "gap_min": _finite_or_none(self.gap_min),
-                "gap_max": _finite_or_none(self.gap_max),
+                "lambda_min_bracket": [finite_or_none(x) for x in self.lambda_min_bracket],
+                "lambda_max_bracket": [finite_or_none(x) for x in self.lambda_max_bracket],
+                "gap_min": finite_or_none(self.gap_min),
+                "gap_max": finite_or_none(self.gap_max),
                 "argmin_q": np.asarray(self.argmin_q).tolist(),
                 "argmax_q": np.asarray(self.argmax_q).tolist(),
                 "boxes": self.boxes, "elapsed_s": self.elapsed_s, "converged": self.converged}
@@ -125,24 +124,31 @@ class WeightedBounds:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
-        return {"method": self.method, "alpha1": _finite_or_none(self.alpha1),
-                "alpha2": _finite_or_none(self.alpha2), "lower": self.lower.to_dict(),
+        return {"method": self.method, "alpha1": finite_or_none(self.alpha1),
+                "alpha2": finite_or_none(self.alpha2), "lower": self.lower.to_dict(),
                 "upper": self.upper.to_dict()}
 
 
-def _evaluator(model: RobotModel, weights: Array) -> _Evaluator:
+def gram_evaluator(model: RobotModel, weights: Array) -> BoxEvaluator:
+    """The box evaluator of Σ_l J_lᵀ W_lᵀW_l J_l over the joint box (row weights W_l).
+
+    Raises:
+        InvalidInputError: a joint without finite limits.
+    """
     box = joint_search_box(model)
     if box.unbounded:
         raise InvalidInputError("model", f"unbounded joints {list(box.unbounded)}: the "
                                 "weighted and exact searches need a finite joint box")
-    return _Evaluator(model, box, _search_bounds(box), weights)
+    return BoxEvaluator(model, box, search_bounds(box), weights)
 
 
-def _sobol_values(evaluator: _Evaluator, samples: int, seed: int) -> tuple[Array, Array]:
+def _sobol_values(evaluator: BoxEvaluator, samples: int, seed: int) -> tuple[Array, Array]:
     if evaluator.d == 0:
         return evaluator.values(evaluator.full(np.zeros((1, 0))))
+    from scipy.stats import qmc  # here: scipy.stats costs ~0.4 s of every node's start-up
+
     m = max(1, int(math.ceil(math.log2(samples))))
-    points = scipy.stats.qmc.Sobol(evaluator.d, scramble=True, seed=seed).random_base2(m)
+    points = qmc.Sobol(evaluator.d, scramble=True, seed=seed).random_base2(m)
     x = evaluator.lower + points[:samples] * (evaluator.upper - evaluator.lower)
     return evaluator.values(evaluator.full(x))
 
@@ -152,7 +158,7 @@ def gram_extremes(
     sides: tuple[str, ...] = ("min", "max"), samples: int = 2048, seed: int = 0,
     time_limit: float = 60.0, target_gap: float = 0.01, max_boxes: int | None = None,
     batch: int = 128, evaluate: BoxEvaluation | None = None,
-    evaluator: _Evaluator | None = None, floor: float = 0.0,
+    evaluator: BoxEvaluator | None = None, floor: float = 0.0,
 ) -> GramExtremes:
     """Search inf λ_min / sup λ_max of Σ_l J_lᵀ W_lᵀW_l J_l over the joint box.
 
@@ -181,11 +187,11 @@ def gram_extremes(
     if method not in METHODS:
         raise InvalidInputError("method", f'"{method}" is not one of {METHODS}')
     start = time.monotonic()
-    evaluator = _evaluator(model, weights) if evaluator is None else evaluator
-    incumbent = _Incumbent()
+    evaluator = gram_evaluator(model, weights) if evaluator is None else evaluator
+    incumbent = Incumbent()
     refine = 4 if method == SAMPLED else 2
     budget = time_limit if method == SAMPLED else min(0.25 * time_limit, 5.0)
-    count = _sample(evaluator, incumbent, samples, seed, refine, start + budget)
+    count = sample_extremes(evaluator, incumbent, samples, seed, refine, start + budget)
     if method == SAMPLED:
         return GramExtremes(SAMPLED, label, (0.0, incumbent.gamma), (incumbent.delta, math.inf),
                             incumbent.gamma_q, incumbent.delta_q, count,
@@ -199,7 +205,7 @@ def gram_extremes(
         lmax = (incumbent.delta, incumbent.delta)
         boxes = 0
     else:
-        lam, lmax, boxes = _branch_and_bound(
+        lam, lmax, boxes = branch_and_bound(
             evaluator, incumbent, floor=floor, ceiling=math.inf, zero_axis=False,
             exact_min=False, start=start, time_limit=time_limit, target_gap=target_gap,
             max_boxes=max_boxes, batch=batch, progress=None, evaluate=evaluate, sides=sides)
@@ -207,8 +213,8 @@ def gram_extremes(
         lam = (0.0, incumbent.gamma)
     if "max" not in sides:
         lmax = (incumbent.delta, math.inf)
-    gaps = [_relative_gap(*lam) if "min" in sides else 0.0,
-            _relative_gap(*lmax) if "max" in sides else 0.0]
+    gaps = [relative_gap(*lam) if "min" in sides else 0.0,
+            relative_gap(*lmax) if "max" in sides else 0.0]
     return GramExtremes(CERTIFIED, label, lam, lmax, incumbent.gamma_q, incumbent.delta_q,
                         count + boxes, time.monotonic() - start, max(gaps) <= target_gap)
 
@@ -232,11 +238,11 @@ def upper_weight_candidates(theta: npt.ArrayLike) -> list[tuple[str, Array]]:
 
 
 def _choose(model: RobotModel, candidates: list[tuple[str, Array]], lower: bool,
-            seed: int) -> tuple[str, Array, _Evaluator]:
+            seed: int) -> tuple[str, Array, BoxEvaluator]:
     """The candidate with the best sampled extreme (only tightness depends on the choice)."""
-    best: tuple[float, str, Array, _Evaluator] | None = None
+    best: tuple[float, str, Array, BoxEvaluator] | None = None
     for label, weights in candidates:
-        evaluator = _evaluator(model, weights)
+        evaluator = gram_evaluator(model, weights)
         lam_min, lam_max = _sobol_values(evaluator, _CHOICE_SAMPLES, seed)
         score = float(np.min(lam_min)) if lower else -float(np.max(lam_max))
         if best is None or score > best[0]:
@@ -319,6 +325,6 @@ def exact_mass_extremes(
     theta = model.theta_nominal if theta is None else model.check_theta(theta)
     evaluations = search.pop("evaluations", None)
     weights = exact_weights(theta)
-    ev = _evaluator(model, weights)
+    ev = gram_evaluator(model, weights)
     return gram_extremes(model, weights, "exact", method, evaluator=ev,
                          evaluate=None if evaluations is None else evaluations(ev), **search)

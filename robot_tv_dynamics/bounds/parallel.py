@@ -1,6 +1,6 @@
 r"""The certified branch and bound on a Dask cluster: boxes as tasks.
 
-The search itself (:func:`robot_tv_dynamics.bounds.certified._branch_and_bound`) stays
+The search itself (:func:`robot_tv_dynamics.bounds.certified.branch_and_bound`) stays
 on the calling process: it holds the incumbent (the best attained values) and the
 best-first queues whose head is the best certified bound, and decides what to bisect.
 Each step's batch of boxes is cut into one chunk per worker and the chunks are
@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from robot_tv_dynamics.bounds.evaluator import _Evaluator
+from robot_tv_dynamics.bounds.evaluator import BoxEvaluator
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
 
 
-def _evaluate_chunk(evaluator: _Evaluator, lo: Array, hi: Array) -> dict[str, Array]:
+def _evaluate_chunk(evaluator: BoxEvaluator, lo: Array, hi: Array) -> dict[str, Array]:
     """One chunk of boxes on a worker."""
     return evaluator.boxes(lo, hi)
 
@@ -38,7 +38,7 @@ class DaskBoxEvaluation:
         workers: number of workers the chunks are cut for.
     """
 
-    def __init__(self, client: Any, evaluator: _Evaluator) -> None:
+    def __init__(self, client: Any, evaluator: BoxEvaluator) -> None:
         """Scatter the evaluator (with its fitted trig model) to every worker once."""
         self.client = client
         self.workers = max(1, len(client.scheduler_info().get("workers", {})))

@@ -12,35 +12,34 @@ import math
 import time
 
 import numpy as np
-import scipy.optimize
 
 from robot_tv_dynamics.bounds.box import (
     JointSearchBox,
     joint_search_box,
 )
 from robot_tv_dynamics.bounds.evaluator import (
-    _Evaluator,
-    _relative_gap,
+    BoxEvaluator,
+    relative_gap,
 )
 from robot_tv_dynamics.bounds.extremes import (
     SAMPLED,
     JacobianExtremes,
 )
 from robot_tv_dynamics.bounds.structural import (
-    _extremes_record,
-    _Incumbent,
-    _structural_delta,
-    _unbounded_dependence,
-    _validate_search_args,
-    _verdicts,
+    Incumbent,
+    bound_verdicts,
+    extremes_record,
+    structural_delta,
     structural_gamma_lower_bound,
+    unbounded_dependence,
+    validate_search_args,
 )
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
 
 
 # ---------------------------------------------------------------------------- sampling
-def _search_bounds(box: JointSearchBox) -> tuple[Array, Array]:
+def search_bounds(box: JointSearchBox) -> tuple[Array, Array]:
     """Active-coordinate box (finite: unbounded prismatic joints cut to ±1 m around 0)."""
     active = np.flatnonzero(box.active)
     lower = np.array(box.lower[active])
@@ -53,8 +52,8 @@ def _search_bounds(box: JointSearchBox) -> tuple[Array, Array]:
     return lower, upper
 
 
-def _sample(
-    evaluator: _Evaluator, incumbent: _Incumbent, samples: int, seed: int,
+def sample_extremes(
+    evaluator: BoxEvaluator, incumbent: Incumbent, samples: int, seed: int,
     refine: int, deadline: float,
 ) -> int:
     """Sobol sampling of the active box, then L-BFGS-B from the best points. Returns #evals."""
@@ -65,7 +64,10 @@ def _sample(
         q = evaluator.full(np.zeros((1, 0)))
         incumbent.update(q, *evaluator.values(q))
         return 1
-    from scipy.stats import qmc  # here: scipy.stats costs ~0.4 s of every node's start-up
+    # here, not at the top: scipy.stats and scipy.optimize cost ~0.5 s of every node's
+    # start-up, and a node with a cached γ never samples
+    import scipy.optimize
+    from scipy.stats import qmc
 
     m = max(1, int(math.ceil(math.log2(max(samples, 1)))))
     points = qmc.Sobol(d, scramble=True, seed=seed).random_base2(m)[:samples]
@@ -127,21 +129,21 @@ def sampled_jacobian_extremes(
     Returns:
         A :class:`JacobianExtremes` with ``method="sampled"``.
     """
-    _validate_search_args(samples, time_limit, 0.0)
+    validate_search_args(samples, time_limit, 0.0)
     start = time.monotonic()
     box = joint_search_box(model)
-    evaluator = _Evaluator(model, box, _search_bounds(box))
-    incumbent = _Incumbent()
-    count = _sample(evaluator, incumbent, samples, seed, refine, start + time_limit)
-    structural = _structural_delta(model, box, evaluator)
+    evaluator = BoxEvaluator(model, box, search_bounds(box))
+    incumbent = Incumbent()
+    count = sample_extremes(evaluator, incumbent, samples, seed, refine, start + time_limit)
+    structural = structural_delta(model, box, evaluator)
     floor = structural_gamma_lower_bound(model)
-    growing = _unbounded_dependence(evaluator, box) if box.unbounded else []
+    growing = unbounded_dependence(evaluator, box) if box.unbounded else []
     gamma = (0.0, 0.0) if box.zero_axis else (min(floor, incumbent.gamma), incumbent.gamma)
     delta_hi = math.inf if growing or box.unbounded else max(structural, incumbent.delta)
     delta = (incumbent.delta, delta_hi)
-    return _extremes_record(
+    return extremes_record(
         SAMPLED, box, (gamma[1], math.inf if growing else incumbent.delta), gamma, delta,
-        max(_relative_gap(*gamma), _relative_gap(*delta)), incumbent,
-        _verdicts(SAMPLED, box, gamma, delta, growing, floor), count, start, False,
+        max(relative_gap(*gamma), relative_gap(*delta)), incumbent,
+        bound_verdicts(SAMPLED, box, gamma, delta, growing, floor), count, start, False,
         {"samples": int(samples), "seed": int(seed), "refine": int(refine),
          "time_limit": float(time_limit)})

@@ -19,11 +19,11 @@ import numpy as np
 from robot_tv_dynamics.arrays import Array
 from robot_tv_dynamics.bounds.box import (
     JointSearchBox,
-    _chain,
-    _local_jacobians,
+    kinematic_chain,
+    local_jacobians,
 )
 from robot_tv_dynamics.bounds.evaluator import (
-    _Evaluator,
+    BoxEvaluator,
 )
 from robot_tv_dynamics.bounds.extremes import (
     CERTIFIED,
@@ -33,8 +33,8 @@ from robot_tv_dynamics.bounds.extremes import (
     Verdict,
 )
 from robot_tv_dynamics.bounds.interval import (
-    _ROUNDING,
-    _adjoint,
+    ROUNDING,
+    adjoint_matrix,
 )
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.model import RobotModel
@@ -42,7 +42,7 @@ from robot_tv_dynamics.model import RobotModel
 
 # ---------------------------------------------------------------------------- public search
 @dataclass
-class _Incumbent:
+class Incumbent:
     """Best attained values so far (upper end of γ, lower end of δ)."""
 
     gamma: float = math.inf
@@ -51,6 +51,7 @@ class _Incumbent:
     delta_q: Array = field(default_factory=lambda: np.zeros(0))
 
     def update(self, q: Array, lam_min: Array, lam_max: Array) -> None:
+        """Keep the lowest λ_min and the highest λ_max of a batch of configurations ``q``."""
         i = int(np.argmin(lam_min))
         if lam_min[i] < self.gamma:
             self.gamma, self.gamma_q = float(lam_min[i]), np.array(q[i])
@@ -61,7 +62,8 @@ class _Incumbent:
 
 
 
-def _validate_search_args(samples: int, time_limit: float, target_gap: float) -> None:
+def validate_search_args(samples: int, time_limit: float, target_gap: float) -> None:
+    """Refuse a bad sample count, time limit or target gap with an error naming it."""
     if not isinstance(samples, (int, np.integer)) or samples < 1:
         raise InvalidInputError("samples", f"must be a positive integer, got {samples!r}")
     if not (math.isfinite(time_limit) and time_limit > 0):
@@ -71,7 +73,7 @@ def _validate_search_args(samples: int, time_limit: float, target_gap: float) ->
         raise InvalidInputError("target_gap", f"must be ≥ 0, got {target_gap!r}")
 
 
-def _unbounded_dependence(evaluator: _Evaluator, box: JointSearchBox) -> list[str]:
+def unbounded_dependence(evaluator: BoxEvaluator, box: JointSearchBox) -> list[str]:
     """Unbounded joints on which J provably depends (∂J/∂q_k ≠ 0 at a sampled q).
 
     J is affine in a prismatic q_k (one factor Ad(exp(−S_k q_k)) = [[I, −q_k Ŝ_v], [0, I]]),
@@ -88,7 +90,7 @@ def _unbounded_dependence(evaluator: _Evaluator, box: JointSearchBox) -> list[st
     return names
 
 
-def _verdicts(
+def bound_verdicts(
     method: str, box: JointSearchBox, gamma: tuple[float, float],
     delta: tuple[float, float], growing: list[str], structural: float,
 ) -> tuple[Verdict, Verdict]:
@@ -137,7 +139,7 @@ def structural_left_inverse(model: RobotModel) -> Array | None:
     (row l reads body l's and its parent's twist) with K J(q) = I for all q.
     """
     pm = model.pinocchio_model
-    jac = _local_jacobians(model, np.zeros(model.nv))
+    jac = local_jacobians(model, np.zeros(model.nv))
     rows = np.zeros((model.nv, 6 * model.n_bodies))
     for l in range(model.nv):
         motion = jac[l, :, l]
@@ -149,7 +151,7 @@ def structural_left_inverse(model: RobotModel) -> Array | None:
         if parent >= 0:
             placement = pm.jointPlacements[l + 1]
             rotation = np.asarray(placement.rotation)
-            inverse = _adjoint(rotation.T, -rotation.T @ np.asarray(placement.translation))
+            inverse = adjoint_matrix(rotation.T, -rotation.T @ np.asarray(placement.translation))
             rows[l, 6 * parent:6 * parent + 6] = -(motion @ inverse) / norm2
     return rows
 
@@ -171,7 +173,7 @@ def structural_gamma_lower_bound(model: RobotModel) -> float:
     rows = structural_left_inverse(model)
     if rows is None:
         return 0.0
-    return float(1.0 / np.linalg.norm(rows, ord=2) ** 2) * (1.0 - _ROUNDING)
+    return float(1.0 / np.linalg.norm(rows, ord=2) ** 2) * (1.0 - ROUNDING)
 
 
 def structural_weighted_lower_bound(left_inverse: Array | None, weights: Array) -> float:
@@ -210,12 +212,12 @@ def structural_weighted_lower_bound(left_inverse: Array | None, weights: Array) 
     top = float(np.linalg.eigvalsh(scaled @ scaled.T)[-1])
     if not top > 0.0 or not math.isfinite(top):
         return 0.0
-    return (1.0 / top) * (1.0 - 1e3 * _ROUNDING)
+    return (1.0 / top) * (1.0 - 1e3 * ROUNDING)
 
 
-def _extremes_record(
+def extremes_record(
     method: str, box: JointSearchBox, point: tuple[float, float],
-    gamma: tuple[float, float], delta: tuple[float, float], gap: float, incumbent: _Incumbent,
+    gamma: tuple[float, float], delta: tuple[float, float], gap: float, incumbent: Incumbent,
     verdicts: tuple[Verdict, Verdict], evaluations: int, start: float, converged: bool,
     settings: dict[str, Any],
 ) -> JacobianExtremes:
@@ -248,7 +250,7 @@ def _extremes_record(
     )
 
 
-def _structural_delta(model: RobotModel, box: JointSearchBox, evaluator: _Evaluator) -> float:
+def structural_delta(model: RobotModel, box: JointSearchBox, evaluator: BoxEvaluator) -> float:
     """A valid but loose bound on σ_max(J)² over the box from the chain geometry alone.
 
     σ_max(J)² ≤ ‖J‖_F² = Σ_l Σ_i ‖J_l[:, i]‖², and column i of body l is Ad(g_{l←i}) S_i:
@@ -256,7 +258,7 @@ def _structural_delta(model: RobotModel, box: JointSearchBox, evaluator: _Evalua
     ‖S_i,v‖ + ‖S_i,ω‖ ‖o_l − o_i‖, with ‖o_l − o_i‖ ≤ Σ over the joints j on the path of
     (‖placement_j‖ + max|q_j| ‖S_j,v‖).
     """
-    chain = _chain(model)
+    chain = kinematic_chain(model)
     reach = np.abs(np.array(box.fixed))
     reach[evaluator.active] = np.maximum(np.abs(evaluator.lower), np.abs(evaluator.upper))
     step = chain.offset + np.where(chain.omega == 0.0, reach * chain.linear, 0.0)

@@ -21,7 +21,7 @@ from robot_tv_dynamics.arrays import frozen_copy
 from robot_tv_dynamics.bounds.extremes import (
     JacobianExtremes,
     Verdict,
-    _finite_or_none,
+    finite_or_none,
 )
 from robot_tv_dynamics.consistency.statistics import spectral_statistics
 from robot_tv_dynamics.dynamics import Q0
@@ -74,12 +74,12 @@ class UniformMassMatrixBounds:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (∞ → None)."""
-        return {"method": self.method, "alpha1": _finite_or_none(self.alpha1),
-                "alpha2": _finite_or_none(self.alpha2), "gamma": _finite_or_none(self.gamma),
-                "delta": _finite_or_none(self.delta), "min_margin": self.min_margin,
+        return {"method": self.method, "alpha1": finite_or_none(self.alpha1),
+                "alpha2": finite_or_none(self.alpha2), "gamma": finite_or_none(self.gamma),
+                "delta": finite_or_none(self.delta), "min_margin": self.min_margin,
                 "max_size": self.max_size,
-                "alpha1_estimate": _finite_or_none(self.alpha1_estimate),
-                "alpha2_estimate": _finite_or_none(self.alpha2_estimate)}
+                "alpha1_estimate": finite_or_none(self.alpha1_estimate),
+                "alpha2_estimate": finite_or_none(self.alpha2_estimate)}
 
 
 def theorem_bounds(
@@ -278,8 +278,8 @@ class BoundsReport:
             "urdf": self.source,
             "urdf_sha256": self.urdf_sha256,
             "method": self.extremes.method,
-            "alpha1": _finite_or_none(self.bounds.alpha1),
-            "alpha2": _finite_or_none(self.bounds.alpha2),
+            "alpha1": finite_or_none(self.bounds.alpha1),
+            "alpha2": finite_or_none(self.bounds.alpha2),
             "alpha_method": self.bounds.method,
             "bodies": [
                 {"name": name, "margin": float(mu), "size": float(nu), "consistent": bool(mu > 0)}

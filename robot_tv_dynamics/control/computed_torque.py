@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from robot_tv_dynamics.control.interface import ControlOutput, ControlState
-from robot_tv_dynamics.control.slotine_li import _positive_vector
+from robot_tv_dynamics.control.interface import ControlOutput, ControlState, positive_gains
 from robot_tv_dynamics.model import RobotModel
 
 
@@ -28,7 +27,7 @@ class ComputedTorqueOnEstimate:
             InvalidInputError: ω ≤ 0 or not finite, Θ̂ of the wrong shape.
         """
         self.model = model
-        omega = _positive_vector(omega, model.nv, "omega")
+        omega = positive_gains(omega, model.nv, "omega")
         self.kp, self.kd = omega**2, 2.0 * omega
         self.reset(theta_hat)
 

@@ -22,9 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+import numpy as np
 import numpy.typing as npt
 
-from robot_tv_dynamics.inertia import Array
+from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.inertia import Array, check_finite
 
 
 @dataclass(frozen=True)
@@ -72,3 +74,20 @@ class Controller(Protocol):
 
     def step(self, state: ControlState, dt: float) -> ControlOutput:
         """τ for ``state`` held over ``dt`` [s], and Θ̂ updated over that step."""
+
+
+def positive_gains(value: npt.ArrayLike, size: int, argument: str) -> Array:
+    """A gain vector (``size``,) with every entry finite and > 0; a scalar is broadcast.
+
+    The check every law of this family makes of its gains (Λ, K_D, Γ, ω), so that a
+    bad gain is refused the same way whichever law takes it.
+
+    Raises:
+        InvalidInputError: a wrong shape, a non-finite entry or an entry ≤ 0, naming
+            ``argument``.
+    """
+    array = np.broadcast_to(np.asarray(value, dtype=np.float64), (size,)).copy()
+    check_finite(array, argument, (size,))
+    if np.any(array <= 0.0):
+        raise InvalidInputError(argument, f"every entry must be > 0, got {array}")
+    return array

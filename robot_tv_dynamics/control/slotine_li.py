@@ -22,18 +22,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from robot_tv_dynamics.control.interface import ControlOutput, ControlState
-from robot_tv_dynamics.exceptions import InvalidInputError
-from robot_tv_dynamics.inertia import Array, check_finite, consistency_margin
+from robot_tv_dynamics.control.interface import ControlOutput, ControlState, positive_gains
+from robot_tv_dynamics.inertia import Array, consistency_margin
 from robot_tv_dynamics.model import RobotModel
-
-
-def _positive_vector(value: npt.ArrayLike, nv: int, argument: str) -> Array:
-    array = np.broadcast_to(np.asarray(value, dtype=np.float64), (nv,)).copy()
-    check_finite(array, argument, (nv,))
-    if np.any(array <= 0.0):
-        raise InvalidInputError(argument, f"every entry must be > 0, got {array}")
-    return array
 
 
 class SlotineLiCore:
@@ -59,8 +50,8 @@ class SlotineLiCore:
             InvalidInputError: a gain ≤ 0 or not finite, Θ̂₀ of the wrong shape.
         """
         self.model = model
-        self.lam = _positive_vector(lam, model.nv, "lam")
-        self.kd = _positive_vector(kd, model.nv, "kd")
+        self.lam = positive_gains(lam, model.nv, "lam")
+        self.kd = positive_gains(kd, model.nv, "kd")
         self.reset(theta_hat)
 
     def reset(self, theta_hat: npt.ArrayLike) -> None:
@@ -116,7 +107,7 @@ class SlotineLiGradient(SlotineLiCore):
         Raises:
             InvalidInputError: a gain ≤ 0 or not finite.
         """
-        self.gamma = _positive_vector(gamma, 10, "gamma")
+        self.gamma = positive_gains(gamma, 10, "gamma")
         super().__init__(model, theta_hat, lam=lam, kd=kd)
 
     def _update(self, gradient: Array, dt: float) -> None:

@@ -112,13 +112,13 @@ def _series(rec: Recording, result: dict[str, Any], alpha1_truth: float | None
         a1 = nan if alpha1 is None else float(alpha1)
         return np.column_stack([mu, np.full(len(mu), eps), lam, np.full(len(mu), a1)])
 
-    times = rec.log_times.get("/inertial_parameters", np.zeros(0, dtype=np.int64))
+    times = rec.log_times.get("/inertial_parameters_stamped", np.zeros(0, dtype=np.int64))
     if len(times) == len(result["t_theta"]):
         out[f"/analysis/{TRUTH}"] = (times, rows(
             result["mu_true"][:, body], result["lam_true"], alpha1_truth))
     for name in ESTIMATORS:
         est = result["estimators"][name]
-        times = rec.log_times.get(f"/estimates/{name}/inertial_parameters",
+        times = rec.log_times.get(f"/estimates/{name}/inertial_parameters_stamped",
                                   np.zeros(0, dtype=np.int64))
         if len(times) == len(est["t"]):
             out[f"/analysis/{name}"] = (times, rows(est["mu"][:, body], est["lam"],

@@ -27,19 +27,15 @@ from robot_tv_dynamics.simulation import DEMO_MARGIN_FRACTION, default_reference
 SCENARIOS = ("fill", "drain", "grasp", "timeline", "fill_collision", "release")
 #: The estimators, as named in topics and the summary.
 ESTIMATORS = ("classical", "projected", "geometric")
+#: The demo's nodes speak only the stamped Θ/Ψ/consistency topics (the deprecated
+#: unstamped arrays would double the messages every node decodes and the bag holds).
+STAMPED_ONLY = {"legacy_theta_topics": False}
 #: Topics recorded into run.mcap (relative names resolve to the root namespace).
 RECORDED = {
     "/joint_states": "sensor_msgs/msg/JointState",
     "/reference_joint_states": "sensor_msgs/msg/JointState",
     "/joint_accelerations": "trajectory_msgs/msg/JointTrajectory",
-    "/inertial_parameters": "std_msgs/msg/Float64MultiArray",
-    "/inertial_parameter_rates": "std_msgs/msg/Float64MultiArray",
-    "/psi": "std_msgs/msg/Float64MultiArray",
-    "/psi_rates": "std_msgs/msg/Float64MultiArray",
-    "/estimates/classical/inertial_parameters": "std_msgs/msg/Float64MultiArray",
-    "/estimates/projected/inertial_parameters": "std_msgs/msg/Float64MultiArray",
-    "/estimates/geometric/inertial_parameters": "std_msgs/msg/Float64MultiArray",
-    # the stamped Θ/Θ̇, Ψ/Ψ̇ and estimates (JointState-shaped, the sample's stamp)
+    # Θ/Θ̇, Ψ/Ψ̇ and the estimates (JointState-shaped, stamped with the joint sample's stamp)
     "/inertial_parameters_stamped": "sensor_msgs/msg/JointState",
     "/psi_stamped": "sensor_msgs/msg/JointState",
     "/estimates/classical/inertial_parameters_stamped": "sensor_msgs/msg/JointState",
@@ -50,11 +46,7 @@ RECORDED = {
     "/external_torques_classical": "sensor_msgs/msg/JointState",
     "/generalized_terms": "std_msgs/msg/Float64MultiArray",
     "/mass_matrix_bounds": "std_msgs/msg/Float64MultiArray",
-    "/consistency": "std_msgs/msg/Float64MultiArray",
-    "/estimates/classical/consistency": "std_msgs/msg/Float64MultiArray",
-    "/estimates/projected/consistency": "std_msgs/msg/Float64MultiArray",
-    "/estimates/geometric/consistency": "std_msgs/msg/Float64MultiArray",
-    # the same tables stamped with the Θ they judged (JointState-shaped)
+    # each monitor's table, stamped with the Θ it judged (JointState-shaped)
     "/consistency_stamped": "sensor_msgs/msg/JointState",
     "/estimates/classical/consistency_stamped": "sensor_msgs/msg/JointState",
     "/estimates/projected/consistency_stamped": "sensor_msgs/msg/JointState",

@@ -10,7 +10,7 @@ lookup. Pinocchio's own memory is mapped by
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,11 +91,20 @@ class LoadsBuffer:
             raise RuntimeError("the loads buffer is not column-major")  # pragma: no cover
 
 
-def definite(xx: float, xy: float, yy: float, xz: float, yz: float, zz: float) -> bool:
-    """I about the COM ≻ 0, by Sylvester's criterion (leading minors > 0), storage order."""
-    return (xx > 0.0 and xx * yy - xy * xy > 0.0
-            and xx * (yy * zz - yz * yz) - xy * (xy * zz - yz * xz) + xz * (xy * yz - yy * xz)
-            > 0.0)
+def all_definite(rows: Iterable[Sequence[float]]) -> bool:
+    """Every row's I about the COM ≻ 0, by Sylvester's criterion (leading minors > 0).
+
+    ``rows``: (I_xx, I_xy, I_yy, I_xz, I_yz, I_zz) each, Pinocchio's storage order, as
+    Python floats (a list from ``tolist()``, or one tuple for one row): for N ≤ ~20 rows
+    a loop over floats is cheaper than a dozen NumPy calls on columns, and this one loop
+    (no call per row) costs about 0.6 of the generator of per-row calls it replaced.
+    """
+    for xx, xy, yy, xz, yz, zz in rows:
+        if not (xx > 0.0 and xx * yy - xy * xy > 0.0
+                and xx * (yy * zz - yz * yz) - xy * (xy * zz - yz * xz)
+                + xz * (xy * yz - yy * xz) > 0.0):
+            return False
+    return True
 
 
 def block_diagonal_view(matrix: Array, n: int, size: int) -> Array:
@@ -103,8 +112,6 @@ def block_diagonal_view(matrix: Array, n: int, size: int) -> Array:
     row, column = matrix.strides
     return np.lib.stride_tricks.as_strided(
         matrix, shape=(n, size, size), strides=(size * (row + column), row, column))
-
-
 
 
 @dataclass(frozen=True, slots=True)

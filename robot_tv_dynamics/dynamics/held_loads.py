@@ -73,8 +73,8 @@ from robot_tv_dynamics.dynamics.buffers import (
     WORK,
     HotPath,
     LoadsBuffer,
+    all_definite,
     block_diagonal_view,
-    definite,
     hold_views,
 )
 from robot_tv_dynamics.dynamics.pinocchio_storage import PinocchioStorage
@@ -375,7 +375,7 @@ class HeldLoads:
         main.inertias[body] = (m, c1, c2, c3, xx, xy, yy, xz, yz, zz)
         if not main.shared:
             main.push_inertias()
-        positive = definite(xx, xy, yy, xz, yz, zz)  # Z(Φ_l) ≻ 0, as m > 0 here
+        positive = all_definite(((xx, xy, yy, xz, yz, zz),))  # Z(Φ_l) ≻ 0: m > 0 here
         if self._aba_ok or not positive:
             self._aba_ok = positive
         else:  # it was False: this row may have been the reason, or another one

@@ -35,9 +35,13 @@ joints are whatever ``RobotModel.pinocchio_model`` (the reduced model) says.
 Loads new every call
 --------------------
 :meth:`RecursiveDynamics.set_loads_and_inverse_dynamics` (behind ``RobotModel.torque``) is
-:meth:`~RecursiveDynamics.set_loads` then :meth:`~RecursiveDynamics.inverse_dynamics`,
-equal to the two calls to the last bit, with fewer NumPy calls: Θ | Θ̇ | ψ | ψ̇ and
-q, q̇, q̈ go into one column-major loads buffer (two concatenations) and one dot product
+:meth:`~RecursiveDynamics.set_loads` then :meth:`~RecursiveDynamics.inverse_dynamics`, and
+:meth:`~RecursiveDynamics.set_loads_and_forward_dynamics` (behind
+``RobotModel.forward_dynamics``) :meth:`~RecursiveDynamics.set_loads` then
+:meth:`~RecursiveDynamics.forward_dynamics`; both share one common case
+(``_take_loads_and_state``), equal to the two calls to the last bit, with fewer NumPy
+calls: Θ | Θ̇ | ψ | ψ̇ and q, q̇ and q̈ (or τ) go into one column-major loads buffer (two
+concatenations) and one dot product
 x·x over both checks them for finiteness (a NaN or ±Inf makes it non-finite without a
 floating-point warning; an overflowing huge entry merely takes the argument-by-argument
 path). One product of the inputs with a constant map then gives the rule (as one
@@ -57,6 +61,14 @@ forward kinematics, the f^ext product, its offset, RNEA, the read-only flag — 
 0.15–1 µs each in sequence, and the UR5's RNEA takes 0.85 µs); ``set_loads`` alone
 5.3 / 6.6; ``set_body_loads`` 4.6 / 6.0; ABA 4.7 / 5.0 (3.5 / 3.4 unchecked, as the
 simulator's RK4 stages call it); CRBA 1.9 / 2.2; the public API only 16 / 15.
+q̈ with Θ, Θ̇, Ψ, Ψ̇ new every call (``set_loads_and_forward_dynamics``, behind
+``RobotModel.forward_dynamics``), measured later with ``--clock cpu`` under a load of
+~20 on the 2 cores (the same runs: τ new every call 10.7–11.7 / 13.1–14.2): 14.9–17.0 /
+17.2–19.2 (29.8–31.8 / 25.3–26.8 µs), where ``set_loads`` then ``forward_dynamics``
+took 17.8–18.3 / 20.2–20.7 (33.5–37.8 / 29.2–30.1 µs); the goal of 12 × is not met.
+Beyond τ's calls it makes the Z(Φ_l) ≻ 0 check of the new rows (≈ 1.6 rnea: ``tolist``
+and one loop over the floats; a call per row was ≈ 2.3) and ABA (≈ 2 rnea) instead of
+RNEA; one copy and check of the joint vectors is saved (≈ 0.9 / 1.3 rnea).
 """
 
 
@@ -71,7 +83,7 @@ import scipy.linalg
 
 from robot_tv_dynamics.arrays import Array, check_finite
 from robot_tv_dynamics.dynamics.arm import ArmRecord, HasArmRecord, arm_record_of
-from robot_tv_dynamics.dynamics.buffers import PSI, definite
+from robot_tv_dynamics.dynamics.buffers import PSI, all_definite
 from robot_tv_dynamics.dynamics.coupling import Q0
 from robot_tv_dynamics.dynamics.held_loads import COM_RANGE_FACTOR, HeldLoads
 from robot_tv_dynamics.dynamics.momentum import JointAxes
@@ -166,22 +178,75 @@ class RecursiveDynamics(HeldLoads):
         Raises:
             InvalidInputError: a wrong shape or a non-finite entry, naming the argument.
         """
+        if not self._take_loads_and_state(q, qd, qdd, theta, theta_dot, psi, psi_dot):
+            self.set_loads(theta, theta_dot, psi, psi_dot)
+            return self.inverse_dynamics(q, qd, qdd)
+        held = self._buffer
+        return self._torque(held.q, held.v, held.a)
+
+    def set_loads_and_forward_dynamics(
+        self,
+        q: npt.ArrayLike,
+        qd: npt.ArrayLike,
+        tau: npt.ArrayLike,
+        theta: npt.ArrayLike,
+        theta_dot: npt.ArrayLike | None = None,
+        psi: npt.ArrayLike | None = None,
+        psi_dot: npt.ArrayLike | None = None,
+    ) -> Array:
+        """:meth:`set_loads` then :meth:`forward_dynamics`, in one call (new loads every call).
+
+        As :meth:`set_loads_and_inverse_dynamics` with τ in place of q̈: the same results
+        and errors as the two calls, the loads held afterwards.
+
+        Returns:
+            q̈, (nv,) [rad/s², m/s²], read-only.
+
+        Raises:
+            InvalidInputError: a wrong shape or a non-finite entry, naming the argument.
+            PhysicalConsistencyError: M(q, Θ) is not positive definite.
+        """
+        if not self._take_loads_and_state(q, qd, tau, theta, theta_dot, psi, psi_dot):
+            self.set_loads(theta, theta_dot, psi, psi_dot)
+            return self.forward_dynamics(q, qd, tau)
+        held = self._buffer
+        qdd = self.forward_dynamics_unchecked(held.q, held.v, held.a)
+        qdd.setflags(False)  # type: ignore[call-arg]  # (positional: numpy takes it)
+        return qdd
+
+    def _take_loads_and_state(
+        self,
+        q: npt.ArrayLike,
+        qd: npt.ArrayLike,
+        third: npt.ArrayLike,
+        theta: npt.ArrayLike,
+        theta_dot: npt.ArrayLike | None,
+        psi: npt.ArrayLike | None,
+        psi_dot: npt.ArrayLike | None,
+    ) -> bool:
+        """The common case of the one-call paths: hold the loads, state in the state columns.
+
+        Copies Θ | Θ̇ | ψ | ψ̇ and (q, q̇, ``third``) into the spare loads buffer, checks
+        all of it for finiteness with one dot product and, when finite, holds it (the
+        state is then the held buffer's ``q``, ``v``, ``a``). False, with nothing held,
+        for lists, γ layouts, a model with nv ≠ N, public-API buffers or bad input: the
+        caller then makes the two calls, which name the argument.
+        """
         spare = self._spare
         finite = False
         if self._state_columns and self._copy_loads(spare, theta, theta_dot, psi, psi_dot):
-            try:  # as set_loads, with q, q̇, q̈ as three more columns: one check for all
+            try:  # as set_loads, with the joint state as three more columns
                 if len(q) == self._nv and len(qd) == self._nv:  # type: ignore[arg-type]
-                    _concatenate((q, qd, qdd), 0, spare.state)  # (q̈'s length: the total)
+                    _concatenate((q, qd, third), 0, spare.state)  # (third's length: the total)
                     flat = spare.inputs_state_flat
                     finite = _isfinite(flat.dot(flat))
             except (ValueError, TypeError):
                 finite = False
-        if not finite:  # lists, γ layouts, or bad input: the two calls name the argument
-            self.set_loads(theta, theta_dot, psi, psi_dot)
-            return self.inverse_dynamics(q, qd, qdd)
+        if not finite:
+            return False
         self._buffer, self._spare = spare, self._buffer
         self._update(theta_dot is None and psi is None and psi_dot is None, psi_dot is None)
-        return self._torque(spare.q, spare.v, spare.a)
+        return True
 
     # ------------------------------------------------------------------ evaluation
     def _fill_state(
@@ -317,9 +382,8 @@ class RecursiveDynamics(HeldLoads):
     def _aba_exact(self) -> bool:
         """Every row held directly with Z(Φ_l) ≻ 0 (I about the COM ≻ 0): then M ≻ 0."""
         if self._aba_ok is None:
-            # Python floats: for N ≤ ~20 rows cheaper than a dozen NumPy calls on columns
-            self._aba_ok = not self._shifted and all(
-                definite(*row) for row in self._main.inertias[:, 4:10].tolist())
+            self._aba_ok = not self._shifted and all_definite(
+                self._main.inertias[:, 4:10].tolist())
         return self._aba_ok
 
     def _solve(self, qp: Array, v: Array, effort: Array) -> Array:
@@ -372,13 +436,8 @@ class RecursiveDynamics(HeldLoads):
             PhysicalConsistencyError: M(q, Θ) is not positive definite.
         """
         self._load_state3(q, qd, tau, "tau")
-        qp = self._pinocchio_q(self._q3) if self._continuous else self._q3
-        v, effort, main = self._v3, self._a3, self._main
-        if self._aba_exact():
-            qdd = _aba(main.model, main.data, qp, v, effort, self._external_forces(qp, v))
-        else:
-            qdd = self._solve(qp, v, effort)
-        qdd.setflags(False)
+        qdd = self.forward_dynamics_unchecked(self._q3, self._v3, self._a3)
+        qdd.setflags(False)  # type: ignore[call-arg]  # (as above)
         return qdd
 
     # ------------------------------------------------------------------ momentum

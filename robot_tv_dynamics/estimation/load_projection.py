@@ -22,14 +22,14 @@ import numpy.typing as npt
 from scipy.linalg import lapack
 
 from robot_tv_dynamics.estimation.projection import (
-    _PHI_OF_IDENTITY,
+    PHI_OF_IDENTITY,
     MetricProjection,
-    _f,
-    _is_solver_panic,
-    _metric_factor,
-    _svec,
+    is_solver_panic,
+    metric_factor,
     project_in_metric,
+    pseudo_inertia_fast,
     solve_metric_sdp,
+    svec,
 )
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import (
@@ -229,17 +229,18 @@ class LoadProjection:
         self.transform = np.asarray(transform, dtype=np.float64)
         self.phi_base = np.asarray(phi_base, dtype=np.float64)
         self.epsilon = float(epsilon)
-        self._scale = max(float(np.linalg.eigvalsh(_f(self.phi_base))[-1]), 1e-12)
+        self._scale = max(float(np.linalg.eigvalsh(pseudo_inertia_fast(self.phi_base))[-1]), 1e-12)
         # Clarabel's cones: s = b − A v ∈ PSD (svec: upper triangle by columns, the
         # off-diagonal entries × √2); f(v) ⪰ 0 and f(Φ_b⁰ + T v) − εI ⪰ 0
-        svec = np.array([_svec(basis) for basis in PSEUDO_BASIS]).T  # (10, 10)
-        self._a = np.vstack([-svec, -svec @ self.transform])
-        self._b = np.concatenate([np.zeros(10), _svec(_f(self.phi_base)
+        cone_map = np.array([svec(basis) for basis in PSEUDO_BASIS]).T  # (10, 10)
+        self._a = np.vstack([-cone_map, -cone_map @ self.transform])
+        self._b = np.concatenate([np.zeros(10), svec(pseudo_inertia_fast(self.phi_base)
                                                       - self.epsilon * np.eye(4))])
         self.failures = 0  # calls where every solver failed (the clipping was returned)
         # f(Φ_b⁰ + T Φ_L) = f(Φ_b⁰) + X f(Φ_L) Xᵀ (T rigid): with f(Φ_b⁰) ⪰ εI the margin
         # follows from f(Φ_L) ⪰ 0, and the one-cone Newton solves the whole problem
-        self._one_cone = bool(np.linalg.eigvalsh(_f(self.phi_base))[0] >= self.epsilon)
+        base = np.linalg.eigvalsh(pseudo_inertia_fast(self.phi_base))
+        self._one_cone = bool(base[0] >= self.epsilon)
         self._warm: tuple[Array, Array] | None = None  # (S, Z) of the last Newton solution
         #: projections by the solver that gave them (``newton`` the fast path)
         self.solvers: Counter[str] = Counter()
@@ -247,8 +248,9 @@ class LoadProjection:
     def feasible(self, phi_load: Array) -> bool:
         """f(Φ_L) ⪰ 0 and f(Φ_b⁰ + T Φ_L) ⪰ ε I (up to rounding)."""
         floor = -1e-12 * self._scale
-        return bool(_lowest_eigenvalue(_f(phi_load)) >= floor and _lowest_eigenvalue(
-            _f(self.phi_base + self.transform @ phi_load)) >= self.epsilon * (1 - 1e-9))
+        combined = pseudo_inertia_fast(self.phi_base + self.transform @ phi_load)
+        return bool(_lowest_eigenvalue(pseudo_inertia_fast(phi_load)) >= floor
+                    and _lowest_eigenvalue(combined) >= self.epsilon * (1 - 1e-9))
 
     def __call__(self, phi_load: npt.ArrayLike, covariance: npt.ArrayLike) -> MetricProjection:
         """Project Φ̂_L (10,) with covariance P (10, 10); ``active`` False when feasible.
@@ -267,7 +269,7 @@ class LoadProjection:
         p = check_finite(covariance, "covariance", (10, 10))
         if self.feasible(phi):
             return MetricProjection(phi.copy(), False, 0.0, 0.0, 0)
-        lower = _metric_factor(p)
+        lower = metric_factor(p)
         if self._one_cone:  # semismooth Newton, warm-started from the last solution
             try:
                 with np.errstate(over="raise", divide="raise", invalid="raise"):
@@ -295,7 +297,7 @@ class LoadProjection:
             except (ValueError, ArithmeticError, RuntimeError, np.linalg.LinAlgError):
                 continue
             except BaseException as error:  # Clarabel's Rust panics: pyo3's PanicException
-                if not _is_solver_panic(error):
+                if not is_solver_panic(error):
                     raise
                 continue
             if value is not None and np.all(np.isfinite(value)):
@@ -336,7 +338,7 @@ class LoadProjection:
 
     def _lift(self, phi: Array) -> Array:
         """A solver's point moved off its rounding: f(Φ_L) raised to ⪰ 0 by a tiny sphere."""
-        low = _lowest_eigenvalue(_f(phi))
+        low = _lowest_eigenvalue(pseudo_inertia_fast(phi))
         if low >= 0.0:
             return phi
-        return np.asarray(phi + (-low) * _PHI_OF_IDENTITY)
+        return np.asarray(phi + (-low) * PHI_OF_IDENTITY)

@@ -104,23 +104,23 @@ class MetricProjection:
 
 
 _BASIS_ROWS = PSEUDO_BASIS.reshape(10, 16)  # vec f(Φ) = Φ @ _BASIS_ROWS
-_PHI_OF_IDENTITY = phi_from_pseudo_inertia(np.eye(4))  # f(Φ) = I
+PHI_OF_IDENTITY = phi_from_pseudo_inertia(np.eye(4))  # f(Φ) = I
 
 
-def _is_solver_panic(error: BaseException) -> bool:
+def is_solver_panic(error: BaseException) -> bool:
     """A solver's Rust panic (``pyo3_runtime.PanicException``, a BaseException)."""
     return type(error).__name__ == "PanicException"
 
 
 
-def _f(phi: Array) -> Array:
+def pseudo_inertia_fast(phi: Array) -> Array:
     """f(Φ) of one Φ (10,) (a fast :func:`~robot_tv_dynamics.inertia.pseudo_inertia`)."""
     return (phi @ _BASIS_ROWS).reshape(4, 4)
 
 
 def in_band(phi: Array, epsilon: float, beta: float) -> bool:
     """Whether ε I ⪯ f(Φ) ⪯ β I holds exactly (no rounding allowance)."""
-    values = np.linalg.eigvalsh(_f(phi))
+    values = np.linalg.eigvalsh(pseudo_inertia_fast(phi))
     return bool(values[0] >= epsilon and values[-1] <= beta)
 
 
@@ -157,7 +157,7 @@ def project_in_metric(phi: npt.ArrayLike, covariance: npt.ArrayLike, epsilon: fl
         raise InvalidInputError("epsilon, beta", f"need 0 < epsilon <= beta, got {epsilon}, {beta}")
     if in_band(phi, epsilon, beta):
         return MetricProjection(phi.copy(), False, 0.0, 0.0, 0)
-    lower = _metric_factor(p)
+    lower = metric_factor(p)
     if epsilon == beta:  # the band is one point, f = ε I
         point = phi_from_pseudo_inertia(epsilon * np.eye(4))
         d = np.linalg.solve(lower, point - phi)
@@ -173,7 +173,7 @@ def project_in_metric(phi: npt.ArrayLike, covariance: npt.ArrayLike, epsilon: fl
     return _fallback(phi, lower, epsilon, beta)
 
 
-def _svec(matrix: Array) -> Array:
+def svec(matrix: Array) -> Array:
     """The upper triangle of a symmetric 4×4 by columns, off-diagonal entries × √2."""
     rows, cols = np.triu_indices(4)
     order = np.lexsort((rows, cols))
@@ -182,7 +182,7 @@ def _svec(matrix: Array) -> Array:
     return np.asarray(matrix[rows, cols] * scale)
 
 
-def _metric_factor(p: Array) -> Array:
+def metric_factor(p: Array) -> Array:
     """L with L Lᵀ = P; a P singular up to rounding is lifted (its eigenvalues ≥ 1e-12 λ_max).
 
     Raises:
@@ -252,7 +252,7 @@ def _project_whitened(phi: Array, lower: Array, epsilon: float, beta: float,
                       start: npt.ArrayLike | None, gap_tolerance: float,
                       max_iterations: int, low_rank: bool) -> MetricProjection:
     """The hand-written solver of :func:`project_in_metric` (may raise LinAlgError)."""
-    problem = _WhitenedBand(lower, _f(phi), epsilon, beta)
+    problem = _WhitenedBand(lower, pseudo_inertia_fast(phi), epsilon, beta)
     fast = problem.solve_low_rank(gap_tolerance) if low_rank else None
     if fast is not None:
         x, gap, steps = fast
@@ -370,7 +370,7 @@ class _WhitenedBand:
             return None, np.inf, steps, u, s1
         if lowest < _LIFT * self.epsilon:  # off the edge by more than rounding: f += η I
             x = x + (_LIFT * self.epsilon - lowest) * np.linalg.solve(
-                self.lower, _PHI_OF_IDENTITY)
+                self.lower, PHI_OF_IDENTITY)
         if np.linalg.eigvalsh(self.c + self.operator(x))[:, 0].min() < 0.0:
             return None, np.inf, steps, u, None
         z_full = np.zeros((2, 4, 4))

@@ -36,9 +36,9 @@ from robot_tv_dynamics.loading.grasp import GraspProcess
 from robot_tv_dynamics.loading.state import (
     STANDARD_GRAVITY,
     LoadingProcess,
-    _finite,
-    _nonnegative,
-    _positive,
+    finite_scalar,
+    nonnegative_scalar,
+    positive_scalar,
 )
 from robot_tv_dynamics.loading.timeline import TimelineProcess
 from robot_tv_dynamics.observer.wrench import ExternalWrench
@@ -67,7 +67,7 @@ class _Section:
 
     def number(self, key: str, default: float | None = None) -> float:
         value = self.get(key, default, required=default is None)
-        return _finite(value, self.name(key))
+        return finite_scalar(value, self.name(key))
 
     def vector(self, key: str, size: int, default: Sequence[float] | None = None) -> Array:
         value = self.get(key, default, required=default is None)
@@ -96,9 +96,9 @@ def _container(config: _Section) -> Container:
     section = config.section("container")
     origin = section.get("origin")
     container = Container(
-        radius=_positive(section.number("radius"), section.name("radius")),
-        height=_positive(section.number("height"), section.name("height")),
-        mass=_positive(section.number("mass"), section.name("mass")),
+        radius=positive_scalar(section.number("radius"), section.name("radius")),
+        height=positive_scalar(section.number("height"), section.name("height")),
+        mass=positive_scalar(section.number("mass"), section.name("mass")),
         placement=_placement(None if origin is None else _Section(origin, section.name("origin"))),
     )
     section.done()
@@ -124,7 +124,7 @@ def _row_phi(row: Mapping[str, Any], where: str) -> Array:
         return check_finite(row["phi"], f"{where}.phi", (10,))
     if "mass" in row:
         return phi_from_mass_com_inertia(
-            _nonnegative(row["mass"], f"{where}.mass"),
+            nonnegative_scalar(row["mass"], f"{where}.mass"),
             check_finite(row.get("com", (0.0, 0.0, 0.0)), f"{where}.com", (3,)),
             _inertia_matrix(row.get("inertia", np.zeros(6)), f"{where}.inertia"), what=where)
     raise InvalidInputError(where, 'a row needs "phi" (10 numbers) or "mass" (+ "com", "inertia")')
@@ -145,11 +145,11 @@ def _read_timeline_csv(path: Path) -> tuple[list[float], list[Array]]:
         where = f"{path.name} row {k + 1}"
         if "t" not in header:
             raise InvalidInputError(str(path), f'CSV header needs "t"; got {header}')
-        times.append(_finite(row["t"], f"{where}.t"))
+        times.append(finite_scalar(row["t"], f"{where}.t"))
         if all(c in header for c in _PHI_COLUMNS):
-            phis.append(np.array([_finite(row[c], f"{where}.{c}") for c in _PHI_COLUMNS]))
+            phis.append(np.array([finite_scalar(row[c], f"{where}.{c}") for c in _PHI_COLUMNS]))
         elif all(c in header for c in _MCI_COLUMNS):
-            values = [_finite(row[c], f"{where}.{c}") for c in _MCI_COLUMNS]
+            values = [finite_scalar(row[c], f"{where}.{c}") for c in _MCI_COLUMNS]
             phis.append(_row_phi({"mass": values[0], "com": values[1:4],
                                   "inertia": values[4:]}, where))
         else:
@@ -176,7 +176,7 @@ def _timeline(config: _Section, base_dir: Path | None) -> TimelineProcess:
         for k, row in enumerate(rows):
             if not isinstance(row, Mapping):
                 raise InvalidInputError(f"timeline.rows[{k}]", "expected a mapping")
-            times.append(_finite(row.get("t"), f"timeline.rows[{k}].t"))
+            times.append(finite_scalar(row.get("t"), f"timeline.rows[{k}].t"))
             phis.append(_row_phi(row, f"timeline.rows[{k}]"))
     return TimelineProcess(link, times, np.array(phis).reshape(-1, 10))
 
@@ -346,8 +346,8 @@ def collision_from_dict(config: Mapping[str, Any]) -> ExternalWrench | None:
     if not isinstance(link, str) or not link.strip():
         raise InvalidInputError(section.name("link"), f"expected a link name, got {link!r}")
     force = _triple(section, "force")
-    start = _nonnegative(section.number("start"), section.name("start"))
-    duration = _positive(section.number("duration"), section.name("duration"))
+    start = nonnegative_scalar(section.number("start"), section.name("start"))
+    duration = positive_scalar(section.number("duration"), section.name("duration"))
     if not start + duration > start:
         raise InvalidInputError(section.name("duration"), f"{duration} is lost in rounding "
                                 f"at start {start}")

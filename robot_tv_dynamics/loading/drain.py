@@ -15,18 +15,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.optimize
 
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.loading.geometry import (
     Container,
-    _ContainerFrame,
+    ContainerFrame,
 )
 from robot_tv_dynamics.loading.state import (
     STANDARD_GRAVITY,
     LoadState,
-    _finite,
-    _positive,
+    finite_scalar,
+    positive_scalar,
 )
 
 
@@ -70,18 +69,18 @@ class DrainProcess:
         """
         self.link = link
         self.container = container
-        self.h0 = _positive(initial_level, "drain.initial_level")
+        self.h0 = positive_scalar(initial_level, "drain.initial_level")
         if self.h0 > container.height:
             raise InvalidInputError(
                 "drain.initial_level",
                 f"{self.h0:.4g} m is above the wall height {container.height:.4g} m")
-        self.density = _positive(fluid_density, "drain.fluid_density")
-        self.start = _finite(start, "drain.start")
-        self.opening_time = _positive(opening_time, "drain.opening_time")
+        self.density = positive_scalar(fluid_density, "drain.fluid_density")
+        self.start = finite_scalar(start, "drain.start")
+        self.opening_time = positive_scalar(opening_time, "drain.opening_time")
         self.law = law
         if law == "torricelli":
-            diameter = _positive(orifice_diameter, "drain.orifice_diameter")
-            cd = _positive(discharge_coefficient, "drain.discharge_coefficient")
+            diameter = positive_scalar(orifice_diameter, "drain.orifice_diameter")
+            cd = positive_scalar(discharge_coefficient, "drain.discharge_coefficient")
             if cd > 1.0:
                 raise InvalidInputError("drain.discharge_coefficient", f"{cd} is above 1")
             ratio = math.pi * diameter**2 / 4.0 / container.area
@@ -89,15 +88,15 @@ class DrainProcess:
                 raise InvalidInputError(
                     "drain.orifice_diameter", f"orifice area is {ratio:.2f} of the cross-section;"
                     " Torricelli's law needs a small orifice (< 0.25)")
-            self.c = cd * ratio * math.sqrt(_positive(gravity, "drain.gravity") / 2.0)
+            self.c = cd * ratio * math.sqrt(positive_scalar(gravity, "drain.gravity") / 2.0)
             self.drain_time = self._time_to_open(math.sqrt(self.h0) / self.c)
         elif law == "constant":
-            self.rate = _positive(volume_flow, "drain.volume_flow") / container.area  # [m/s]
+            self.rate = positive_scalar(volume_flow, "drain.volume_flow") / container.area  # [m/s]
             self.drain_time = self._time_to_open(self.h0 / self.rate)
         else:
             raise InvalidInputError("drain.law", f'"{law}" is not one of torricelli, constant')
         self.duration = self.start + self.drain_time
-        self._frame = _ContainerFrame(container)
+        self._frame = ContainerFrame(container)
 
     def opening(self, tau: float) -> tuple[float, float, float]:
         """(S, s, ṡ) of the valve ``tau`` [s] after it starts to open: S = ∫₀^τ s [s]."""
@@ -113,6 +112,8 @@ class DrainProcess:
         """τ with S(τ) = ``full_open_time`` (the time an open valve would take) [s]."""
         if full_open_time >= self.opening_time / 2.0:
             return full_open_time + self.opening_time / 2.0
+        import scipy.optimize  # here: ~0.3 s of the start-up of every node that loads Θ(t)
+
         return float(scipy.optimize.brentq(lambda tau: self.opening(tau)[0] - full_open_time,
                                            0.0, self.opening_time, xtol=1e-15))
 

@@ -20,16 +20,16 @@ from robot_tv_dynamics.arrays import readonly
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.loading.geometry import (
-    _POWERS,
+    AGE_POWERS,
     Container,
-    _ContainerFrame,
+    ContainerFrame,
 )
 from robot_tv_dynamics.loading.state import (
     STANDARD_GRAVITY,
     LoadState,
-    _finite,
-    _nonnegative,
-    _positive,
+    finite_scalar,
+    nonnegative_scalar,
+    positive_scalar,
 )
 
 _array = np.array
@@ -87,13 +87,13 @@ class FillProcess:
         """
         self.link = link
         self.container = container
-        self.q = _positive(mass_flow, "fill.mass_flow")
-        self.fill_time = _positive(fill_time, "fill.fill_time")
-        self.z_in = _positive(inlet_height, "fill.inlet_height")
-        self.u0 = _nonnegative(inlet_speed, "fill.inlet_speed")
-        self.density = _positive(fluid_density, "fill.fluid_density")
-        self.a = _nonnegative(stream_acceleration, "fill.stream_acceleration")
-        self.start = _finite(start, "fill.start")
+        self.q = positive_scalar(mass_flow, "fill.mass_flow")
+        self.fill_time = positive_scalar(fill_time, "fill.fill_time")
+        self.z_in = positive_scalar(inlet_height, "fill.inlet_height")
+        self.u0 = nonnegative_scalar(inlet_speed, "fill.inlet_speed")
+        self.density = positive_scalar(fluid_density, "fill.fluid_density")
+        self.a = nonnegative_scalar(stream_acceleration, "fill.stream_acceleration")
+        self.start = finite_scalar(start, "fill.start")
         if self.u0 == 0.0 and self.a == 0.0:
             raise InvalidInputError(
                 "fill", "inlet_speed and stream_acceleration are both 0: the stream never falls")
@@ -118,8 +118,8 @@ class FillProcess:
         # integrands (z, z², w, z w, w²) and their antiderivatives, as coefficient tables in
         # increasing powers of the age: ∫_lo^hi g = G·(s^k)|_lo^hi
         integrands = [z, z * z, w, z * w, w * w]
-        self._g = np.zeros((5, _POWERS))
-        self._prim = np.zeros((5, _POWERS))
+        self._g = np.zeros((5, AGE_POWERS))
+        self._prim = np.zeros((5, AGE_POWERS))
         for row, poly in enumerate(integrands):
             self._g[row, :poly.coef.size] = poly.coef
             prim = poly.integ().coef
@@ -127,18 +127,18 @@ class FillProcess:
         self.fall_time = self._fall_time(0.0)  # T₀: inlet to the empty bottom
         self.landing_end = self.fill_time + self._fall_time(self.final_level)
         self.duration = self.start + self.landing_end
-        self.state_map = readonly(self._state_map(_ContainerFrame(container)))
+        self.state_map = readonly(self._state_map(ContainerFrame(container)))
         self._first = readonly(np.eye(1, 23).ravel())  # x before the start: the constant 1
         self._empty = _state(self.state_map[:, 0].copy(), 0.0)
         self._rho_a, self._r2 = self.density * container.area, container.radius**2
         self._rho_a2 = self._rho_a**2
 
-    def _state_map(self, frame: _ContainerFrame) -> Array:
+    def _state_map(self, frame: ContainerFrame) -> Array:
         """The linear map of :meth:`state`, x ↦ [Φ, Φ̇, ψ, ψ̇, ν] (45,), link frame.
 
         x = [1, m_stream, ṁ_stream, pool moments (m, hz, sxx, szz), their rates,
         D (6, 2) row-major], with D = [s^k|_lo^hi, (s^k ṡ)|_lo^hi] over the powers k of the
-        age: the stream integrals q·G·D (G = _prim, _g) and _ContainerFrame.state in one.
+        age: the stream integrals q·G·D (G = _prim, _g) and ContainerFrame.state in one.
         """
         q, phi, psi = self.q, frame.phi, frame.psi  # phi: moments ↦ Φ (10, 4); psi (12, 2)
         value, rate = np.zeros((5, 12)), np.zeros((5, 12))

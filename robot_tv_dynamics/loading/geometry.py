@@ -23,8 +23,8 @@ from robot_tv_dynamics.loading.state import (
 #: Index of ∫σρ 𝓋₃ x₃ in ψ (eq. 27 layout ``psi[3 + 3 i + j] = ∫σρ 𝓋_i x_j``).
 _PSI_ZZ = 3 + 3 * 2 + 2
 #: Powers of the age kept by the stream integrals (z² integrated is of degree 5).
-_POWERS = 6
-_EXPONENTS = np.arange(_POWERS, dtype=np.float64)
+AGE_POWERS = 6
+_EXPONENTS = np.arange(AGE_POWERS, dtype=np.float64)
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -128,10 +128,11 @@ class Container:
                 np.array([md, md * m / rho_a, md * r2 / 4.0, md * m * m / rho_a**2]))
 
 
-class _ContainerFrame:
+class ContainerFrame:
     """Precomputed maps from container-frame moments to link-frame Φ and ψ."""
 
     def __init__(self, container: Container) -> None:
+        """The maps of ``container``: its placement in the link and its shell's Φ."""
         placement = container.placement
         self.phi = placement.phi_matrix() @ _AXISYMMETRIC  # (10, 4)
         self.psi = placement.psi_matrix() @ _AXIAL  # (12, 2)
@@ -139,5 +140,6 @@ class _ContainerFrame:
 
     def state(self, moments: Array, moments_dot: Array, axial: Array, axial_dot: Array,
               nu: float) -> LoadState:
+        """The link-frame load of the contents' moments and axial flows (and the shell)."""
         return LoadState(self.shell + self.phi @ moments, self.phi @ moments_dot,
                          self.psi @ axial, self.psi @ axial_dot, float(nu))

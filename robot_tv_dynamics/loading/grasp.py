@@ -17,9 +17,9 @@ from robot_tv_dynamics.inertia import (
 )
 from robot_tv_dynamics.loading.state import (
     LoadState,
-    _check_density,
-    _finite,
-    _positive,
+    check_density,
+    finite_scalar,
+    positive_scalar,
     smoothstep,
 )
 
@@ -56,14 +56,14 @@ class GraspProcess:
                 not that of a non-negative density.
         """
         self.link = link
-        self.mass = _positive(mass, "grasp.mass")
+        self.mass = positive_scalar(mass, "grasp.mass")
         self.com = check_finite(com, "grasp.com", (3,))
         self.inertia = check_finite(inertia, "grasp.inertia", (3, 3))
         phi_c = phi_from_mass_com_inertia(self.mass, np.zeros(3), self.inertia, what="grasp")
-        _check_density(phi_c, "grasp part")
-        self.ramp_time = _positive(ramp_time, "grasp.ramp_time")
+        check_density(phi_c, "grasp part")
+        self.ramp_time = positive_scalar(ramp_time, "grasp.ramp_time")
         self.approach = check_finite(approach, "grasp.approach", (3,))
-        self.start = _finite(start, "grasp.start")
+        self.start = finite_scalar(start, "grasp.start")
         self.duration = self.start + self.ramp_time
         self._inertia_com = 0.5 * (self.inertia + self.inertia.T)
 

@@ -101,12 +101,14 @@ def smoothstep(tau: float) -> tuple[float, float, float]:
     )
 
 
-def _fixed_state(phi: Array) -> LoadState:
+def fixed_state(phi: Array) -> LoadState:
+    """A load Φ that does not change: zero rates, no moving particles (ψ = 0, ν = 0)."""
     return LoadState(phi.copy(), np.zeros(10), np.zeros(12), np.zeros(12), 0.0)
 
 
 # ---------------------------------------------------------------------------- loading
-def _finite(value: Any, name: str) -> float:
+def finite_scalar(value: Any, name: str) -> float:
+    """``value`` as a finite float, or an :class:`InvalidInputError` naming ``name``."""
     try:
         out = float(value)
     except (TypeError, ValueError):
@@ -116,21 +118,23 @@ def _finite(value: Any, name: str) -> float:
     return out
 
 
-def _positive(value: Any, name: str) -> float:
-    out = _finite(value, name)
+def positive_scalar(value: Any, name: str) -> float:
+    """``value`` as a finite float > 0, or an :class:`InvalidInputError` naming ``name``."""
+    out = finite_scalar(value, name)
     if out <= 0.0:
         raise InvalidInputError(name, f"must be > 0, got {out}")
     return out
 
 
-def _nonnegative(value: Any, name: str) -> float:
-    out = _finite(value, name)
+def nonnegative_scalar(value: Any, name: str) -> float:
+    """``value`` as a finite float ≥ 0, or an :class:`InvalidInputError` naming ``name``."""
+    out = finite_scalar(value, name)
     if out < 0.0:
         raise InvalidInputError(name, f"must be >= 0, got {out}")
     return out
 
 
-def _check_density(phi: Array, what: str) -> None:
+def check_density(phi: Array, what: str) -> None:
     """f(Φ) ⪰ 0 up to rounding: Φ is that of a non-negative density (possibly empty)."""
     values = np.linalg.eigvalsh(pseudo_inertia(phi))
     if values[0] < -1e-9 * max(1.0, abs(values[-1])):

@@ -17,8 +17,8 @@ from robot_tv_dynamics.inertia import (
 )
 from robot_tv_dynamics.loading.state import (
     LoadState,
-    _check_density,
-    _fixed_state,
+    check_density,
+    fixed_state,
 )
 
 
@@ -46,7 +46,7 @@ class TimelineProcess:
         if np.any(np.diff(self.times) <= 0.0):
             raise InvalidInputError("timeline.t", "times must be strictly increasing")
         for k, phi in enumerate(self.phis):
-            _check_density(phi, f"timeline row {k} (t = {self.times[k]:g} s)")
+            check_density(phi, f"timeline row {k} (t = {self.times[k]:g} s)")
         self.slopes = readonly(
             np.diff(self.phis, axis=0) / np.diff(self.times)[:, None]
             if self.times.size > 1 else np.zeros((0, 10)))
@@ -57,7 +57,7 @@ class TimelineProcess:
         t = float(t)
         times = self.times
         if t < times[0] or t >= times[-1]:
-            return _fixed_state(self.phis[0] if t < times[0] else self.phis[-1])
+            return fixed_state(self.phis[0] if t < times[0] else self.phis[-1])
         k = int(np.searchsorted(times, t, side="right")) - 1
         slope = self.slopes[k]
         return LoadState(self.phis[k] + (t - times[k]) * slope, slope.copy(), np.zeros(12),

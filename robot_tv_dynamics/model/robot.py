@@ -441,14 +441,20 @@ class RobotModel:
         """q̈ solving eq. (39) for given τ (w = 0); arguments as :meth:`inverse_dynamics`.
 
         By the recursive backend (ABA with external wrenches, or a Cholesky solve when a
-        row of Θ is not a rigid body; see :class:`~robot_tv_dynamics.RecursiveDynamics`).
+        row of Θ is not a rigid body; see :class:`~robot_tv_dynamics.RecursiveDynamics`),
+        all loads given now (``set_loads_and_forward_dynamics``). To hold loads across
+        many calls, use :meth:`dynamics`.
+
+        Returns:
+            q̈, (nv,) [rad/s², m/s²], read-only.
 
         Raises:
+            InvalidInputError: a wrong shape or a non-finite entry, naming the argument.
             PhysicalConsistencyError: M(q, Θ) is not positive definite.
         """
-        evaluator = self._evaluator()
-        evaluator.set_loads(theta, theta_dot, psi, psi_dot)
-        return evaluator.forward_dynamics(q, qd, tau)
+        evaluator = self._recursive or self._evaluator()
+        return evaluator.set_loads_and_forward_dynamics(q, qd, tau, theta, theta_dot, psi,
+                                                        psi_dot)
 
     def torque(
         self,

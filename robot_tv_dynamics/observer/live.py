@@ -59,6 +59,9 @@ class ObserverStatus:
     message: str
     values: tuple[tuple[str, object], ...]
 
+#: The observer status's reason for a joint sample without efforts.
+NO_EFFORT = "joint_states carries no effort (measured torque): no residual"
+
 
 class LiveObservers:
     """The observers and contact detectors of one node (module docstring).
@@ -105,14 +108,17 @@ class LiveObservers:
         self.reason = ""
         self.last: dict[str, Array] = {}
 
-    def update(self, effort: Array | None, state: ModelState) -> dict[str, Array]:
+    def update(self, effort: Array | None, state: ModelState,
+               no_effort: str = NO_EFFORT) -> dict[str, Array]:
         """Advance every observer with one sample's measured efforts.
 
         Args:
             effort: the measured joint efforts (nv,) in model order [N·m, N]; None: the
-                sample has none (counted as dropped).
+                sample has none usable (counted as dropped).
             state: the sample (t, q, q̇, Θ, γ of eq. 39); the classical observer takes the
                 Θ of the first sample it sees.
+            no_effort: why ``effort`` is None, for the observer status (default: the
+                sample carries none; a malformed one's reading error says what is wrong).
 
         Returns:
             r ≈ τ̂_ext of each observer that advanced, by kind (nv,) [N·m, N].
@@ -120,7 +126,7 @@ class LiveObservers:
         if not self.kinds:
             return {}
         if effort is None:
-            self.skip("joint_states carries no effort (measured torque): no residual")
+            self.skip(no_effort)
             return {}
         tau = effort if self.friction is None else effort - self.friction.torque(state.qd)
         out: dict[str, Array] = {}

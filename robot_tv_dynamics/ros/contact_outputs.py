@@ -22,7 +22,7 @@ from sensor_msgs.msg import JointState
 from robot_tv_dynamics.friction import FrictionParameters
 from robot_tv_dynamics.inputs import ModelState
 from robot_tv_dynamics.model import RobotModel
-from robot_tv_dynamics.observer.live import OBSERVER_MODELS, LiveObservers
+from robot_tv_dynamics.observer.live import NO_EFFORT, OBSERVER_MODELS, LiveObservers
 from robot_tv_dynamics.ros.conversions import make_status
 from robot_tv_dynamics.ros.joint_state_cdr import JointStateOutput
 
@@ -67,18 +67,14 @@ class ContactOutputs:
         self._outputs = {kind: JointStateOutput(self.publishers[kind], model.joint_names)
                          for kind in kinds}
 
-    @property
-    def reason(self) -> str:
-        """Why the last sample gave no residual ("" after :meth:`statuses`)."""
-        return self.observers.reason
+    def on_sample(self, msg: Any, effort: np.ndarray | None, state: ModelState,
+                  no_effort: str = NO_EFFORT) -> None:
+        """Advance every observer with one sample's efforts.
 
-    @reason.setter
-    def reason(self, reason: str) -> None:
-        self.observers.reason = reason
-
-    def on_sample(self, msg: Any, effort: np.ndarray | None, state: ModelState) -> None:
-        """Advance every observer with one sample's efforts (None: the sample has none)."""
-        for kind, residual in self.observers.update(effort, state).items():
+        ``effort`` None: the sample has none usable, because ``no_effort`` (which the
+        observer status then says).
+        """
+        for kind, residual in self.observers.update(effort, state, no_effort).items():
             # the sample's stamp and frame, its q and q̇ in model order, r as effort
             self._outputs[kind].publish(
                 msg.header.stamp, msg.header.frame_id, state.q, state.qd, residual)

@@ -43,6 +43,7 @@ from robot_tv_dynamics.demo import (
     MONITOR_PARAMETERS,
     OBSERVER_PARAMETERS,
     RECORDED,
+    STAMPED_ONLY,
     layout_file,
     scenario_file,
     status_prefix,
@@ -110,9 +111,9 @@ def bring_up(urdf: Path, scenario: Path, args: argparse.Namespace, logs: Path) -
         # the four monitors in one process (one interpreter, one DDS participant); each
         # estimate's statuses on the shared /diagnostics named "estimates/<name>: <body>"
         start(MONITORS, monitor_group_command(monitor_members(), urdf=urdf_path,
-                                              parameters=MONITOR_PARAMETERS))
+                                              parameters=MONITOR_PARAMETERS | STAMPED_ONLY))
         start("markers_node", node_command(
-            "markers_node", urdf=urdf_path, parameters=MARKERS_PARAMETERS,
+            "markers_node", urdf=urdf_path, parameters=MARKERS_PARAMETERS | STAMPED_ONLY,
             ros_args=["-p", f"estimates:=[{', '.join(ESTIMATORS)}]"]))
         # the dynamics node computes the Jacobian extremes γ, δ before it takes samples:
         # start the arm once it (and the monitors) say "ready"
@@ -125,7 +126,7 @@ def bring_up(urdf: Path, scenario: Path, args: argparse.Namespace, logs: Path) -
             "loading": str(scenario), "duration": float(args.duration),
             "publish_rate": float(args.publish_rate),
             "seed": int(args.seed), "wait_for_subscribers": JOINT_STATES_SUBSCRIBERS,
-            "wait_timeout": 60.0}))
+            "wait_timeout": 60.0, **STAMPED_ONLY}))
     except BaseException:
         running.stop(STOP_TIMEOUT)
         raise

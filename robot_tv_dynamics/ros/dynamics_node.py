@@ -61,6 +61,7 @@ from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.friction import FrictionParameters, load_friction_file
 from robot_tv_dynamics.inputs import InputRules, ModelInputs, TimelineRules
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.observer.live import NO_EFFORT
 from robot_tv_dynamics.ros import input_guard, node_base, qos, robot_description
 from robot_tv_dynamics.ros.contact_outputs import ContactOutputs
 from robot_tv_dynamics.ros.conversions import JointStateReader
@@ -288,10 +289,11 @@ class DynamicsNode(node_base.ModelNode):
         except RobotTvDynamicsError as error:
             self._guard.reject("joint_states", error)
             return
+        no_effort = NO_EFFORT
         try:
             effort = self._joints.read_effort(msg)
         except RobotTvDynamicsError as error:  # τ is answered; the observers skip it
-            effort, self._contacts.reason = None, str(error)
+            effort, no_effort = None, f"joint_states effort not used: {error}"
         outputs = self._outputs
         outputs.publish_torques(msg.header.stamp, msg.header.frame_id, q, qd, tau)
         self._answered = answered
@@ -302,7 +304,7 @@ class DynamicsNode(node_base.ModelNode):
                 outputs.publish_bounds(self._bounds.values(
                     kin.stacked_jacobian, terms.mass_matrix, terms.mass_rate_matrix,
                     state.z_rate_norm), self._bounds.method)
-        self._contacts.on_sample(msg, effort, state)
+        self._contacts.on_sample(msg, effort, state, no_effort)
         self._guard.accept("joint_states")
 
     def _publish_diagnostics(self) -> None:

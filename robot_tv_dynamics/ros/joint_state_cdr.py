@@ -5,7 +5,9 @@ conversion, then attribute reads) and every answer back into one costs more than
 eq. (39) itself. The dynamics node therefore subscribes ``joint_states`` raw (the
 serialized bytes, ``create_subscription(..., raw=True)``) and publishes its
 ``generalized_torques`` and residuals as serialized bytes (``Publisher.publish`` takes
-``bytes``). The topic types and contents are unchanged: any subscriber sees ordinary
+``bytes``); the JointState-shaped stamped topics (Θ, Ψ, the monitors' tables: a hundred
+names per message) go the same way in sim_node, monitor_node and markers_node. The
+topic types and contents are unchanged: any subscriber sees ordinary
 JointState messages.
 
 The layout is plain CDR (XCDR1, little endian) as every ROS 2 middleware writes it for
@@ -28,7 +30,8 @@ from one sample to the next, so:
   with a NUL inside) makes it return None, and the caller deserializes with rclpy,
   which reports what is wrong.
 - :class:`JointStateEncoder` lays out the constant part once per frame id and writes the
-  stamp and the arrays into it.
+  stamp and the arrays into it (each array as long as the names, or left empty: the
+  stamped Θ/Ψ and consistency topics carry ``position`` and maybe ``velocity`` only).
 - :func:`subscribe_joint_states` makes the raw subscription and hands the callback a
   decoded sample, or rclpy's message where the decoder declines.
 - :class:`JointStateOutput` publishes through the encoder only after checking, at
@@ -48,6 +51,7 @@ import numpy as np
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 
+from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.ros.conversions import to_float_array
 
 #: Encapsulation kind of little-endian plain CDR (the option bytes that follow vary).
@@ -186,12 +190,24 @@ class JointStateDecoder:
         return sample
 
 
-class JointStateEncoder:
-    """Serialize JointState messages with fixed names and arrays of one length each."""
+#: The three arrays of a JointState, in wire order.
+FIELDS = ("position", "velocity", "effort")
 
-    def __init__(self, names: Sequence[str]) -> None:
-        """Lay out messages carrying ``names`` and position, velocity, effort of that length."""
+
+class JointStateEncoder:
+    """Serialize JointState messages with fixed names; each array as long as them, or empty."""
+
+    def __init__(self, names: Sequence[str], filled: Sequence[str] = FIELDS) -> None:
+        """Lay out messages carrying ``names``; the arrays in ``filled`` as long, the others empty.
+
+        Raises:
+            InvalidInputError: ``filled`` names something that is not a JointState array.
+        """
+        unknown = [field for field in filled if field not in FIELDS]
+        if unknown:
+            raise InvalidInputError("filled", f"{unknown} are not JointState arrays {FIELDS}")
         self.names = list(names)
+        self.filled = tuple(field in filled for field in FIELDS)
         self._frame_id: str | None = None
         self._buffer = bytearray()
         self._views: tuple[np.ndarray, ...] = ()
@@ -210,29 +226,33 @@ class JointStateEncoder:
         out.extend(_U32.pack(len(self.names)))
         for name in self.names:
             string(name)
-        offsets = []
-        n = len(self.names)
-        for _ in range(3):
+        spans = []
+        for filled in self.filled:
+            n = len(self.names) if filled else 0
             out.extend(bytes(_align(len(out), 4) - len(out)))
             out.extend(_U32.pack(n))
             if n:
                 out.extend(bytes(_align(len(out), 8) - len(out)))
-            offsets.append(len(out))
+            spans.append((len(out), n))
             out.extend(bytes(8 * n))
         raw = np.frombuffer(out, dtype=np.uint8)
-        self._views = tuple(raw[at:at + 8 * n].view(np.float64) for at in offsets)
+        self._views = tuple(raw[at:at + 8 * n].view(np.float64) for at, n in spans)
         self._buffer, self._frame_id = out, frame_id
 
-    def encode(self, sec: int, nanosec: int, frame_id: str, position: np.ndarray,
-               velocity: np.ndarray, effort: np.ndarray) -> bytes:
-        """One serialized message (the arrays: float64, as many entries as ``names``)."""
+    def encode(self, sec: int, nanosec: int, frame_id: str, position: np.ndarray | None,
+               velocity: np.ndarray | None, effort: np.ndarray | None) -> bytes:
+        """One serialized message.
+
+        A filled array is float64 with as many entries as ``names``; an empty one's
+        argument is not read and may be None.
+        """
         if frame_id != self._frame_id:
             self._layout(frame_id)
         _STAMP.pack_into(self._buffer, _HEAD, sec, nanosec)
-        p, v, e = self._views
-        p[:] = position
-        v[:] = velocity
-        e[:] = effort
+        for view, filled, values in zip(self._views, self.filled, (position, velocity, effort),
+                                        strict=True):
+            if filled:
+                view[:] = values
         return bytes(self._buffer)
 
 
@@ -244,16 +264,19 @@ class JointStateOutput:
             (True when rclpy read a test message back exactly at construction).
     """
 
-    def __init__(self, publisher: Any, names: Sequence[str], use_bytes: bool = True) -> None:
+    def __init__(self, publisher: Any, names: Sequence[str], use_bytes: bool = True,
+                 filled: Sequence[str] = FIELDS) -> None:
         """Wrap ``publisher`` (of ``sensor_msgs/JointState``) for messages naming ``names``.
 
         Args:
             publisher: an rclpy publisher of JointState.
-            names: the joint names of every message, in order.
+            names: the names of every message, in order.
             use_bytes: try the serialized path (False: always JointState messages).
+            filled: the arrays each message fills (as long as ``names``); the others
+                stay empty.
         """
         self.publisher = publisher
-        self._encoder = JointStateEncoder(names)
+        self._encoder = JointStateEncoder(names, filled)
         self._message = JointState(name=list(names))
         self.serialized = use_bytes and self._encoder_checks_out()
 
@@ -262,6 +285,8 @@ class JointStateOutput:
         try:
             n = len(self._encoder.names)
             values = np.arange(3.0 * n).reshape(3, n) + 0.25
+            sent = [v if filled else np.zeros(0) for v, filled in zip(
+                values, self._encoder.filled, strict=True)]
             for frame_id in ("", "world", "tool0_frame"):
                 data = self._encoder.encode(12345, 678, frame_id, *values)
                 msg = deserialize_message(data, JointState)
@@ -269,15 +294,18 @@ class JointStateOutput:
                         and msg.header.frame_id == frame_id
                         and list(msg.name) == self._encoder.names
                         and all(np.array_equal(np.asarray(a, dtype=float), b) for a, b in zip(
-                            (msg.position, msg.velocity, msg.effort), values, strict=True))):
+                            (msg.position, msg.velocity, msg.effort), sent, strict=True))):
                     return False
         except Exception:  # an rclpy without serialization, another layout: messages
             return False
         return True
 
-    def publish(self, stamp: Any, frame_id: str, position: np.ndarray,
-                velocity: np.ndarray, effort: np.ndarray) -> None:
-        """Publish one message (``stamp`` with ``sec`` and ``nanosec``)."""
+    def publish(self, stamp: Any, frame_id: str, position: np.ndarray | None,
+                velocity: np.ndarray | None = None, effort: np.ndarray | None = None) -> None:
+        """Publish one message (``stamp`` with ``sec`` and ``nanosec``).
+
+        The arrays not filled are not read.
+        """
         if self.serialized:
             self.publisher.publish(self._encoder.encode(
                 stamp.sec, stamp.nanosec, frame_id, position, velocity, effort))
@@ -285,9 +313,9 @@ class JointStateOutput:
         out = self._message
         out.header.stamp.sec, out.header.stamp.nanosec = stamp.sec, stamp.nanosec
         out.header.frame_id = frame_id
-        out.position = to_float_array(position)
-        out.velocity = to_float_array(velocity)
-        out.effort = to_float_array(effort)
+        for field, filled, values in zip(FIELDS, self._encoder.filled,
+                                         (position, velocity, effort), strict=True):
+            setattr(out, field, to_float_array(values) if filled else [])
         self.publisher.publish(out)
 
 

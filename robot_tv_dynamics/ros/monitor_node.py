@@ -55,12 +55,13 @@ from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot_description
 from robot_tv_dynamics.ros.conversions import BodyArrayReader, labelled_array, make_status
+from robot_tv_dynamics.ros.joint_state_cdr import JointStateSample, subscribe_joint_states
 from robot_tv_dynamics.ros.live_bounds import LiveBoundsOutput
 from robot_tv_dynamics.ros.parameters import ParameterSpec
 from robot_tv_dynamics.ros.stamped_topics import (
+    ConsistencyOutput,
     DeprecationNotice,
     StampAxis,
-    consistency_joint_state,
     legacy_parameter,
 )
 
@@ -217,8 +218,10 @@ class MonitorNode(node_base.ModelNode):
         self._consistency_stamped_pub = self.create_publisher(
             JointState, "consistency_stamped", qos.RELIABLE_QOS)
         stream = qos.stream_qos(10)
-        self.create_subscription(
-            JointState, "inertial_parameters_stamped", self._on_theta_stamped, stream)
+        # as bytes: the hundred-odd names of a stamped Θ are parsed once, not per message
+        subscribe_joint_states(
+            self, "inertial_parameters_stamped", self._on_theta_stamped, stream,
+            lambda reason: self._guard.reject("inertial_parameters_stamped", reason))
         self._consistency_pub = None
         if cfg.legacy_theta_topics:
             self._consistency_pub = self.create_publisher(
@@ -244,7 +247,7 @@ class MonitorNode(node_base.ModelNode):
             "inertial_parameters_stamped", model.body_names, "phi")
         self._axes = [("body", model.body_names), ("field", TABLE_FIELDS)]
         self._consistency_msg = Float64MultiArray()
-        self._consistency_stamped_msg: JointState | None = None
+        self._consistency_stamped_out: ConsistencyOutput | None = None
         if self._live_bounds is not None:
             self._live_bounds.set_model(model)
 
@@ -290,7 +293,7 @@ class MonitorNode(node_base.ModelNode):
         self._judged(now, transitions, None, theta)
 
     @input_guard.guarded("inertial_parameters_stamped")
-    def _on_theta_stamped(self, msg: JointState) -> None:
+    def _on_theta_stamped(self, msg: JointStateSample | JointState) -> None:
         """A stamped Θ (Θ̇ with it or filtered over the stamps), judged at its stamp."""
         topic = "inertial_parameters_stamped"
         now = time.monotonic()
@@ -334,9 +337,10 @@ class MonitorNode(node_base.ModelNode):
             self._log_transition(transition.level, transition.message)
         table = self._monitor.table()
         if stamp is not None:
-            self._consistency_stamped_msg = consistency_joint_state(
-                stamp, self._model.body_names, table, self._consistency_stamped_msg)
-            self._consistency_stamped_pub.publish(self._consistency_stamped_msg)
+            if self._consistency_stamped_out is None:  # the first, or after a URDF swap
+                self._consistency_stamped_out = ConsistencyOutput(
+                    self._consistency_stamped_pub, self._model.body_names)
+            self._consistency_stamped_out.publish(stamp, table)
         if self._consistency_pub is not None:
             self._consistency_pub.publish(
                 labelled_array(table, self._axes, self._consistency_msg))

@@ -74,14 +74,10 @@ from robot_tv_dynamics.model import RobotModel, parse_locked_joints
 from robot_tv_dynamics.observer.wrench import ExternalWrench
 from robot_tv_dynamics.paths import package_config_dir
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot_description
-from robot_tv_dynamics.ros.conversions import (
-    body_array,
-    body_joint_state,
-    fill_joint_state,
-    seconds_to_stamp,
-    to_float_array,
-)
+from robot_tv_dynamics.ros.conversions import body_array, seconds_to_stamp, to_float_array
+from robot_tv_dynamics.ros.joint_state_cdr import JointStateOutput
 from robot_tv_dynamics.ros.parameters import ParameterSpec
+from robot_tv_dynamics.ros.stamped_topics import BodyVectorOutput
 from robot_tv_dynamics.simulation import (
     ArmSimulator,
     ClosedLoop,
@@ -105,6 +101,8 @@ CONTROLLER_CHOICES = ("adaptive", "none", *CONTROLLERS)
 INITIAL_ESTIMATES = ("known", "wrong")
 #: pause after joint_states has its subscribers, for their other readers to match [s]
 SETTLE = 0.5
+#: the log lines that open and close the stepping (benchmarks time the run between them)
+STEPPING, FINISHED = "stepping", "finished"
 
 PARAMETERS = parameters.URDF_PARAMETERS + (
     ParameterSpec(
@@ -319,8 +317,18 @@ class SimNode(Node):
         self._info_pub = self.create_publisher(String, "simulation_info", latched)
         self.create_subscription(
             Float64MultiArray, "effort_commands", self._on_effort, qos.stream_qos(10))
-        self._joint_msg = JointState(name=list(model.joint_names))
-        self._reference_msg = JointState(name=list(model.joint_names))
+        # every JointState-shaped output with its names serialized once (a stamped Θ
+        # has 10 N of them): the 50 Hz publishing stays a small share of the step budget
+        pubs, bodies, joints = self._pubs, model.body_names, model.joint_names
+        self._joint_out = JointStateOutput(pubs["joint_states"], joints)
+        self._reference_out = JointStateOutput(pubs["reference_joint_states"], joints,
+                                               filled=("position", "velocity"))
+        self._theta_out = BodyVectorOutput(pubs["inertial_parameters_stamped"], bodies, "phi")
+        self._psi_out = BodyVectorOutput(pubs["psi_stamped"], bodies, "psi")
+        self._estimate_outs = {
+            name: BodyVectorOutput(pubs[f"estimates/{name}/inertial_parameters_stamped"],
+                                   bodies, "phi", rates=False)
+            for name in self._estimate_names()}
         self.epoch = 0.0
         self.finished = threading.Event()
         self.error: BaseException | None = None
@@ -451,6 +459,7 @@ class SimNode(Node):
             self._wait_for_subscribers()
             self.epoch = self.get_clock().now().nanoseconds * 1e-9
             self._info_pub.publish(String(data=json.dumps(self._info())))
+            self.get_logger().info(f"{STEPPING}: simulated time 0 is {self.epoch:.6f} s")
             self._loop()
         except SimulationDivergedError as error:
             self.error = error
@@ -504,6 +513,10 @@ class SimNode(Node):
                 last_log = now
                 self.get_logger().info(
                     f"t = {t:.1f} s simulated, real-time factor {t / (now - start_wall):.2f}")
+        wall = time.monotonic() - start_wall
+        self.get_logger().info(
+            f"{FINISHED}: {self.plant.t:.3f} s simulated in {wall:.3f} s, "
+            f"real-time factor {self.plant.t / wall if wall > 0 else float('nan'):.3f}")
 
     def _publish(self, t: float, q: Array, qd: Array, qdd: Array, tau: Array, loads: Loads,
                  sample: LoopSample | ControlSample | None) -> None:
@@ -512,10 +525,8 @@ class SimNode(Node):
         pubs = self._pubs
         # Θ, Θ̇ and Ψ, Ψ̇ stamped with the sample's time: a subscriber pairs them with
         # this joint_states sample by stamp, whatever the delivery order
-        pubs["inertial_parameters_stamped"].publish(
-            body_joint_state(stamp, names, "phi", loads.theta, loads.theta_dot))
-        pubs["psi_stamped"].publish(body_joint_state(stamp, names, "psi", loads.psi,
-                                                     loads.psi_dot))
+        self._theta_out.publish(stamp, loads.theta, loads.theta_dot)
+        self._psi_out.publish(stamp, loads.psi, loads.psi_dot)
         legacy = self.config.legacy_theta_topics
         if legacy:
             pubs["inertial_parameters"].publish(body_array(loads.theta, names, "phi"))
@@ -530,17 +541,15 @@ class SimNode(Node):
         pubs["joint_accelerations"].publish(trajectory)
         if self.config.joint_states_delay > 0:
             time.sleep(self.config.joint_states_delay)
-        pubs["joint_states"].publish(fill_joint_state(self._joint_msg, stamp, q, qd, tau))
+        self._joint_out.publish(stamp, "", q, qd, tau)
         if isinstance(sample, ControlSample):
             # the law's Θ̂ after this sample's step: it has seen this sample, its stamp
-            pubs[f"estimates/{LAW_ESTIMATE}/inertial_parameters_stamped"].publish(
-                body_joint_state(stamp, names, "phi", sample.theta_hat))
+            self._estimate_outs[LAW_ESTIMATE].publish(stamp, sample.theta_hat)
             if legacy:
                 pubs[f"estimates/{LAW_ESTIMATE}/inertial_parameters"].publish(
                     body_array(sample.theta_hat, names, "phi"))
             q_d, qd_d, _ = sample.reference
-            pubs["reference_joint_states"].publish(
-                fill_joint_state(self._reference_msg, stamp, q_d, qd_d, np.zeros(0)))
+            self._reference_out.publish(stamp, "", q_d, qd_d)
         elif sample is not None and self.loop is not None:
             loop = self.loop
             for name, phi in zip(ESTIMATE_NAMES, (
@@ -548,14 +557,12 @@ class SimNode(Node):
                     strict=True):
                 theta_hat = loop.theta_hat(phi)
                 # the estimate has seen the measurements up to this sample: its stamp
-                pubs[f"estimates/{name}/inertial_parameters_stamped"].publish(
-                    body_joint_state(stamp, names, "phi", theta_hat))
+                self._estimate_outs[name].publish(stamp, theta_hat)
                 if legacy:
                     pubs[f"estimates/{name}/inertial_parameters"].publish(
                         body_array(theta_hat, names, "phi"))
             q_r, qd_r, _ = sample.reference
-            pubs["reference_joint_states"].publish(
-                fill_joint_state(self._reference_msg, stamp, q_r, qd_r, np.zeros(0)))
+            self._reference_out.publish(stamp, "", q_r, qd_r)
 
     def stop(self) -> None:
         """Stop the stepping thread (joined)."""

@@ -12,7 +12,10 @@ release, deprecated). This module holds what the nodes share about that transiti
   nanoseconds subtracted before the one rounding, as the stamped series wants);
 - :func:`consistency_joint_state`: the monitor's table as a stamped JointState
   (``consistency_stamped``: ``<body>/<field>``, position = value);
-- :func:`read_stamped_levels`: the ``level`` column back from such a message.
+- :func:`read_stamped_levels`: the ``level`` column back from such a message;
+- :class:`BodyVectorOutput`, :class:`ConsistencyOutput`: publishers of those two
+  shapes that serialize the hundred-odd names once, not per message
+  (:class:`~robot_tv_dynamics.ros.joint_state_cdr.JointStateOutput`).
 """
 
 from __future__ import annotations
@@ -27,8 +30,10 @@ from sensor_msgs.msg import JointState
 from robot_tv_dynamics import limits
 from robot_tv_dynamics.consistency.monitor import TABLE_FIELDS
 from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.inputs.body_vectors import body_vector_names
 from robot_tv_dynamics.inputs.timeline import seconds_since
 from robot_tv_dynamics.ros.conversions import to_float_array
+from robot_tv_dynamics.ros.joint_state_cdr import JointStateOutput
 from robot_tv_dynamics.ros.parameters import ParameterSpec
 
 #: The parameter's name, the same in every node (sim_node declares its own, publisher side).
@@ -67,6 +72,44 @@ def consistency_joint_state(stamp: Time, body_names: Sequence[str], table: np.nd
     msg.header.stamp = Time(sec=int(stamp.sec), nanosec=int(stamp.nanosec))
     msg.position = to_float_array(np.asarray(table, dtype=np.float64).ravel())
     return msg
+
+
+class BodyVectorOutput:
+    """A publisher of Θ / Θ̇ (``axis="phi"``) or Ψ / Ψ̇ (``"psi"``) in the stamped schema.
+
+    The message :func:`~robot_tv_dynamics.ros.conversions.body_joint_state` builds
+    (``name`` = ``<body>/<parameter>``, ``position`` = value, ``velocity`` = rate), sent
+    as bytes whose names were laid out once.
+    """
+
+    def __init__(self, publisher: Any, body_names: Sequence[str], axis: str = "phi",
+                 rates: bool = True) -> None:
+        """``rates``: every message carries the rate in ``velocity`` (False: left empty)."""
+        filled = ("position", "velocity") if rates else ("position",)
+        self._output = JointStateOutput(publisher, body_vector_names(body_names, axis),
+                                        filled=filled)
+
+    def publish(self, stamp: Any, values: np.ndarray, rates: np.ndarray | None = None) -> None:
+        """One message: ``values`` (N, width) and, for an output with rates, ``rates``."""
+        self._output.publish(stamp, "", np.asarray(values, dtype=np.float64).ravel(),
+                             None if rates is None else np.asarray(rates, np.float64).ravel())
+
+
+class ConsistencyOutput:
+    """A publisher of the monitor's table on ``consistency_stamped``.
+
+    The message of :func:`consistency_joint_state`, sent as bytes whose names were laid
+    out once.
+    """
+
+    def __init__(self, publisher: Any, body_names: Sequence[str]) -> None:
+        """Messages for the bodies ``body_names``, in the table's row order."""
+        self._output = JointStateOutput(publisher, consistency_names(body_names),
+                                        filled=("position",))
+
+    def publish(self, stamp: Any, table: np.ndarray) -> None:
+        """The table (N, 8) at the judged Θ's stamp (copied as it came)."""
+        self._output.publish(stamp, "", np.asarray(table, dtype=np.float64).ravel())
 
 
 def read_stamped_levels(msg: Any, body_names: Sequence[str], topic: str) -> np.ndarray:

@@ -13,15 +13,15 @@ from bounds_cases import (
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics import bounds as B
-from robot_tv_dynamics.bounds.evaluator import _Evaluator
-from robot_tv_dynamics.bounds.sampled import _search_bounds
+from robot_tv_dynamics.bounds.evaluator import BoxEvaluator
+from robot_tv_dynamics.bounds.sampled import search_bounds
 from robot_tv_dynamics.exceptions import InvalidInputError
 
 
 # --------------------------------------------------------------------------- structure
 def test_bracket_formula_matches_pinocchio_kinematic_hessians(robot: RobotModel) -> None:
     box = B.joint_search_box(robot)
-    evaluator = _Evaluator(robot, box, _search_bounds(box))
+    evaluator = BoxEvaluator(robot, box, search_bounds(box))
     rng = np.random.default_rng(1)
     qs = random_q(robot, rng, 5)
     jac = evaluator.jacobians(qs)
@@ -67,7 +67,7 @@ def test_revolute_range_wider_than_one_period_is_cut_to_one_period(ur5: RobotMod
 
 def test_trigonometric_model_reproduces_jtj(ur5: RobotModel) -> None:
     box = B.joint_search_box(ur5)
-    evaluator = _Evaluator(ur5, box, _search_bounds(box))
+    evaluator = BoxEvaluator(ur5, box, search_bounds(box))
     trig = evaluator.trig
     assert trig is not None
     assert trig.abs_coeff.shape[0] < 100  # sparse: rotations about parallel axes cancel
@@ -76,7 +76,7 @@ def test_trigonometric_model_reproduces_jtj(ur5: RobotModel) -> None:
 @pytest.mark.parametrize("path", ["taylor", "interval"])
 def test_box_enclosures_contain_every_sampled_value(robot: RobotModel, path: str) -> None:
     box = B.joint_search_box(robot)
-    evaluator = _Evaluator(robot, box, _search_bounds(box))
+    evaluator = BoxEvaluator(robot, box, search_bounds(box))
     rng = np.random.default_rng(3)
     for radius in (0.02, 0.1, 0.4):
         centre = evaluator.lower + rng.random((6, evaluator.d)) * (evaluator.upper

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics import bounds as B
-from robot_tv_dynamics.bounds.evaluator import _Evaluator
-from robot_tv_dynamics.bounds.sampled import _search_bounds
+from robot_tv_dynamics.bounds.evaluator import BoxEvaluator
+from robot_tv_dynamics.bounds.sampled import search_bounds
 from robot_tv_dynamics.consistency import ConsistencyTracker, spectral_statistics
 from robot_tv_dynamics.inertia import (
     phi_from_pseudo_inertia,
@@ -134,7 +134,7 @@ def _sphere_model() -> RobotModel:
 def _sphere_mass_matrix(model: RobotModel, q: float, theta: np.ndarray) -> np.ndarray:
     """M = Jᵀ Z(Θ) J (eq. 31) with the bounds module's Jacobian (valid for nv = 1)."""
     box = B.joint_search_box(model)
-    jac = _Evaluator(model, box, _search_bounds(box)).jacobians(np.array([[q]]))[0, 0]
+    jac = BoxEvaluator(model, box, search_bounds(box)).jacobians(np.array([[q]]))[0, 0]
     return jac.T @ spatial_inertia(theta[0]) @ jac
 
 

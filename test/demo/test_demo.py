@@ -12,7 +12,7 @@ from demo_runs import run_demo
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-REQUIRED = ("/joint_states", "/inertial_parameters", "/generalized_torques", "/diagnostics",
+REQUIRED = ("/joint_states", "/inertial_parameters_stamped", "/generalized_torques", "/diagnostics",
             "/external_torques", "/external_torques_classical")
 
 

@@ -658,6 +658,60 @@ def test_the_one_call_path_refuses_joint_vectors_that_add_up(panda: RobotModel) 
             rd.set_loads_and_inverse_dynamics(q, qd, qdd, theta)
 
 
+def _outcome(call, *args, **kwargs) -> np.ndarray | str:
+    """The result of a call, or the message of the PhysicalConsistencyError it raised."""
+    try:
+        return call(*args, **kwargs)
+    except PhysicalConsistencyError as error:
+        return str(error)
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["shared_buffers", "public_api"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_loads_and_forward_dynamics_in_one_call_equal_the_two_calls(
+        arm: RobotModel, kind: str, shared: bool) -> None:
+    """set_loads_and_forward_dynamics is set_loads + forward_dynamics: the same q̈ to the
+    last bit (ABA or the Cholesky path) or the same refusal, and the same loads held."""
+    one, two = (RecursiveDynamics(arm, shared_buffers=shared),
+                RecursiveDynamics(arm, shared_buffers=shared))
+    rng = np.random.default_rng(37)
+    solved, layouts = 0, _layouts(arm, rng, kind)
+    for name, loads in layouts:
+        q, qd, _ = _random_state(arm, rng)
+        tau = rng.normal(size=arm.nv)
+        qdd = _outcome(one.set_loads_and_forward_dynamics, q, qd, tau, **loads)
+        two.set_loads(**loads)
+        expected = _outcome(two.forward_dynamics, q, qd, tau)
+        if isinstance(expected, str):
+            assert qdd == expected, name
+            continue
+        solved += 1
+        np.testing.assert_array_equal(qdd, expected, err_msg=name)
+        assert not qdd.flags.writeable
+        assert all(np.array_equal(getattr(one, key), getattr(two, key)) for key in LOADS), name
+        np.testing.assert_array_equal(one.inverse_dynamics(q, qd, qdd),
+                                      two.inverse_dynamics(q, qd, qdd), err_msg=name)
+    assert solved == len(layouts) or kind != "consistent"  # consistent: M ≻ 0, always solved
+    # and against the contraction backend, through the public one-call method
+    loads = _random_loads(arm, rng, "consistent")
+    q, qd, _ = _random_state(arm, rng)
+    tau = rng.normal(size=arm.nv)
+    assert _relative_error(arm.forward_dynamics(q, qd, tau, **loads),
+                           reference_forward(arm, q, qd, tau, **loads)) < RTOL
+
+
+def test_the_forward_one_call_path_names_a_bad_joint_vector_and_holds_the_loads(
+        panda: RobotModel) -> None:
+    rd, nv = RecursiveDynamics(panda), panda.nv
+    loads = _random_loads(panda, np.random.default_rng(39), "consistent")
+    for q, qd, tau, name in ((np.zeros(nv), np.zeros(nv), np.full(nv, np.nan), "tau"),
+                             (np.full(nv, np.inf), np.zeros(nv), np.zeros(nv), "q"),
+                             (np.zeros(nv + 1), np.zeros(nv - 1), np.zeros(nv), "q")):
+        with pytest.raises(InvalidInputError, match=f"^{name}: "):
+            rd.set_loads_and_forward_dynamics(q, qd, tau, **loads)
+        np.testing.assert_array_equal(rd.psi_dot, loads["psi_dot"])  # as set_loads would
+
+
 # ----------------------------------------------------------------------------- momentum
 @pytest.mark.parametrize("shared", [True, False], ids=["shared_buffers", "public_api"])
 @pytest.mark.parametrize("kind", KINDS)

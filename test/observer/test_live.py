@@ -96,6 +96,17 @@ def test_a_sample_without_efforts_is_counted_with_its_reason(ur5) -> None:
     assert observers.statuses()[-1].level == 0  # the reason is reported once
 
 
+def test_a_malformed_effort_keeps_its_own_reason_in_the_status(ur5) -> None:
+    # a node that could not read a sample's efforts says why, not "carries no effort"
+    observers = LiveObservers(ur5)
+    state = held_state(ur5, 0.0, np.zeros(ur5.nv), ur5.theta_nominal)
+    why = "joint_states effort not used: joint_states.effort: has 3 entries for 6 names"
+    assert observers.update(None, state, why) == {}
+    observer = observers.statuses()[-1]
+    assert observer.level == 1 and why in observer.message
+    assert "carries no effort" not in observer.message
+
+
 def test_a_time_going_backwards_is_dropped_by_the_observer_not_raised(ur5) -> None:
     observers = LiveObservers(ur5)
     q = np.zeros(ur5.nv)

@@ -120,6 +120,38 @@ def test_encoder_bytes_deserialize_to_the_message_meant() -> None:
                 np.testing.assert_array_equal(np.asarray(getattr(msg, field)), expected)
 
 
+def test_encoder_leaves_the_arrays_not_filled_empty() -> None:
+    rng = np.random.default_rng(12)
+    names = ["body/m", "body/h1", "Θ/I11"]
+    for filled in (("position",), ("position", "velocity"), ("velocity",), ("effort",), ()):
+        encoder = JointStateEncoder(names, filled)
+        for frame_id in ("", "base_link"):
+            values = rng.normal(size=(3, len(names)))
+            sent = [v if field in filled else None
+                    for v, field in zip(values, ("position", "velocity", "effort"), strict=True)]
+            data = encoder.encode(3, 4, frame_id, *sent)
+            msg = deserialize_message(data, JointState)
+            assert list(msg.name) == names and msg.header.frame_id == frame_id
+            for field, expected in zip(("position", "velocity", "effort"), values, strict=True):
+                got = np.asarray(getattr(msg, field))
+                if field in filled:
+                    np.testing.assert_array_equal(got, expected)
+                else:
+                    assert got.size == 0, field
+            decoded = JointStateDecoder().decode(data)
+            assert decoded is not None
+            assert_same(decoded, msg)
+
+
+def test_encoder_refuses_an_unknown_array_name() -> None:
+    import pytest
+
+    from robot_tv_dynamics.exceptions import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match="rate"):
+        JointStateEncoder(["a"], ("position", "rate"))
+
+
 class _Recorder:
     def __init__(self) -> None:
         self.sent: list[object] = []
@@ -141,6 +173,14 @@ def test_output_checks_the_encoder_and_publishes_the_same_message_both_ways() ->
     messages.publish(stamp, "f", *values)
     assert isinstance(raw.sent[0], bytes) and isinstance(plain.sent[0], JointState)
     assert_same(deserialize_message(raw.sent[0], JointState), plain.sent[0])
+    # a position-only output (the stamped topics' shape): both ways the same message
+    raw, plain = _Recorder(), _Recorder()
+    JointStateOutput(raw, names, filled=("position",)).publish(stamp, "", values[0])
+    JointStateOutput(plain, names, use_bytes=False, filled=("position",)).publish(
+        stamp, "", values[0])
+    assert isinstance(raw.sent[0], bytes)
+    assert_same(deserialize_message(raw.sent[0], JointState), plain.sent[0])
+    assert list(plain.sent[0].velocity) == [] and list(plain.sent[0].effort) == []
 
 
 def test_header_stamp_is_the_stamp_rclpy_serializes_for_stamped_types() -> None:
