@@ -98,7 +98,8 @@ def main() -> None:
 def bench_workers(name: str = "panda", seconds: float = 60.0) -> list[dict[str, object]]:
     """Certified γ/δ and exact λ_min(M) of the same arm, 1 worker (serial) vs 2 (Dask).
 
-    Run: ``python benchmarks/bench_bounds.py --workers`` (not part of the default run).
+    Run: ``python benchmarks/bench_bounds.py --workers [--seconds S]`` (not part of the
+    default run; S = the budget of each search, default 60).
     Wall times and gaps reached within ``seconds`` each; on a machine shared with other
     jobs the 2-worker speed-up is bounded by the free cores (``os.getloadavg`` printed).
     """
@@ -133,6 +134,8 @@ def bench_workers(name: str = "panda", seconds: float = 60.0) -> list[dict[str, 
 
 if __name__ == "__main__":
     if "--workers" in sys.argv:
-        bench_workers()
+        seconds = float(sys.argv[sys.argv.index("--seconds") + 1]) if "--seconds" in sys.argv \
+            else 60.0
+        bench_workers(seconds=seconds)
     else:
         main()

@@ -23,6 +23,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 ROBOTS = ("panda", "ur5")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_bounds_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """XDG_CACHE_HOME in a temporary folder: the bounds cache's "auto" folder never in ~."""
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg_cache"))
+
+
 @pytest.fixture(scope="session")
 def urdf_paths() -> dict[str, str]:
     """Paths of the Panda and UR5 URDFs shipped by example-robot-data."""

@@ -35,7 +35,8 @@ One module per concept, imported in this order (each imports only those above it
 - :mod:`~robot_tv_dynamics.bounds.sampled`, :mod:`~robot_tv_dynamics.bounds.certified`:
   the two searches; :mod:`~robot_tv_dynamics.bounds.search` picks one by name;
 - :mod:`~robot_tv_dynamics.bounds.theorems`: Theorems 2–4, Lemma 3, the URDF report;
-- :mod:`~robot_tv_dynamics.bounds.cache`: the on-disk cache of extremes;
+- :mod:`~robot_tv_dynamics.bounds.cache`: the on-disk bounds cache (one folder,
+  :func:`default_cache_dir`);
 - :mod:`~robot_tv_dynamics.bounds.running`: the bounds a live node publishes per sample
   (:class:`RunningBounds`: running μ/ν statistics of Θ(t), α₁/α₂, the entries of
   :data:`BOUND_LABELS`) and γ, δ at its start-up;
@@ -43,6 +44,10 @@ One module per concept, imported in this order (each imports only those above it
   (scalar, 2×2 block, exact);
 - :mod:`~robot_tv_dynamics.bounds.mass`: the weighted α₁ʷ, α₂ʷ and the exact extremes
   of M(q, Θ) (sampled or certified), proved in docs/concepts.md;
+- :mod:`~robot_tv_dynamics.bounds.floor`: per-arm certified lower bounds searched once
+  and cached (the loading floor inf_q λ_min(M₀), the weighted reference);
+- :mod:`~robot_tv_dynamics.bounds.live`: certified lower bounds of λ_min(M) per Θ
+  sample (the weighted α₁ʷ(t), the loading floor and whether a load breaks it);
 - :mod:`~robot_tv_dynamics.bounds.parallel`: the certified search on Dask.
 
 The public names are re-exported here.
@@ -50,9 +55,12 @@ The public names are re-exported here.
 
 from robot_tv_dynamics.bounds.box import MAX_PRISMATIC_RANGE, JointSearchBox, joint_search_box
 from robot_tv_dynamics.bounds.cache import (
+    CACHE_DIR_AUTO,
     cached_jacobian_extremes,
+    default_cache_dir,
     extremes_cache_key,
     load_cached_extremes,
+    resolve_cache_dir,
     store_cached_extremes,
 )
 from robot_tv_dynamics.bounds.certified import certified_jacobian_extremes, jacobian_extremes_at
@@ -66,6 +74,13 @@ from robot_tv_dynamics.bounds.extremes import (
     SearchProgress,
     Verdict,
 )
+from robot_tv_dynamics.bounds.floor import (
+    LOADING_FLOOR,
+    WEIGHTED_REFERENCE,
+    CertifiedLowerBound,
+    cached_lower_bound,
+)
+from robot_tv_dynamics.bounds.live import LIVE_LABELS, LiveLowerBounds, LiveSample
 from robot_tv_dynamics.bounds.mass import (
     GramExtremes,
     WeightedBounds,
@@ -84,7 +99,11 @@ from robot_tv_dynamics.bounds.running import (
 )
 from robot_tv_dynamics.bounds.sampled import sampled_jacobian_extremes
 from robot_tv_dynamics.bounds.search import jacobian_extremes
-from robot_tv_dynamics.bounds.structural import structural_gamma_lower_bound
+from robot_tv_dynamics.bounds.structural import (
+    structural_gamma_lower_bound,
+    structural_left_inverse,
+    structural_weighted_lower_bound,
+)
 from robot_tv_dynamics.bounds.theorems import (
     LEMMA3_BOUND,
     BoundsReport,
@@ -103,7 +122,19 @@ from robot_tv_dynamics.exceptions import BoundsCacheError
 
 __all__ = [
     "BOUND_LABELS",
+    "CACHE_DIR_AUTO",
     "CERTIFIED",
+    "LIVE_LABELS",
+    "LOADING_FLOOR",
+    "WEIGHTED_REFERENCE",
+    "CertifiedLowerBound",
+    "LiveLowerBounds",
+    "LiveSample",
+    "cached_lower_bound",
+    "default_cache_dir",
+    "resolve_cache_dir",
+    "structural_left_inverse",
+    "structural_weighted_lower_bound",
     "LEMMA3_BOUND",
     "MAX_PRISMATIC_RANGE",
     "METHODS",

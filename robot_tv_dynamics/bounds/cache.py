@@ -1,4 +1,15 @@
-r"""On-disk cache of Jacobian extremes, keyed by the URDF text, locked joints and settings."""
+r"""The on-disk bounds cache: Jacobian extremes, loading floors and weighted references.
+
+One folder holds every cached search result, one JSON file per record:
+``jacobian_extremes_<key>.json`` (γ, δ; keyed by the URDF hash, the method and the
+search settings) and the per-arm records of :mod:`~robot_tv_dynamics.bounds.floor`
+(keyed by a hash of the inertial parameters, the kinematics, the joint box and the
+algorithm version). The folder is :func:`default_cache_dir` unless given:
+``$XDG_CACHE_HOME/robot_tv_dynamics``, or ``~/.cache/robot_tv_dynamics`` when
+``XDG_CACHE_HOME`` is unset or not an absolute path (the XDG Base Directory rule).
+A file that cannot be parsed (corrupt) or that belongs to another key or algorithm
+version (stale) is recomputed, and :func:`read_record` says why.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +29,81 @@ from robot_tv_dynamics.bounds.search import jacobian_extremes
 from robot_tv_dynamics.exceptions import BoundsCacheError, InvalidInputError
 from robot_tv_dynamics.model import RobotModel
 
+#: The ``cache_dir`` value (CLI ``--cache-dir``, node parameter) meaning
+#: :func:`default_cache_dir`; an empty value disables the cache.
+CACHE_DIR_AUTO = "auto"
+
 # ---------------------------------------------------------------------------- cache
 _CACHE_VERSION = 1
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/robot_tv_dynamics``, else ``~/.cache/robot_tv_dynamics``.
+
+    A relative ``XDG_CACHE_HOME`` is ignored, as the XDG Base Directory specification
+    asks.
+    """
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "robot_tv_dynamics"
+
+
+def resolve_cache_dir(value: str | Path | None) -> Path | None:
+    """The cache folder a ``cache_dir`` setting names: None (disabled) for "" or None.
+
+    ``"auto"`` is :func:`default_cache_dir`; anything else is a path (``~`` expanded).
+    """
+    if value is None:
+        return None
+    text = str(value).strip()
+    if not text:
+        return None
+    if text == CACHE_DIR_AUTO:
+        return default_cache_dir()
+    return Path(os.path.expanduser(text))
+
+
+def read_record(path: Path, key: str) -> tuple[dict[str, Any] | None, str]:
+    """The JSON record stored at ``path`` for ``key``, and why not when it is unusable.
+
+    Returns:
+        (record, "") when the file holds ``key``; (None, "") when there is no file;
+        (None, reason) when the file is corrupt (not JSON, not an object) or stale (it
+        holds another key): the caller recomputes and may print the reason.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, ""
+    except OSError as error:
+        return None, f"bounds cache {path} unreadable ({error}): recomputing"
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        return None, f"bounds cache {path} is corrupt ({error}): recomputing"
+    if not isinstance(data, dict):
+        return None, f"bounds cache {path} is corrupt (not a JSON object): recomputing"
+    if data.get("key") != key:
+        return None, (f"bounds cache {path} is stale (it holds another model, setting or "
+                      "algorithm version): recomputing")
+    return data, ""
+
+
+def write_record(path: Path, record: Mapping[str, Any]) -> Path:
+    """Write ``record`` as JSON at ``path`` atomically (the folder created on demand).
+
+    Raises:
+        BoundsCacheError: the folder cannot be created or written.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".bounds-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as stream:
+            json.dump(dict(record), stream, indent=1, allow_nan=False)
+        os.replace(tmp, path)
+    except (OSError, ValueError) as error:
+        raise BoundsCacheError(str(path), str(error)) from None
+    return path
 
 
 def extremes_cache_key(model: RobotModel, method: str, settings: Mapping[str, Any]) -> str:
@@ -36,16 +120,21 @@ def _cache_path(directory: str | Path, key: str) -> Path:
     return Path(directory) / f"jacobian_extremes_{key[:32]}.json"
 
 
+def read_cached_extremes(directory: str | Path, key: str) -> tuple[JacobianExtremes | None, str]:
+    """The cached extremes for ``key`` (or None) and why a file there was not used."""
+    path = _cache_path(directory, key)
+    data, problem = read_record(path, key)
+    if data is None:
+        return None, problem
+    try:
+        return JacobianExtremes.from_dict(data["extremes"]), ""
+    except (ValueError, KeyError, TypeError, AttributeError, InvalidInputError) as error:
+        return None, f"bounds cache {path} is corrupt ({type(error).__name__}): recomputing"
+
+
 def load_cached_extremes(directory: str | Path, key: str) -> JacobianExtremes | None:
     """The cached extremes for ``key``, or None (missing, unreadable or stale file)."""
-    path = _cache_path(directory, key)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("key") != key:
-            return None
-        return JacobianExtremes.from_dict(data["extremes"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, InvalidInputError):
-        return None
+    return read_cached_extremes(directory, key)[0]
 
 
 def store_cached_extremes(directory: str | Path, key: str, extremes: JacobianExtremes) -> Path:
@@ -54,16 +143,7 @@ def store_cached_extremes(directory: str | Path, key: str, extremes: JacobianExt
     Raises:
         BoundsCacheError: the directory cannot be created or written.
     """
-    path = _cache_path(directory, key)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".extremes-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as stream:
-            json.dump({"key": key, "extremes": extremes.to_dict()}, stream, indent=1)
-        os.replace(tmp, path)
-    except OSError as error:
-        raise BoundsCacheError(str(path), str(error)) from None
-    return path
+    return write_record(_cache_path(directory, key), {"key": key, "extremes": extremes.to_dict()})
 
 
 def cached_jacobian_extremes(

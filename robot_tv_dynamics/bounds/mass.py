@@ -29,7 +29,11 @@ from robot_tv_dynamics.bounds.certified import BoxEvaluation, branch_and_bound
 from robot_tv_dynamics.bounds.evaluator import BoxEvaluator, relative_gap
 from robot_tv_dynamics.bounds.extremes import CERTIFIED, METHODS, SAMPLED, finite_or_none
 from robot_tv_dynamics.bounds.sampled import sample_extremes, search_bounds
-from robot_tv_dynamics.bounds.structural import Incumbent
+from robot_tv_dynamics.bounds.structural import (
+    Incumbent,
+    structural_left_inverse,
+    structural_weighted_lower_bound,
+)
 from robot_tv_dynamics.bounds.weights import (
     BLOCK_RHO,
     BLOCK_S,
@@ -125,7 +129,12 @@ class WeightedBounds:
                 "upper": self.upper.to_dict()}
 
 
-def _evaluator(model: RobotModel, weights: Array) -> BoxEvaluator:
+def gram_evaluator(model: RobotModel, weights: Array) -> BoxEvaluator:
+    """The box evaluator of Σ_l J_lᵀ W_lᵀW_l J_l over the joint box (row weights W_l).
+
+    Raises:
+        InvalidInputError: a joint without finite limits.
+    """
     box = joint_search_box(model)
     if box.unbounded:
         raise InvalidInputError("model", f"unbounded joints {list(box.unbounded)}: the "
@@ -168,7 +177,9 @@ def gram_extremes(
         evaluate: certified: optional parallel box map built on ``evaluator``.
         evaluator: an evaluator already built for these weights (None: built here).
         floor: a lower bound of inf λ_min already known (e.g. a weighted α₁ for the
-            exact M): the certified lower end is never below it.
+            exact M): the certified lower end is never below it, nor below the
+            search-free 1/λ_max(K 𝓛⁻¹ Kᵀ) of
+            :func:`~robot_tv_dynamics.bounds.structural.structural_weighted_lower_bound`.
 
     Returns:
         A :class:`GramExtremes`.
@@ -176,7 +187,7 @@ def gram_extremes(
     if method not in METHODS:
         raise InvalidInputError("method", f'"{method}" is not one of {METHODS}')
     start = time.monotonic()
-    evaluator = _evaluator(model, weights) if evaluator is None else evaluator
+    evaluator = gram_evaluator(model, weights) if evaluator is None else evaluator
     incumbent = Incumbent()
     refine = 4 if method == SAMPLED else 2
     budget = time_limit if method == SAMPLED else min(0.25 * time_limit, 5.0)
@@ -185,6 +196,10 @@ def gram_extremes(
         return GramExtremes(SAMPLED, label, (0.0, incumbent.gamma), (incumbent.delta, math.inf),
                             incumbent.gamma_q, incumbent.delta_q, count,
                             time.monotonic() - start, False)
+    # Search-free: λ_min(Σ J_lᵀ L_l J_l) ≥ 1/λ_max(K 𝓛⁻¹ Kᵀ) for every q (K J(q) = I).
+    gram_weights = np.swapaxes(weights, 1, 2) @ weights
+    floor = max(floor, structural_weighted_lower_bound(structural_left_inverse(model),
+                                                       gram_weights))
     if evaluator.d == 0:
         lam = (incumbent.gamma, incumbent.gamma)
         lmax = (incumbent.delta, incumbent.delta)
@@ -227,7 +242,7 @@ def _choose(model: RobotModel, candidates: list[tuple[str, Array]], lower: bool,
     """The candidate with the best sampled extreme (only tightness depends on the choice)."""
     best: tuple[float, str, Array, BoxEvaluator] | None = None
     for label, weights in candidates:
-        evaluator = _evaluator(model, weights)
+        evaluator = gram_evaluator(model, weights)
         lam_min, lam_max = _sobol_values(evaluator, _CHOICE_SAMPLES, seed)
         score = float(np.min(lam_min)) if lower else -float(np.max(lam_max))
         if best is None or score > best[0]:
@@ -310,6 +325,6 @@ def exact_mass_extremes(
     theta = model.theta_nominal if theta is None else model.check_theta(theta)
     evaluations = search.pop("evaluations", None)
     weights = exact_weights(theta)
-    ev = _evaluator(model, weights)
+    ev = gram_evaluator(model, weights)
     return gram_extremes(model, weights, "exact", method, evaluator=ev,
                          evaluate=None if evaluations is None else evaluations(ev), **search)

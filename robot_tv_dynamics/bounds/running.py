@@ -33,10 +33,11 @@ import numpy.typing as npt
 
 from robot_tv_dynamics.bounds.cache import (
     extremes_cache_key,
-    load_cached_extremes,
+    read_cached_extremes,
     store_cached_extremes,
 )
 from robot_tv_dynamics.bounds.extremes import CERTIFIED, SAMPLED, JacobianExtremes
+from robot_tv_dynamics.bounds.live import LiveLowerBounds
 from robot_tv_dynamics.bounds.search import jacobian_extremes
 from robot_tv_dynamics.bounds.theorems import (
     UniformMassMatrixBounds,
@@ -45,7 +46,7 @@ from robot_tv_dynamics.bounds.theorems import (
 )
 from robot_tv_dynamics.consistency.statistics import ConsistencyTracker
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
-from robot_tv_dynamics.inertia import Array
+from robot_tv_dynamics.inertia import Array, spatial_inertia
 from robot_tv_dynamics.model import RobotModel
 
 #: ``method`` of the bounds when the Jacobian extremes could not be computed.
@@ -69,6 +70,8 @@ BOUND_LABELS = (
     "mass_rate_sigma_max",  # σ_max(M(q, Θ̇)), exact
     "mass_rate_bound",   # σ_max(Z(Θ̇)) σ_max(J(q))² ≥ σ_max(M(q, Θ̇))  (Theorem 4 at q)
     "certified",         # 1 if γ, δ are certified brackets, 0 if sampled estimates
+    "weighted_alpha1",   # certified α₁ʷ(t) ≤ λ_min(M(q, Θ(t))) for every q, from
+                         # z_l = λ_min(Z(Φ_l(t))) (bounds/live.py); NaN if some z_l ≤ 0
 )
 
 
@@ -83,14 +86,20 @@ class RunningBounds:
         uniform: α₁, α₂ from inf_t μ, sup_t ν and γ, δ (None before the first update).
     """
 
-    def __init__(self, n_bodies: int, extremes: JacobianExtremes | None) -> None:
+    def __init__(self, n_bodies: int, extremes: JacobianExtremes | None,
+                 live: LiveLowerBounds | None = None) -> None:
         """No Θ seen yet.
 
         Args:
             n_bodies: N, the rows of Θ.
             extremes: γ, δ of the arm, or None when they could not be computed.
+            live: the arm's live lower bounds (the ``weighted_alpha1`` entry; None: NaN).
         """
         self.extremes = extremes
+        self.live = live
+        #: the certified α₁ʷ(t) of the latest Θ (NaN until :meth:`values` computed it)
+        self.weighted_alpha1 = math.nan
+        self._weighted_theta: Array | None = None
         self._tracker = ConsistencyTracker(n_bodies)
         self.min_margin = math.nan
         self.max_size = math.nan
@@ -113,6 +122,9 @@ class RunningBounds:
                 :meth:`transaction` to keep them as they were).
         """
         snapshot = self._tracker.update(theta)
+        if self.live is not None:  # α₁ʷ(t) is computed when values() asks for it
+            self._weighted_theta = np.array(theta, dtype=np.float64)
+            self.weighted_alpha1 = math.nan
         self.min_margin = float(np.min(snapshot.margin))
         self.max_size = float(np.max(snapshot.size))
         if not (math.isfinite(self.min_margin) and math.isfinite(self.max_size)):
@@ -129,17 +141,19 @@ class RunningBounds:
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """Validate before mutate: if the block raises, the statistics stay as they were."""
-        saved = (copy.copy(self._tracker), self.min_margin, self.max_size, self.uniform)
+        saved = (copy.copy(self._tracker), self.min_margin, self.max_size, self.uniform,
+                 self.weighted_alpha1, self._weighted_theta)
         try:
             yield
         except BaseException:
-            self._tracker, self.min_margin, self.max_size, self.uniform = saved
+            (self._tracker, self.min_margin, self.max_size, self.uniform,
+             self.weighted_alpha1, self._weighted_theta) = saved
             raise
 
     def values(
         self, jacobian: Array, mass_matrix: Array, mass_rate_matrix: Array, z_rate_norm: float,
     ) -> Array:
-        """The entries of :data:`BOUND_LABELS` at one sample, (15,).
+        """The entries of :data:`BOUND_LABELS` at one sample, (16,).
 
         Args:
             jacobian: the stacked LOCAL body Jacobian J(q), (6N, nv).
@@ -153,6 +167,11 @@ class RunningBounds:
         uniform = self.uniform
         if uniform is None:
             raise InvalidInputError("theta", "no Θ yet: call update() first")
+        if self.live is not None and self._weighted_theta is not None:
+            # z_l = λ_min(Z(Φ_l)): N 6×6 and one nv×nv eigenvalue, once per Θ
+            self.weighted_alpha1 = self.live.weighted_alpha1(
+                np.linalg.eigvalsh(spatial_inertia(self._weighted_theta))[:, 0])
+            self._weighted_theta = None
         eig_j = np.linalg.eigvalsh(jacobian.T @ jacobian)
         eig_m = np.linalg.eigvalsh(mass_matrix)
         if z_rate_norm == 0.0:
@@ -168,6 +187,7 @@ class RunningBounds:
             uniform.alpha1, uniform.alpha2, uniform.gamma, uniform.delta,
             self.min_margin, self.max_size, uniform.min_margin, uniform.max_size,
             rate_exact, rate_bound, 1.0 if uniform.method == CERTIFIED else 0.0,
+            self.weighted_alpha1,
         ])
 
 
@@ -182,12 +202,15 @@ class StartupExtremes:
         seconds: wall time it took [s].
         cache_error: why they could not be stored in the cache ("" if they were, or no
             cache was used).
+        cache_note: why a cache file was not used (corrupt or stale; "" when there was
+            none or it was used).
     """
 
     extremes: JacobianExtremes
     origin: str
     seconds: float
     cache_error: str = ""
+    cache_note: str = ""
 
 
 def startup_jacobian_extremes(
@@ -216,9 +239,10 @@ def startup_jacobian_extremes(
     method = CERTIFIED if certified else SAMPLED
     start = time.monotonic()
     extremes = None
+    note = ""
     if cache_dir:
         key = extremes_cache_key(model, method, settings)
-        extremes = load_cached_extremes(cache_dir, key)
+        extremes, note = read_cached_extremes(cache_dir, key)
     if extremes is not None:
         return StartupExtremes(extremes, "cache", time.monotonic() - start)
     if on_compute is not None:
@@ -230,7 +254,7 @@ def startup_jacobian_extremes(
             store_cached_extremes(cache_dir, key, extremes)
         except RobotTvDynamicsError as error:
             cache_error = str(error)
-    return StartupExtremes(extremes, "computed", time.monotonic() - start, cache_error)
+    return StartupExtremes(extremes, "computed", time.monotonic() - start, cache_error, note)
 
 
 def extremes_summary(extremes: JacobianExtremes) -> str:

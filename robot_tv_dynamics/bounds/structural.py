@@ -129,22 +129,14 @@ def bound_verdicts(
     return normality, assumption2
 
 
-def structural_gamma_lower_bound(model: RobotModel) -> float:
-    r"""A lower bound on λ_min(J(q)ᵀJ(q)) valid for **every** q ∈ ℝⁿ (0 with a zero axis).
+def structural_left_inverse(model: RobotModel) -> Array | None:
+    r"""The constant K (nv, 6N) with K J(q) = I for every q ∈ ℝⁿ; None with a zero axis.
 
     The body twists obey V_l = Ad_{l←p}(q) V_p + S_l q̇_l, with
     Ad_{l←p}(q) = Ad(exp(S_l q_l)⁻¹) Ad(placement_l⁻¹). For a revolute S_l = (0, a) or a
     prismatic S_l = (a, 0), S_lᵀ Ad(exp(S_l q_l)⁻¹) = S_lᵀ, so
-    q̇_l = S_lᵀ (V_l − Ad(placement_l⁻¹) V_p) / ‖S_l‖² defines a **constant** matrix K with
-    K J(q) = I for all q. Hence σ_min(J(q)) ≥ 1/σ_max(K) and γ ≥ 1/σ_max(K)²: every tree
-    of non-degenerate 1-dof joints has a normal stacked Jacobian (Definition 2), even
-    with unbounded prismatic ranges.
-
-    Args:
-        model: the arm.
-
-    Returns:
-        1/σ_max(K)², or 0 when some joint has a zero motion axis.
+    q̇_l = S_lᵀ (V_l − Ad(placement_l⁻¹) V_p) / ‖S_l‖² defines a **constant** matrix K
+    (row l reads body l's and its parent's twist) with K J(q) = I for all q.
     """
     pm = model.pinocchio_model
     jac = local_jacobians(model, np.zeros(model.nv))
@@ -153,7 +145,7 @@ def structural_gamma_lower_bound(model: RobotModel) -> float:
         motion = jac[l, :, l]
         norm2 = float(motion @ motion)
         if norm2 == 0.0:
-            return 0.0
+            return None
         rows[l, 6 * l:6 * l + 6] = motion / norm2
         parent = pm.parents[l + 1] - 1
         if parent >= 0:
@@ -161,7 +153,66 @@ def structural_gamma_lower_bound(model: RobotModel) -> float:
             rotation = np.asarray(placement.rotation)
             inverse = adjoint_matrix(rotation.T, -rotation.T @ np.asarray(placement.translation))
             rows[l, 6 * parent:6 * parent + 6] = -(motion @ inverse) / norm2
+    return rows
+
+
+def structural_gamma_lower_bound(model: RobotModel) -> float:
+    r"""A lower bound on λ_min(J(q)ᵀJ(q)) valid for **every** q ∈ ℝⁿ (0 with a zero axis).
+
+    With the constant left inverse K of :func:`structural_left_inverse` (K J(q) = I),
+    σ_min(J(q)) ≥ 1/σ_max(K) and γ ≥ 1/σ_max(K)²: every tree of non-degenerate 1-dof
+    joints has a normal stacked Jacobian (Definition 2), even with unbounded prismatic
+    ranges.
+
+    Args:
+        model: the arm.
+
+    Returns:
+        1/σ_max(K)², or 0 when some joint has a zero motion axis.
+    """
+    rows = structural_left_inverse(model)
+    if rows is None:
+        return 0.0
     return float(1.0 / np.linalg.norm(rows, ord=2) ** 2) * (1.0 - ROUNDING)
+
+
+def structural_weighted_lower_bound(left_inverse: Array | None, weights: Array) -> float:
+    r"""A lower bound of λ_min(Σ_l J_l(q)ᵀ L_l J_l(q)) for **every** q, from K alone.
+
+    For L_l ≻ 0 (6×6 per body, or scalars z_l > 0 meaning z_l I₆) and 𝓛 = blockdiag(L_l):
+    q̇ = K J q̇ = K 𝓛^{-1/2} 𝓛^{1/2} J q̇, so ‖q̇‖² ≤ λ_max(K 𝓛⁻¹ Kᵀ) q̇ᵀ Jᵀ𝓛J q̇ and
+
+    .. math::
+        λ_{\min}\Big(\sum_l J_l^\top L_l J_l\Big) \ge 1 / λ_{\max}(K 𝓛^{-1} K^\top).
+
+    With L_l = Z(Φ_l) it bounds λ_min(M(q, Θ)) itself; with z_l = λ_min(Z(Φ_l)) the
+    weighted α₁ʷ. One nv×nv eigenvalue: cheap enough for every sample.
+
+    Args:
+        left_inverse: K (nv, 6N), or None (a zero axis: no bound).
+        weights: (N,) scalars or (N, 6, 6) symmetric matrices.
+
+    Returns:
+        The bound (0 when some weight is not positive definite or K is None).
+    """
+    if left_inverse is None:
+        return 0.0
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim == 1:
+        if not np.all(w > 0.0) or not np.all(np.isfinite(w)):
+            return 0.0
+        scaled = left_inverse / np.sqrt(np.repeat(w, 6))[None, :]
+    else:
+        eig, vec = np.linalg.eigh(w)
+        if not np.all(eig[:, 0] > 1e-12 * np.maximum(eig[:, -1], 1e-300)):
+            return 0.0
+        inv_sqrt = (vec / np.sqrt(eig)[:, None, :]) @ np.swapaxes(vec, 1, 2)
+        blocks = left_inverse.reshape(left_inverse.shape[0], -1, 6)
+        scaled = np.einsum("rlj,ljk->rlk", blocks, inv_sqrt).reshape(left_inverse.shape)
+    top = float(np.linalg.eigvalsh(scaled @ scaled.T)[-1])
+    if not top > 0.0 or not math.isfinite(top):
+        return 0.0
+    return (1.0 / top) * (1.0 - 1e3 * ROUNDING)
 
 
 def extremes_record(

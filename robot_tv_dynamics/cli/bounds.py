@@ -28,8 +28,10 @@ DESCRIPTION = (
     "Per-body consistency margin μ and size ν of the URDF's inertial parameters, "
     "the Jacobian extremes γ = inf λ_min(JᵀJ) and δ = sup σ_max(J)² over the "
     "joint-limit box, α₁ = min μ · γ and α₂ = 2 max ν · δ, and the normality "
-    "(Definition 2) and Assumption 2 verdicts. Sampled values are estimates; "
-    "--certified gives rigorous brackets.")
+    "(Definition 2) and Assumption 2 verdicts, the weighted α₁ʷ/α₂ʷ and the loading "
+    "floor inf λ_min(M₀) (a lower bound of λ_min(M) for every consistent load; "
+    "--certified searches it once per arm and keeps it in the bounds cache). Sampled "
+    "values are estimates; --certified gives rigorous brackets.")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,6 +52,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
                         help="certified: search on the Dask cluster of this scheduler "
                              "(e.g. tcp://host:8786) instead")
+    parser.add_argument("--cache-dir", default="auto", metavar="DIR",
+                        help="bounds cache folder of the loading floor (default auto: "
+                             "$XDG_CACHE_HOME/robot_tv_dynamics, else "
+                             "~/.cache/robot_tv_dynamics; '' disables it): --certified "
+                             "stores the floor there, a sampled run reads it")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object on stdout instead of a table")
     add_progress_arguments(parser)
@@ -58,6 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``bounds``: compute, then print a table or one JSON object."""
     from robot_tv_dynamics import bounds
+    from robot_tv_dynamics.bounds import floor as floors
     from robot_tv_dynamics.bounds.mass import exact_mass_extremes, weighted_bounds
     from robot_tv_dynamics.bounds.parallel import DaskBoxEvaluation, dask_client
 
@@ -88,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         # M ⪰ Σ J_lᵀ L_l J_l: a certified weighted α₁ is a floor of the exact inf λ_min.
         exact = exact_mass_extremes(model, None, bounds.CERTIFIED, floor=weighted.alpha1,
                                     **search) if args.certified else None
+    floor, floor_note = _loading_floor(model, args, exact, floors)
     if args.json:
         data = report.to_dict()
         mmb = data["mass_matrix_bounds"]
@@ -96,13 +105,43 @@ def run(args: argparse.Namespace) -> int:
             mmb["exact"] = exact.to_dict()
             # M(q, Θ₀ + load) ⪰ M₀(q) for any consistent load body: a loading floor.
             mmb["loading_lower_bound"] = exact.lambda_min_bracket[0]
+        mmb["loading_floor"] = None if floor is None else floor.to_dict()
+        mmb["loading_floor_note"] = floor_note
         data["locked_joints"] = dict(model.locked_joints)
         json.dump(data, sys.stdout, allow_nan=False)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(format_bounds_table(report, model.locked_joints))
         sys.stdout.write(format_sharper_table(weighted, exact))
+        sys.stdout.write(format_floor(floor, floor_note))
     return 0
+
+
+def _loading_floor(model: Any, args: argparse.Namespace, exact: GramExtremes | None,
+                   floors: Any) -> tuple[Any, str]:
+    """The base arm's certified loading floor: stored (--certified) or read from the cache."""
+    from robot_tv_dynamics.bounds.cache import resolve_cache_dir
+    from robot_tv_dynamics.exceptions import RobotTvDynamicsError
+
+    directory = resolve_cache_dir(args.cache_dir)
+    if exact is not None:
+        if directory is None:
+            found = floors.floor_from_search(model, exact, args.time_limit, args.target_gap)
+            return found, ""
+        try:
+            found = floors.store_loading_floor(model, directory, exact, args.time_limit,
+                                               args.target_gap)
+        except RobotTvDynamicsError as error:
+            found = floors.floor_from_search(model, exact, args.time_limit, args.target_gap)
+            return found, f"not cached: {error}"
+        return found, f"cached in {floors.record_path(directory, model, floors.LOADING_FLOOR)}"
+    if directory is None:
+        return None, "loading floor: no cache (--cache-dir ''); run with --certified"
+    found, problem = floors.read_loading_floor(model, directory)
+    if found is None:
+        return None, (problem or "loading floor: not searched yet for this arm (run bounds "
+                      "--certified once; it is then cached)")
+    return found, f"read from {floors.record_path(directory, model, floors.LOADING_FLOOR)}"
 
 
 def _number(value: float, digits: int = 6) -> str:
@@ -176,10 +215,20 @@ def format_sharper_table(weighted: WeightedBounds, exact: GramExtremes | None) -
         lo, hi = exact.lambda_min_bracket, exact.lambda_max_bracket
         lines += [f"  exact inf λmin(M) ∈ [{_number(lo[0])}, {_number(lo[1])}], "
                   f"sup λmax(M) ∈ [{_number(hi[0])}, {_number(hi[1])}]  "
-                  f"({exact.elapsed_s:.1f} s, {exact.boxes} evaluations)",
-                  f"  loading floor: λmin(M(q, Θ)) ≥ {_number(lo[0])} for every consistent "
-                  "load body added to this arm (an inconsistent load estimate breaks it)"]
+                  f"({exact.elapsed_s:.1f} s, {exact.boxes} evaluations)"]
     return "\n".join(lines) + "\n\n"
+
+
+def format_floor(floor: Any, note: str) -> str:
+    """The loading floor lines (the floor record, or None with why it is not known)."""
+    if floor is None:
+        return f"Loading floor [certified]: not known — {note}\n"
+    lo, hi = floor.bracket
+    return (f"Loading floor [certified]: λmin(M(q, Θ₀ + load)) ≥ {_number(floor.value)} for "
+            "every q and every consistent load\n"
+            f"  inf_q λmin(M₀) ∈ [{_number(lo)}, {_number(hi)}], searched {floor.elapsed_s:.1f} s"
+            f" ({floor.origin}; {note})\n"
+            "  an inconsistent load estimate (Z(ΔΦ) not ⪰ 0) is exactly what breaks it\n")
 
 
 def _verdict(verdict: bounds.Verdict) -> str:

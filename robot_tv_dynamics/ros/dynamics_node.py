@@ -54,6 +54,8 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robot_tv_dynamics import bounds
 from robot_tv_dynamics.bounds import BOUND_LABELS, UNAVAILABLE, extremes_summary
+from robot_tv_dynamics.bounds.floor import WEIGHTED_REFERENCE, read_cached_lower_bound
+from robot_tv_dynamics.bounds.live import LiveLowerBounds
 from robot_tv_dynamics.evaluation import SampleTorques
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.friction import FrictionParameters, load_friction_file
@@ -176,12 +178,26 @@ class DynamicsNode(node_base.ModelNode):
             model.joint_names, self.config.ignore_unknown_joints, ignored=model.locked_joints)
         self._outputs.set_joints(model.joint_names)
         self._torques = SampleTorques(model, self._friction)
-        self._bounds = bounds.RunningBounds(model.n_bodies, extremes)
+        self._bounds = bounds.RunningBounds(model.n_bodies, extremes, self._live_bounds(
+            model, extremes))
+
+    def _live_bounds(self, model: RobotModel,
+                     extremes: bounds.JacobianExtremes | None) -> LiveLowerBounds:
+        """The weighted α₁ʷ per Θ: γ's lower end, and the cached weighted reference if any."""
+        gamma = None if extremes is None else extremes.inf_lambda_min_JtJ_bracket[0]
+        reference = None
+        directory = bounds.resolve_cache_dir(self.config.cache_dir)
+        if directory is not None:
+            reference, problem = read_cached_lower_bound(model, directory, WEIGHTED_REFERENCE)
+            if problem:
+                self.get_logger().warning(problem)
+        return LiveLowerBounds(model, gamma=gamma, reference=reference)
 
     def _jacobian_extremes(self, model: RobotModel) -> bounds.JacobianExtremes | None:
         """γ, δ once per model (disk cache, else computed and stored); None if that fails."""
         cfg, log = self.config, self.get_logger()
-        cache = os.path.expanduser(cfg.cache_dir.strip()) if cfg.cache_dir.strip() else ""
+        directory = bounds.resolve_cache_dir(cfg.cache_dir)
+        cache = "" if directory is None else str(directory)
         try:
             found = bounds.startup_jacobian_extremes(
                 model, certified=cfg.certified_bounds, cache_dir=cache,
@@ -189,6 +205,8 @@ class DynamicsNode(node_base.ModelNode):
                 on_compute=lambda method: log.info(
                     f"computing the Jacobian extremes ({method}, up to "
                     f"{cfg.bounds_time_limit:g} s)"))
+            if found.cache_note:
+                log.warning(found.cache_note)
             if found.cache_error:
                 log.warning(f"not cached: {found.cache_error}")
             log.info(f"Jacobian extremes ({found.origin} in {found.seconds:.2f} s): "

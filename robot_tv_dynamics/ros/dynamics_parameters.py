@@ -64,9 +64,10 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "bounds_decimation", 1,
         "publish mass_matrix_bounds on every k-th answered sample", "", 1, 100000),
     ParameterSpec(
-        "cache_dir", "~/.cache/robot_tv_dynamics",
-        "directory of the on-disk cache of the Jacobian extremes (keyed by the URDF hash and "
-        "the search settings); empty disables the cache"),
+        "cache_dir", "auto",
+        "directory of the on-disk bounds cache (Jacobian extremes keyed by the URDF hash and "
+        "the search settings); auto: $XDG_CACHE_HOME/robot_tv_dynamics, else "
+        "~/.cache/robot_tv_dynamics; empty disables the cache"),
     ParameterSpec(
         "certified_bounds", False,
         "compute certified brackets of the Jacobian extremes (branch and bound) instead of "
@@ -130,7 +131,7 @@ class DynamicsNodeConfig(parameters.CommonConfig):
     publish_terms: bool = True
     publish_bounds: bool = True
     bounds_decimation: int = 1
-    cache_dir: str = "~/.cache/robot_tv_dynamics"
+    cache_dir: str = "auto"
     certified_bounds: bool = False
     bounds_time_limit: float = 60.0
     jacobian_samples: int = 4096

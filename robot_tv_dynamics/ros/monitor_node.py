@@ -21,7 +21,12 @@ times) until the first stamped Θ arrives, then ignores them. It runs
   ε, level, inf μ, sup ν, rate, predicted time to crossing), on every stamped Θ sample,
   with **the header stamp of the Θ it judged**;
 - ``consistency`` (Float64MultiArray ``body`` × ``field``, the same table, no stamp),
-  on every Θ sample while ``legacy_theta_topics`` is true.
+  on every Θ sample while ``legacy_theta_topics`` is true;
+- with ``mass_bounds`` true, ``mass_matrix_lower_bounds`` (sensor_msgs/JointState, the
+  stamp of the Θ judged): the certified weighted α₁ʷ(t), the paper's α₁(t), the loading
+  floor inf_q λ_min(M₀) and whether this Θ keeps it, and a ``monitor_node: mass matrix``
+  status (:mod:`~robot_tv_dynamics.ros.live_bounds`; the per-arm searches run once in
+  the background and are cached in ``cache_dir``).
 
 Each level change is logged once, when it happens. Topics and parameters:
 README.md, "ROS 2 interface".
@@ -51,6 +56,7 @@ from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot_description
 from robot_tv_dynamics.ros.conversions import BodyArrayReader, labelled_array, make_status
 from robot_tv_dynamics.ros.joint_state_cdr import JointStateSample, subscribe_joint_states
+from robot_tv_dynamics.ros.live_bounds import LiveBoundsOutput
 from robot_tv_dynamics.ros.parameters import ParameterSpec
 from robot_tv_dynamics.ros.stamped_topics import (
     ConsistencyOutput,
@@ -119,6 +125,20 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         'prefix of every DiagnosticStatus name, "<prefix>: <body>" and "<prefix>: <node>: '
         'input", so that several monitors can share /diagnostics; empty: the body name '
         "alone"),
+    ParameterSpec(
+        "mass_bounds", False,
+        "publish mass_matrix_lower_bounds and a 'mass matrix' status per Theta: the certified "
+        "weighted alpha1 (from z_l = lambda_min(Z(Phi_l))) and the loading floor "
+        "inf_q lambda_min(M0) of the base arm, which holds while every load "
+        "Phi_l - Phi0_l is consistent (searched once per arm in the background, cached)"),
+    ParameterSpec(
+        "cache_dir", "auto",
+        "folder of the bounds cache (mass_bounds); auto: $XDG_CACHE_HOME/robot_tv_dynamics, "
+        "else ~/.cache/robot_tv_dynamics; empty disables the cache"),
+    ParameterSpec(
+        "bounds_time_limit", 60.0,
+        "time limit of each per-arm certified search of mass_bounds (run once per arm)", "s",
+        0.1, 86400.0),
     legacy_parameter(
         "read the unstamped inertial_parameters / inertial_parameter_rates arrays (until a "
         "stamped Θ arrives on inertial_parameters_stamped) and publish the unstamped "
@@ -144,6 +164,9 @@ class MonitorNodeConfig(parameters.CommonConfig):
     publish_rate: float = 1.0
     stale_timeout: float = 5.0
     status_prefix: str = ""
+    mass_bounds: bool = False
+    cache_dir: str = "auto"
+    bounds_time_limit: float = 60.0
     legacy_theta_topics: bool = True
 
     def monitor_config(self) -> MonitorConfig:
@@ -180,6 +203,9 @@ class MonitorNode(node_base.ModelNode):
         self._monitor = ConsistencyMonitor(
             model.body_names, model.theta_nominal, cfg.monitor_config())
         self._guard.name = status_name(cfg.status_prefix, self._guard.name)
+        self._live_bounds = (
+            LiveBoundsOutput(self, cfg.cache_dir, cfg.bounds_time_limit) if cfg.mass_bounds
+            else None)
         self._set_model(model)
         self._theta_time = -math.inf
         self._rates: np.ndarray | None = None
@@ -222,6 +248,8 @@ class MonitorNode(node_base.ModelNode):
         self._axes = [("body", model.body_names), ("field", TABLE_FIELDS)]
         self._consistency_msg = Float64MultiArray()
         self._consistency_stamped_out: ConsistencyOutput | None = None
+        if self._live_bounds is not None:
+            self._live_bounds.set_model(model)
 
     def _on_urdf_swap(self, model: RobotModel) -> None:
         self._set_model(model)
@@ -262,7 +290,7 @@ class MonitorNode(node_base.ModelNode):
             self._guard.reject("inertial_parameters", error)
             return
         self._guard.accept("inertial_parameters")
-        self._judged(now, transitions, None)
+        self._judged(now, transitions, None, theta)
 
     @input_guard.guarded("inertial_parameters_stamped")
     def _on_theta_stamped(self, msg: JointStateSample | JointState) -> None:
@@ -296,9 +324,10 @@ class MonitorNode(node_base.ModelNode):
                 "from now on and the statistics restart on the stamps")
         self._guard.accept(topic)
         self._judged_stamp = msg.header.stamp
-        self._judged(now, transitions, msg.header.stamp)
+        self._judged(now, transitions, msg.header.stamp, theta)
 
-    def _judged(self, now: float, transitions: list, stamp: object | None) -> None:
+    def _judged(self, now: float, transitions: list, stamp: object | None,
+                theta: np.ndarray) -> None:
         """Publish the table of the Θ just judged (stamped with ``stamp`` when it has one)."""
         self._theta_time = now
         if self._stale:
@@ -315,6 +344,8 @@ class MonitorNode(node_base.ModelNode):
         if self._consistency_pub is not None:
             self._consistency_pub.publish(
                 labelled_array(table, self._axes, self._consistency_msg))
+        if self._live_bounds is not None:
+            self._live_bounds.judged(theta, stamp)
         if transitions:
             self._publish_diagnostics()
 
@@ -370,7 +401,18 @@ class MonitorNode(node_base.ModelNode):
                         ("nominal margin", float(monitor.nominal_mu[l])),
                         ("samples", monitor.samples),
                         ("theta stamp", stamp_text)]))
+        if self._live_bounds is not None:
+            statuses.append(self._live_bounds.status(
+                status_name(self.config.status_prefix, f"{NODE_NAME}: mass matrix"),
+                hardware_id))
         self._guard.publish(statuses)
+
+    def destroy_node(self) -> None:
+        """Stop the bounds thread (a search under way ends with the process), destroy."""
+        live = getattr(self, "_live_bounds", None)
+        if live is not None:
+            live.stop()
+        super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> int:

@@ -131,10 +131,10 @@ def test_dask_search_identical_to_serial(arms: dict[str, RobotModel]) -> None:
     weights = exact_weights(model.theta_nominal)
     kwargs = {"samples": 64, "max_boxes": 300, "time_limit": 600.0, "batch": 32}
     serial = gram_extremes(model, weights, "exact", B.CERTIFIED, **kwargs)
-    from robot_tv_dynamics.bounds.mass import _evaluator
+    from robot_tv_dynamics.bounds.mass import gram_evaluator
 
     with dask_client(workers=2) as client:
-        ev = _evaluator(model, weights)
+        ev = gram_evaluator(model, weights)
         parallel = gram_extremes(model, weights, "exact", B.CERTIFIED, evaluator=ev,
                                  evaluate=DaskBoxEvaluation(client, ev), **kwargs)
     assert parallel.lambda_min_bracket == serial.lambda_min_bracket

@@ -156,3 +156,27 @@ def test_a_cache_that_cannot_be_written_is_reported_not_raised(ur5, tmp_path) ->
     summary = B.extremes_summary(found.extremes)
     low, _ = found.extremes.inf_lambda_min_JtJ_bracket
     assert f"gamma = {low:.6g}" in summary and "sampled" in summary
+
+
+def test_the_weighted_alpha1_entry_bounds_lambda_min_of_m_of_each_theta(ur5, extremes) -> None:
+    live = B.LiveLowerBounds(ur5, gamma=extremes.inf_lambda_min_JtJ_bracket[0])
+    running = B.RunningBounds(ur5.n_bodies, extremes, live)
+    rng = np.random.default_rng(9)
+    qs = rng.uniform(-np.pi, np.pi, (200, ur5.nv))
+    zero = np.zeros_like(ur5.theta_nominal)
+    for theta in loading_sequence(ur5):
+        running.update(theta)
+        lam = min(np.linalg.eigvalsh(ur5.mass_matrix(q, theta))[0] for q in qs)
+        z = np.array([np.linalg.eigvalsh(pin.Inertia.FromDynamicParameters(
+            np.array([m, h1, h2, h3, i11, i12, i22, i13, i23, i33])).matrix())[0]
+            for m, h1, h2, h3, i11, i22, i33, i12, i23, i13 in theta])
+        weighted = min(np.linalg.eigvalsh(np.einsum(
+            "l,lri,lrj->ij", z, *[ur5.body_jacobians_local(q).reshape(-1, 6, ur5.nv)] * 2))[0]
+            for q in qs)
+        got = values_at(ur5, running, qs[0], theta, zero)
+        # within a factor 2 of the sampled inf_q λ_min(Σ z_l J_lᵀJ_l), below λ_min(M)
+        assert 0.5 * weighted <= got["weighted_alpha1"] <= min(weighted, lam)
+        assert got["weighted_alpha1"] >= got["alpha1"]
+    without = B.RunningBounds(ur5.n_bodies, extremes)
+    without.update(ur5.theta_nominal)
+    assert math.isnan(values_at(ur5, without, qs[0], ur5.theta_nominal, zero)["weighted_alpha1"])

@@ -71,6 +71,32 @@ def test_certified_json_uses_the_certified_ends_for_alpha(
     assert mmb["loading_lower_bound"] == exact["lambda_min_bracket"][0]
 
 
+def test_certified_bounds_store_the_loading_floor_and_a_sampled_run_reads_it(
+        urdf_paths: dict[str, str], ur5: RobotModel, tmp_path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    cache = str(tmp_path / "cache")
+    sampled = ["bounds", "--urdf", urdf_paths["ur5"], "--samples", "256", "--json",
+               "--cache-dir", cache]
+    assert cli.main(sampled) == 0
+    before = json.loads(capsys.readouterr().out)["mass_matrix_bounds"]
+    assert before["loading_floor"] is None and "--certified" in before["loading_floor_note"]
+    assert cli.main(["bounds", "--urdf", urdf_paths["ur5"], "--certified", "--time-limit", "3",
+                     "--samples", "256", "--json", "--no-progress", "--cache-dir", cache]) == 0
+    certified = json.loads(capsys.readouterr().out)["mass_matrix_bounds"]
+    stored = certified["loading_floor"]
+    assert stored["value"] == certified["exact"]["lambda_min_bracket"][0] > 0.0
+    assert stored["origin"] == "computed" and "cached in" in certified["loading_floor_note"]
+    assert cli.main(sampled) == 0
+    after = json.loads(capsys.readouterr().out)["mass_matrix_bounds"]["loading_floor"]
+    assert after["origin"] == "cache" and after["value"] == stored["value"]
+    # the floor is a lower bound of λ_min(M₀(q)) (CRBA, sampled here)
+    import numpy as np
+    rd = ur5.dynamics()
+    rd.set_theta(ur5.theta_nominal)
+    qs = np.random.default_rng(2).uniform(-np.pi, np.pi, (200, ur5.nv))
+    assert min(np.linalg.eigvalsh(rd.mass_matrix(q))[0] for q in qs) >= after["value"]
+
+
 def test_table_names_every_body_and_labels_the_method(
         urdf_paths: dict[str, str], panda: RobotModel, capsys: pytest.CaptureFixture[str]) -> None:
     code = cli.main(["bounds", "--urdf", urdf_paths["panda"], "--samples", "128"])
