@@ -37,6 +37,8 @@ NAME:
   ``bench_estimator.py --samples 2000`` print (docs/cli.md, docs/observer.md,
   docs/simulation.md, docs/estimation.md). Speed figures: dated and stamped, never
   checked by a test.
+* ``bench_estimator_node``, ``bench_ready``: ``bench_estimator.py --node`` for each method
+  (docs/estimation.md) and ``bench_ready.py --repeat 3`` (docs/cli.md). Speed figures.
 * ``bench_demo``: ``benchmarks/bench_demo.py --runs 3`` on both arms (docs/demo.md). Speed
   figures of a shared machine: dated and stamped, never checked by a test.
 """
@@ -737,33 +739,46 @@ def render_bench_demo(data: dict[str, Any], info: dict[str, Any]) -> str:
 
 
 # ------------------------------------------------------------------------ benchmarks
-#: Speed benchmarks quoted whole: NAME → (script in benchmarks/, arguments).
-BENCHMARKS = {"bench_dynamics": ("bench_dynamics.py", ()),
-              "bench_observer": ("bench_observer.py", ()),
-              "bench_sim": ("bench_sim.py", ()),
-              "bench_estimator": ("bench_estimator.py", ("--samples", "2000"))}
+#: Speed benchmarks quoted whole: NAME → (script in benchmarks/, arguments), or a list of
+#: such pairs run one after the other (their outputs quoted in turn).
+BENCHMARKS: dict[str, Any] = {
+    "bench_dynamics": ("bench_dynamics.py", ()),
+    "bench_observer": ("bench_observer.py", ()),
+    "bench_sim": ("bench_sim.py", ()),
+    "bench_estimator": ("bench_estimator.py", ("--samples", "2000")),
+    "bench_estimator_node": [("bench_estimator.py", ("--node", "--method", method))
+                             for method in ("geometric", "classical", "projected")],
+    "bench_ready": ("bench_ready.py", ("--repeat", "3")),
+}
 
 
 def run_benchmark(name: str) -> dict[str, Any]:
     """What ``benchmarks/<script>`` prints, and the load average when it started."""
-    script, argv = BENCHMARKS[name]
+    spec = BENCHMARKS[name]
     before = round(os.getloadavg()[0], 1)
-    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *argv],
-                            capture_output=True, text=True, check=True, timeout=1800)
-    return {"command": " ".join(["python", f"benchmarks/{script}", *argv]),
-            "output": result.stdout.rstrip("\n").splitlines(),
-            "load_average_before": before}
+    runs = []
+    for script, argv in (spec if isinstance(spec, list) else [spec]):
+        result = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *argv],
+                                capture_output=True, text=True, check=True, timeout=1800)
+        runs.append({"command": " ".join(["python", f"benchmarks/{script}", *argv]),
+                     "output": result.stdout.rstrip("\n").splitlines()})
+    if not isinstance(spec, list):
+        return {**runs[0], "load_average_before": before}
+    return {"runs": runs, "load_average_before": before}
 
 
 def render_benchmark(name: str) -> Callable[[dict[str, Any], dict[str, Any]], str]:
     """The benchmark's printed lines and the stamp: a speed, never checked by a test."""
     def render(data: dict[str, Any], info: dict[str, Any]) -> str:
-        lines = ["```", f"$ {data['command']}", *data["output"], "```", "",
+        runs = data.get("runs", [data])
+        session = [line for run in runs for line in (f"$ {run['command']}", *run["output"])]
+        commands = "`, `".join(run["command"] for run in runs)
+        lines = ["```", *session, "```", "",
                  stamp(info, f"python scripts/docs_numbers.py {name}") + " Load average "
                  f"{data['load_average_before']:g} when the run started, the one above "
                  "when it ended. Speed figures of a machine shared with other jobs: dated "
                  "and stamped here, not checked by any test (a test cannot assert a speed); "
-                 f"`{data['command']}` prints them for yours."]
+                 f"`{commands}` prints them for yours."]
         return "\n".join(lines) + "\n"
     return render
 

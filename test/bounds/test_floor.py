@@ -13,6 +13,7 @@ import json
 import numpy as np
 import pytest
 from bounds_cases import random_consistent_theta
+from by_hand import z_by_hand
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.bounds import cache, floor, live
@@ -24,16 +25,6 @@ from robot_tv_dynamics.bounds.structural import (
 LOCK = {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0}
 
 
-def z_by_hand(theta: np.ndarray) -> np.ndarray:
-    """Z(Φ) = [[m I, −S(h)], [S(h), I_o]] (eq. 24), (N, 6, 6), from eq. (7) order."""
-    out = np.zeros((theta.shape[0], 6, 6))
-    for l, (m, h1, h2, h3, i11, i22, i33, i12, i23, i13) in enumerate(theta):
-        s = np.array([[0.0, -h3, h2], [h3, 0.0, -h1], [-h2, h1, 0.0]])
-        out[l, :3, :3] = m * np.eye(3)
-        out[l, :3, 3:] = -s
-        out[l, 3:, :3] = s
-        out[l, 3:, 3:] = [[i11, i12, i13], [i12, i22, i23], [i13, i23, i33]]
-    return out
 
 
 def lambda_min_m(model: RobotModel, theta: np.ndarray, qs: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Time
+from by_hand import z_by_hand
 from diagnostic_msgs.msg import DiagnosticArray
 from ros_harness import RELIABLE, NodeProcess, unique_namespace
 from sensor_msgs.msg import JointState
@@ -25,16 +26,6 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 TIMEOUT = 90.0
 
 
-def z_by_hand(theta: np.ndarray) -> np.ndarray:
-    """Z(Φ) = [[m I, −S(h)], [S(h), I_o]] (eq. 24) per body, from eq. (7) order."""
-    out = np.zeros((theta.shape[0], 6, 6))
-    for l, (m, h1, h2, h3, i11, i22, i33, i12, i23, i13) in enumerate(theta):
-        s = np.array([[0.0, -h3, h2], [h3, 0.0, -h1], [-h2, h1, 0.0]])
-        out[l, :3, :3] = m * np.eye(3)
-        out[l, :3, 3:] = -s
-        out[l, 3:, :3] = s
-        out[l, 3:, 3:] = [[i11, i12, i13], [i12, i22, i23], [i13, i23, i33]]
-    return out
 
 
 def sampled_minima(model: RobotModel, theta: np.ndarray, qs: np.ndarray) -> tuple[float, float]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import yaml
+from by_hand import margin_by_hand
 from diagnostic_msgs.msg import DiagnosticArray
 from ros_harness import BEST_EFFORT, NodeProcess, RosClient, unique_namespace
 from sensor_msgs.msg import JointState
@@ -123,16 +124,6 @@ def test_the_natural_law_runs_live_its_estimate_moves_stays_consistent_and_track
     assert "controller natural" in output
 
 
-def _margin_by_hand(phi: np.ndarray) -> float:
-    """λ_min of the pseudo-inertia written out from Φ = (m, h, I11, I22, I33, I12, I23, I13)."""
-    m, h = phi[0], phi[1:4]
-    inertia = np.array([[phi[4], phi[7], phi[9]], [phi[7], phi[5], phi[8]],
-                        [phi[9], phi[8], phi[6]]])
-    pseudo = np.zeros((4, 4))
-    pseudo[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
-    pseudo[:3, 3] = pseudo[3, :3] = h
-    pseudo[3, 3] = m
-    return float(np.linalg.eigvalsh(pseudo)[0])
 
 
 def test_a_monitor_on_the_gradient_laws_estimate_raises_the_alarm(tmp_path, panda: RobotModel):
@@ -151,7 +142,7 @@ def test_a_monitor_on_the_gradient_laws_estimate_raises_the_alarm(tmp_path, pand
         assert theta is not None, "the monitor judged a Θ̂ the law did not publish"
         rows = np.asarray(table.position).reshape(panda.n_bodies, width)
         for l, row in enumerate(rows):
-            mu = _margin_by_hand(theta[l])
+            mu = margin_by_hand(theta[l])
             # the monitor's μ is this estimate's, and ERROR exactly where μ < ε
             assert row[fields["mu"]] == pytest.approx(mu, rel=1e-9, abs=1e-12)
             alarm = mu < row[fields["epsilon"]]

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration, Time
+from by_hand import margin_by_hand
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped
 from particle_lagrangian import find_example_robot_urdf
@@ -61,16 +62,6 @@ def collect_matched(tester, msg_type, topic, qos=RELIABLE):
     return received, tester.node.create_subscription(msg_type, topic, received.append, qos)
 
 
-def margin_by_hand(phi: np.ndarray) -> float:
-    """λ_min of the pseudo-inertia f(Φ) = [[½ tr(I) 𝟙 − I, h], [hᵀ, m]] (eq. (9))."""
-    m, h = phi[0], phi[1:4]
-    inertia = np.array([[phi[4], phi[7], phi[9]], [phi[7], phi[5], phi[8]],
-                        [phi[9], phi[8], phi[6]]])
-    f = np.zeros((4, 4))
-    f[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
-    f[:3, 3] = f[3, :3] = h
-    f[3, 3] = m
-    return float(np.linalg.eigvalsh(f)[0])
 
 
 def layout_paths() -> list[tuple[str, int, str]]:
