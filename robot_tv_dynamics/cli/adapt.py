@@ -98,8 +98,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.bag:
         print("adapt: --bag writes one run; it is ignored with --suite")
-    cases = suite_cases(args.arms.split(","), args.scenarios.split(","),
-                        args.controllers.split(","), excitations, args.plants.split(","))
+    arms, scenarios = args.arms.split(","), args.scenarios.split(",")
+    controllers = args.controllers.split(",")
+    cases = suite_cases(arms, scenarios, controllers, excitations, args.plants.split(","))
     done: dict[int, dict[str, Any]] = {}
     order = {case: k for k, case in enumerate(cases)}
 
@@ -111,9 +112,16 @@ def run(args: argparse.Namespace) -> int:
         print(case.excitation, case.arm, case.scenario, case.plant, case.controller,
               f"done ({len(done)}/{len(cases)}, {row['cpu_s']:.0f} CPU s)", flush=True)
 
+    # started scenario by scenario, each on every arm and excitation: a suite cut short
+    # has covered its first scenarios everywhere; the table keeps the grid's order
+    start = sorted(cases, key=lambda c: (
+        scenarios.index(c.scenario), c.plant, controllers.index(c.controller),
+        excitations.index(c.excitation), arms.index(c.arm)))
     with tempfile.TemporaryDirectory() as work:
-        rows = run_suite(cases, args.duration, Path(work), args.workers, progress=progress,
-                         scheduler=args.scheduler)
+        started = run_suite(start, args.duration, Path(work), args.workers, progress=progress,
+                            scheduler=args.scheduler)
+    rows = [row for _, row in sorted(zip((order[c] for c in start), started, strict=True),
+                                     key=lambda pair: pair[0])]
     definite, _ = natural_definiteness(rows)
     write_suite_table(rows, out, note=_note(rows, len(cases), args.duration))
     suite_figure(rows, out / "suite.png")

@@ -27,6 +27,9 @@ from robot_tv_dynamics.simulation import DEMO_MARGIN_FRACTION, default_reference
 SCENARIOS = ("fill", "drain", "grasp", "timeline", "fill_collision", "release")
 #: The estimators, as named in topics and the summary.
 ESTIMATORS = ("classical", "projected", "geometric")
+#: The estimate of a control law on sim_node (``demo --controller natural`` etc.):
+#: ``estimates/controller/...``, analysed in place of :data:`ESTIMATORS`.
+LAW_ESTIMATE = "controller"
 #: Topics recorded into run.mcap (relative names resolve to the root namespace).
 RECORDED = {
     "/joint_states": "sensor_msgs/msg/JointState",
@@ -45,6 +48,8 @@ RECORDED = {
     "/estimates/classical/inertial_parameters_stamped": "sensor_msgs/msg/JointState",
     "/estimates/projected/inertial_parameters_stamped": "sensor_msgs/msg/JointState",
     "/estimates/geometric/inertial_parameters_stamped": "sensor_msgs/msg/JointState",
+    # a control law's Θ̂ (demo --controller slotine-li|natural|projected|computed-torque)
+    "/estimates/controller/inertial_parameters_stamped": "sensor_msgs/msg/JointState",
     "/generalized_torques": "sensor_msgs/msg/JointState",
     "/external_torques": "sensor_msgs/msg/JointState",
     "/external_torques_classical": "sensor_msgs/msg/JointState",
