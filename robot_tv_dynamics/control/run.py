@@ -86,6 +86,7 @@ class AdaptiveRun:
             bodies not adapted): λ_min(Ĵ_i) for laws with a pseudo-inertia Ĵ (Θ̂_i is
             f⁻¹(Ĵ_i)), λ_min(f(Φ̂_i)) otherwise.
         step_violations: control steps with some adapted body's μ ≤ 0.
+        first_violation_t: time of the first of them [s] (None: none).
         steps: control steps run.
     """
 
@@ -115,6 +116,7 @@ class AdaptiveRun:
     min_j_eig: float = math.inf
     step_margins: Array | None = None
     step_violations: int = 0
+    first_violation_t: float | None = None
     steps: int = 0
     info: dict[str, Any] = field(default_factory=dict)
 
@@ -140,6 +142,7 @@ class AdaptiveRun:
                 None if self.step_margins is None
                 else [float(v) if math.isfinite(v) else None for v in self.step_margins]),
             "consistency_violation_steps": self.step_violations,
+            "first_violation_s": self.first_violation_t,
             "steps": self.steps,
             "sup_size": float(np.max(self.sizes[:, self.adapted])),
             "inf_lambda_min_M_hat": float(np.min(self.lambda_min)),
@@ -214,6 +217,7 @@ def run_adaptive(
     adapted_rows = np.flatnonzero(adapted)
     step_margins = np.full(model.n_bodies, math.inf)
     step_violations, steps_run = 0, 0
+    first_violation: float | None = None
     body = plant.load_body
     diverged: tuple[float, str] | None = None
     for k in range(steps + 1):
@@ -231,7 +235,9 @@ def run_adaptive(
             else:
                 mu_step = np.linalg.eigvalsh(pseudo_inertia(out.theta_hat[adapted_rows]))[:, 0]
             step_margins[adapted_rows] = np.minimum(step_margins[adapted_rows], mu_step)
-            step_violations += bool(np.any(mu_step <= 0.0))
+            if np.any(mu_step <= 0.0):
+                step_violations += 1
+                first_violation = t if first_violation is None else first_violation
         if kd is not None:
             s = core.last_s  # type: ignore[union-attr]
             power = float(s @ (kd * s))
@@ -288,7 +294,8 @@ def run_adaptive(
         lambda_max=np.array(rows["lmax"]), alpha1=np.array(rows["a1"]),
         alpha2=np.array(rows["a2"]), lyapunov=np.array(rows["v"]),
         dissipated=np.array(rows["d"]), adapted=adapted, load_body=body, min_j_eig=min_j,
-        step_margins=step_margins, step_violations=step_violations, steps=steps_run,
+        step_margins=step_margins, step_violations=step_violations,
+        first_violation_t=first_violation, steps=steps_run,
         info={"load_mass": load_mass, "gamma": gamma_low, "delta": delta_up,
               "diverged_at_s": None if diverged is None else diverged[0],
               "diverged": None if diverged is None else diverged[1]})

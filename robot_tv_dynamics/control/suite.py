@@ -50,8 +50,8 @@ PLANTS = ("generalized", "classical")
 #: Suite columns (Markdown and CSV).
 COLUMNS = ("arm", "scenario", "plant", "excitation", "controller", "tracking_rms_rad",
            "tracking_max_rad", "tau_rms", "inf_margin_every_step", "inf_lambda_min_M_hat",
-           "time_to_tolerance_load_mass_s", "consistency_violations", "min_eig_J_hat",
-           "diverged_at_s")
+           "time_to_tolerance_load_mass_s", "consistency_violations", "first_violation_s",
+           "min_eig_J_hat", "diverged_at_s")
 #: Samples of the joint box for γ, δ of α₁, α₂ (searched once per arm and process).
 EXTREMES_SAMPLES = 256
 

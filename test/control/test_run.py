@@ -55,6 +55,8 @@ def test_the_recording_leaves_the_loop_untouched_and_takes_mu_at_every_step(ur5,
     # every step includes the record grid's steps: never above the grid's infimum
     assert np.all(run.step_margins[adapted] <= run.margins[:, adapted].min(axis=0) + 1e-15)
     assert run.step_violations == int(np.sum(np.any(mu <= 0.0, axis=1)))
+    bad = np.flatnonzero(np.any(mu <= 0.0, axis=1))
+    assert run.first_violation_t == (None if bad.size == 0 else samples[bad[0]].t)
     summary = run.summary()
     assert summary["inf_margin_every_step"] == pytest.approx(mu.min(), rel=1e-9)
     if law == "natural":
