@@ -194,8 +194,9 @@ def run_adaptive(
         extremes: γ, δ of the arm already searched (the suite searches once per arm);
             None searches with ``extremes_samples``.
 
-    A run whose plant diverges (non-finite state, M(q, Θ) indefinite) ends at that
-    step: ``info["diverged_at_s"]`` says when, the summary's ``diverged_at_s`` too.
+    A run whose plant diverges (non-finite state, M(q, Θ) indefinite), or whose
+    controller returns a non-finite Θ̂ or τ, ends at that step: ``info["diverged_at_s"]``
+    says when, the summary's ``diverged_at_s`` too.
     """
     q0 = reference(0.0)[0]
     plant = ArmSimulator(model, process, theta_base=theta_true, q0=q0, rate=rate,
@@ -224,6 +225,10 @@ def run_adaptive(
         t = plant.t
         q_d, qd_d, qdd_d = reference(t)
         out = controller.step(ControlState(t, plant.q, plant.qd, q_d, qd_d, qdd_d), dt)
+        if not (np.all(np.isfinite(out.theta_hat)) and np.all(np.isfinite(out.tau))):
+            # the estimate blew up before the arm did: the run ends here, as a divergence
+            diverged = (t, "the controller's estimate or torque is not finite")
+            break
         steps_run += 1
         # μ of every adapted body at every step (never decimated): one batched eigvalsh,
         # of Ĵ itself for laws that carry it (the Ĵ definiteness check), else of f(Θ̂)

@@ -115,3 +115,33 @@ def test_bad_suite_plants_and_excitations_are_refused_naming_them(capsys):
     assert "--excitation" in capsys.readouterr().err
     assert main(["adapt", "--suite", "--excitation", "steady", "--duration", "0.1"]) == 2
     assert "steady" in capsys.readouterr().err
+
+
+class _Exploding:
+    """Gravity compensation on the nominal Θ whose estimate turns to NaN after 10 steps."""
+
+    name = "exploding"
+
+    def __init__(self, model):
+        self.model, self.calls = model, 0
+        self.theta_hat = np.array(model.theta_nominal)
+
+    def reset(self, theta_hat):
+        self.theta_hat = np.array(theta_hat)
+
+    def step(self, state, dt):
+        from robot_tv_dynamics.control import ControlOutput
+
+        self.calls += 1
+        zero = np.zeros(self.model.nv)
+        tau = self.model.regressor(state.q, zero, zero, zero) @ self.model.theta_nominal.ravel()
+        hat = self.theta_hat if self.calls <= 10 else np.full_like(self.theta_hat, np.nan)
+        return ControlOutput(tau, hat.copy())
+
+
+def test_a_controller_whose_estimate_blows_up_ends_the_run_as_a_divergence(ur5):
+    run = run_adaptive(ur5, _Exploding(ur5), reference_for(ur5, "poor"), unknown_truth(ur5),
+                       duration=0.1, record_every=5, extremes_samples=16)
+    assert run.steps == 10 and run.summary()["diverged_at_s"] == pytest.approx(0.010)
+    assert "not finite" in run.info["diverged"]
+    assert np.all(np.isfinite(run.theta_hat))
