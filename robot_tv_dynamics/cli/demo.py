@@ -14,6 +14,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from robot_tv_dynamics.control.setups import CONTROLLERS
 from robot_tv_dynamics.demo import SCENARIOS
 from robot_tv_dynamics.exceptions import DemoError, RosExtraMissingError
 from robot_tv_dynamics.paths import source_root
@@ -22,6 +23,8 @@ from robot_tv_dynamics.paths import source_root
 DEFAULT_OUT = "demo_output"
 #: The files a run writes; a folder holding any of them holds an earlier run.
 OUTPUTS = ("run.mcap", "report.png", "summary.json")
+#: ``--controller``: sim_node's built-in adaptive controller (the default), or a law.
+DEMO_CONTROLLERS = ("adaptive", *CONTROLLERS)
 #: The demo's DDS side, imported by :func:`run` only (test/test_layering.py checks it).
 RUNNER = "robot_tv_dynamics.ros.demo"
 #: What the demo's DDS side imports besides the core (the ``[ros]`` extra).
@@ -57,6 +60,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="rate of the simulator's topics [Hz] (default: 50; the "
                              "simulation itself runs at 1 kHz)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--controller", default="adaptive", type=controller_name, metavar="NAME",
+        help="sim_node's controller parameter: adaptive (computed torque on the projected "
+             "payload estimate, with the classical, projected and geometric estimators; the "
+             f"default) or a law of robot-tv-dynamics adapt: {', '.join(CONTROLLERS)} (its "
+             "Θ̂ on estimates/controller/inertial_parameters_stamped, recorded in run.mcap)")
+
+
+def controller_name(text: str) -> str:
+    """``--controller`` checked against :data:`DEMO_CONTROLLERS`.
+
+    Raises:
+        argparse.ArgumentTypeError: another name (argparse prints it with the usage).
+    """
+    if text not in DEMO_CONTROLLERS:
+        raise argparse.ArgumentTypeError(
+            f"unknown controller {text!r}; choose one of {', '.join(DEMO_CONTROLLERS)}")
+    return text
 
 
 def run(args: argparse.Namespace) -> int:

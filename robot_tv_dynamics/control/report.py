@@ -73,9 +73,11 @@ def _number(value: Any) -> float:
 
 
 def suite_figure(rows: list[dict[str, Any]], path: Path) -> None:
-    """One figure: per arm, scenario × plant against controller, three quantities.
+    """One figure: per arm and excitation, scenario × plant against controller, three quantities.
 
-    Panels (one row per arm): tracking RMS [rad], inf μ(Θ̂) [kg·m²] and inf λ_min(M(q, Θ̂))
+    Panels (one row per arm and excitation): tracking RMS [rad], inf μ(Θ̂) over every
+    control step (``inf_margin_every_step``; rows without it: ``inf_margin``) [kg·m²] and
+    inf λ_min(M(q, Θ̂))
     [kg·m²]; each cell shows the number, red where μ or λ_min ≤ 0 (an inconsistent
     estimate, an indefinite M̂) or the run diverged, shaded by log₁₀ of the value
     otherwise. CSV rows (strings) work as well as the suite's dicts.
@@ -85,18 +87,20 @@ def suite_figure(rows: list[dict[str, Any]], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    arms = list(dict.fromkeys(r["arm"] for r in rows))
+    arms = list(dict.fromkeys((r["arm"], r.get("excitation", "persistent")) for r in rows))
     controllers = list(dict.fromkeys(r["controller"] for r in rows))
     metrics = (("tracking_rms_rad", "tracking RMS [rad]"),
-               ("inf_margin", r"inf μ($\hat\Theta$) over adapted bodies [kg·m²]"),
+               ("inf_margin_every_step", r"inf μ($\hat\Theta$) over adapted bodies [kg·m²]"),
                ("inf_lambda_min_M_hat", r"inf $\lambda_{min}$(M(q, $\hat\Theta$)) [kg·m²]"))
     cases = {arm: list(dict.fromkeys((r["scenario"], r["plant"]) for r in rows
-                                     if r["arm"] == arm)) for arm in arms}
+                                     if (r["arm"], r.get("excitation", "persistent")) == arm))
+             for arm in arms}
     height = sum(0.32 * len(c) + 1.2 for c in cases.values()) + 0.8
     fig, axes = plt.subplots(len(arms), len(metrics), squeeze=False,
                              figsize=(4.2 * len(metrics) + 2.0, height),
                              gridspec_kw={"height_ratios": [len(cases[a]) for a in arms]})
-    table = {(r["arm"], r["scenario"], r["plant"], r["controller"]): r for r in rows}
+    table = {(r["arm"], r.get("excitation", "persistent"), r["scenario"], r["plant"],
+              r["controller"]): r for r in rows}
     for i, arm in enumerate(arms):
         for j, (key, title) in enumerate(metrics):
             ax = axes[i, j]
@@ -104,9 +108,9 @@ def suite_figure(rows: list[dict[str, Any]], path: Path) -> None:
             diverged = np.zeros_like(values, dtype=bool)
             for a, (scenario, plant) in enumerate(cases[arm]):
                 for b, controller in enumerate(controllers):
-                    row = table.get((arm, scenario, plant, controller))
+                    row = table.get((*arm, scenario, plant, controller))
                     if row is not None:
-                        values[a, b] = _number(row.get(key))
+                        values[a, b] = _number(row.get(key, row.get("inf_margin")))
                         diverged[a, b] = math.isfinite(_number(row.get("diverged_at_s")))
             bad = (values <= 0.0) | diverged
             shade = np.where(bad | ~np.isfinite(values), np.nan,
@@ -126,7 +130,7 @@ def suite_figure(rows: list[dict[str, Any]], path: Path) -> None:
             ax.set_yticks(range(len(cases[arm])),
                           [f"{s} ({p[:3]})" for s, p in cases[arm]] if j == 0 else [],
                           fontsize=8)
-            ax.set_title(f"{arm}: {title}", fontsize=9)
+            ax.set_title(f"{arm[0]}, {arm[1]}: {title}", fontsize=9)
     fig.suptitle(r"adapt --suite (red: ≤ 0, i.e. $\hat\Theta$ inconsistent / "
                  r"M(q, $\hat\Theta$) not positive definite, or the arm diverged)", fontsize=10)
     fig.tight_layout()

@@ -6,8 +6,11 @@ controller is called once per plant step with τ held over it. Every ``record_ev
 steps the run records: the tracking error, τ, the estimate error ‖Θ̂ − Θ‖ and the load
 body's mass error, per-body margins μ(Θ̂) and sizes ν(Θ̂), λ_min/λ_max of M(q, Θ̂) with
 the bounds α₁(t), α₂(t) of Theorems 2–3 for the current Θ̂ (γ, δ of the arm sampled once),
-and the Lyapunov function V(t) (laws that define it). The power sᵀK_D s is integrated
-at every step, so V(T) − V(0) can be compared with −∫ sᵀK_D s dt.
+and the Lyapunov function V(t) (laws that define it). At *every* step, not on that grid:
+the power sᵀK_D s is integrated (so V(T) − V(0) can be compared with −∫ sᵀK_D s dt), and
+every adapted body's margin μ(Θ̂_i) is taken (one batched eigenvalue call; for laws with
+a pseudo-inertia Ĵ it is λ_min(Ĵ_i), the check that Ĵ stayed positive definite), so
+:attr:`AdaptiveRun.step_margins` is an infimum over the whole run, not over samples.
 """
 
 from __future__ import annotations
@@ -25,7 +28,12 @@ from robot_tv_dynamics.bounds.theorems import theorem_bounds
 from robot_tv_dynamics.control.interface import Controller, ControlState
 from robot_tv_dynamics.control.slotine_li import SlotineLiCore
 from robot_tv_dynamics.exceptions import SimulationDivergedError
-from robot_tv_dynamics.inertia import Array, consistency_margin, consistency_size
+from robot_tv_dynamics.inertia import (
+    Array,
+    consistency_margin,
+    consistency_size,
+    pseudo_inertia,
+)
 from robot_tv_dynamics.loading import LoadingProcess
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.simulation import ArmSimulator, SineReference
@@ -74,6 +82,12 @@ class AdaptiveRun:
         load_body: the load body's row (None without a process).
         min_j_eig: smallest eigenvalue of Ĵ over the adapted bodies, at every step
             (laws with a pseudo-inertia Ĵ; inf otherwise).
+        step_margins: inf over every control step of μ(Θ̂_i) per body (N,) (inf for the
+            bodies not adapted): λ_min(Ĵ_i) for laws with a pseudo-inertia Ĵ (Θ̂_i is
+            f⁻¹(Ĵ_i)), λ_min(f(Φ̂_i)) otherwise.
+        step_violations: control steps with some adapted body's μ ≤ 0.
+        first_violation_t: time of the first of them [s] (None: none).
+        steps: control steps run.
     """
 
     t: Array
@@ -100,6 +114,10 @@ class AdaptiveRun:
     adapted: Array
     load_body: int | None
     min_j_eig: float = math.inf
+    step_margins: Array | None = None
+    step_violations: int = 0
+    first_violation_t: float | None = None
+    steps: int = 0
     info: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
@@ -118,6 +136,14 @@ class AdaptiveRun:
             "tau_rms": float(np.sqrt(np.mean(self.tau**2))),
             "inf_margin": float(np.min(adapted_margins)),
             "inf_margin_per_body": [float(v) for v in np.min(self.margins, axis=0)],
+            "inf_margin_every_step": (None if self.step_margins is None
+                                      else float(np.min(self.step_margins[self.adapted]))),
+            "inf_margin_every_step_per_body": (
+                None if self.step_margins is None
+                else [float(v) if math.isfinite(v) else None for v in self.step_margins]),
+            "consistency_violation_steps": self.step_violations,
+            "first_violation_s": self.first_violation_t,
+            "steps": self.steps,
             "sup_size": float(np.max(self.sizes[:, self.adapted])),
             "inf_lambda_min_M_hat": float(np.min(self.lambda_min)),
             "sup_lambda_max_M_hat": float(np.max(self.lambda_max)),
@@ -168,8 +194,9 @@ def run_adaptive(
         extremes: γ, δ of the arm already searched (the suite searches once per arm);
             None searches with ``extremes_samples``.
 
-    A run whose plant diverges (non-finite state, M(q, Θ) indefinite) ends at that
-    step: ``info["diverged_at_s"]`` says when, the summary's ``diverged_at_s`` too.
+    A run whose plant diverges (non-finite state, M(q, Θ) indefinite), or whose
+    controller returns a non-finite Θ̂ or τ, ends at that step: ``info["diverged_at_s"]``
+    says when, the summary's ``diverged_at_s`` too.
     """
     q0 = reference(0.0)[0]
     plant = ArmSimulator(model, process, theta_base=theta_true, q0=q0, rate=rate,
@@ -188,15 +215,34 @@ def run_adaptive(
         "te", "me", "mu", "nu", "lmin", "lmax", "a1", "a2", "v", "d")}
     dissipated, min_j = 0.0, math.inf
     adapted = np.asarray(getattr(controller, "adapted", np.ones(model.n_bodies, dtype=bool)))
+    adapted_rows = np.flatnonzero(adapted)
+    step_margins = np.full(model.n_bodies, math.inf)
+    step_violations, steps_run = 0, 0
+    first_violation: float | None = None
     body = plant.load_body
     diverged: tuple[float, str] | None = None
     for k in range(steps + 1):
         t = plant.t
         q_d, qd_d, qdd_d = reference(t)
         out = controller.step(ControlState(t, plant.q, plant.qd, q_d, qd_d, qdd_d), dt)
-        j_hat = getattr(controller, "j_hat", None)
-        if j_hat is not None and np.any(adapted):
-            min_j = min(min_j, float(np.min(np.linalg.eigvalsh(j_hat[adapted]))))
+        if not (np.all(np.isfinite(out.theta_hat)) and np.all(np.isfinite(out.tau))):
+            # the estimate blew up before the arm did: the run ends here, as a divergence
+            diverged = (t, "the controller's estimate or torque is not finite")
+            break
+        steps_run += 1
+        # μ of every adapted body at every step (never decimated): one batched eigvalsh,
+        # of Ĵ itself for laws that carry it (the Ĵ definiteness check), else of f(Θ̂)
+        if adapted_rows.size:
+            j_hat = getattr(controller, "j_hat", None)
+            if j_hat is not None:
+                mu_step = np.linalg.eigvalsh(j_hat[adapted_rows])[:, 0]
+                min_j = min(min_j, float(np.min(mu_step)))
+            else:
+                mu_step = np.linalg.eigvalsh(pseudo_inertia(out.theta_hat[adapted_rows]))[:, 0]
+            step_margins[adapted_rows] = np.minimum(step_margins[adapted_rows], mu_step)
+            if np.any(mu_step <= 0.0):
+                step_violations += 1
+                first_violation = t if first_violation is None else first_violation
         if kd is not None:
             s = core.last_s  # type: ignore[union-attr]
             power = float(s @ (kd * s))
@@ -253,6 +299,8 @@ def run_adaptive(
         lambda_max=np.array(rows["lmax"]), alpha1=np.array(rows["a1"]),
         alpha2=np.array(rows["a2"]), lyapunov=np.array(rows["v"]),
         dissipated=np.array(rows["d"]), adapted=adapted, load_body=body, min_j_eig=min_j,
+        step_margins=step_margins, step_violations=step_violations,
+        first_violation_t=first_violation, steps=steps_run,
         info={"load_mass": load_mass, "gamma": gamma_low, "delta": delta_up,
               "diverged_at_s": None if diverged is None else diverged[0],
               "diverged": None if diverged is None else diverged[1]})

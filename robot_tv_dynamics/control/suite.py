@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -28,6 +28,7 @@ from robot_tv_dynamics.bounds.search import jacobian_extremes
 from robot_tv_dynamics.control.run import AdaptiveRun, run_adaptive
 from robot_tv_dynamics.control.setups import (
     CONSTANT,
+    EXCITATIONS,
     WRONG_ESTIMATE,
     initial_estimate,
     make_controller,
@@ -44,10 +45,13 @@ UNLOADED = (CONSTANT, WRONG_ESTIMATE)
 SUITE_SCENARIOS = (CONSTANT, "fill", "drain", "grasp", "timeline", WRONG_ESTIMATE, "release")
 #: Controllers with a pseudo-inertia Ĵ (the natural log-det law and its projection).
 NATURAL_LAWS = ("natural", "projected")
+#: The plants, as ``--plants`` names them.
+PLANTS = ("generalized", "classical")
 #: Suite columns (Markdown and CSV).
-COLUMNS = ("arm", "scenario", "plant", "controller", "tracking_rms_rad", "tracking_max_rad",
-           "tau_rms", "inf_margin", "inf_lambda_min_M_hat", "time_to_tolerance_load_mass_s",
-           "consistency_violations", "min_eig_J_hat", "diverged_at_s")
+COLUMNS = ("arm", "scenario", "plant", "excitation", "controller", "tracking_rms_rad",
+           "tracking_max_rad", "tau_rms", "inf_margin_every_step", "inf_lambda_min_M_hat",
+           "time_to_tolerance_load_mass_s", "consistency_violations", "first_violation_s",
+           "min_eig_J_hat", "diverged_at_s")
 #: Samples of the joint box for γ, δ of α₁, α₂ (searched once per arm and process).
 EXTREMES_SAMPLES = 256
 
@@ -61,12 +65,14 @@ class SuiteCase:
         scenario: a scenario (module docstring).
         plant: ``"generalized"`` or ``"classical"``.
         controller: one of :data:`~robot_tv_dynamics.control.setups.CONTROLLERS`.
+        excitation: one of :data:`~robot_tv_dynamics.control.setups.EXCITATIONS`.
     """
 
     arm: str
     scenario: str
     plant: str
     controller: str
+    excitation: str = "persistent"
 
 
 def arm_urdf(arm: str) -> str:
@@ -132,47 +138,86 @@ def run_scenario(urdf: str, controller: str, scenario: str, plant: str, excitati
     return summary, result
 
 
-def suite_cases(arms: Sequence[str], scenarios: Sequence[str],
-                controllers: Sequence[str]) -> list[SuiteCase]:
-    """Every arm × scenario × plant × controller (unloaded scenarios: one plant)."""
-    return [SuiteCase(arm, scenario, plant, controller)
-            for arm in arms for scenario in scenarios
-            for plant in (("generalized",) if scenario in UNLOADED
-                          else ("generalized", "classical"))
+def suite_cases(arms: Sequence[str], scenarios: Sequence[str], controllers: Sequence[str],
+                excitations: Sequence[str] = ("persistent",),
+                plants: Sequence[str] = PLANTS) -> list[SuiteCase]:
+    """Every excitation × arm × scenario × plant × controller, in that order.
+
+    Unloaded scenarios run on the generalized plant only (both plants are the same
+    there); with ``plants`` = (``"classical"``,) they are left out.
+
+    Raises:
+        InvalidInputError: an unknown plant or excitation, or an empty list.
+    """
+    for name, values, allowed in (("plants", plants, PLANTS),
+                                  ("excitation", excitations, EXCITATIONS)):
+        bad = [v for v in values if v not in allowed]
+        if bad or not values:
+            raise InvalidInputError(name, f"comma-separated values of {allowed}, got "
+                                    f"{','.join(values) or 'nothing'}")
+    return [SuiteCase(arm, scenario, plant, controller, excitation)
+            for excitation in excitations for arm in arms for scenario in scenarios
+            for plant in (tuple(p for p in plants if p == "generalized")
+                          if scenario in UNLOADED else tuple(plants))
             for controller in controllers]
 
 
-def run_case(case: SuiteCase, excitation: str, duration: float, work: str) -> dict[str, Any]:
-    """The suite row of one case (the Jacobian extremes searched once per arm and process)."""
+def run_case(case: SuiteCase, duration: float, work: str) -> dict[str, Any]:
+    """The suite row of one case (the Jacobian extremes searched once per arm and process).
+
+    Adds ``cpu_s``: the process CPU time the case took [s].
+    """
+    started = time.process_time()
     urdf = arm_urdf(case.arm)
     Path(work).mkdir(parents=True, exist_ok=True)
-    summary, _ = run_scenario(urdf, case.controller, case.scenario, case.plant, excitation,
-                              duration, Path(work), extremes=_extremes(urdf))
-    return {"arm": case.arm, **summary}
+    summary, _ = run_scenario(urdf, case.controller, case.scenario, case.plant,
+                              case.excitation, duration, Path(work), extremes=_extremes(urdf))
+    return {"arm": case.arm, **summary, "cpu_s": time.process_time() - started}
 
 
-def run_suite(cases: Sequence[SuiteCase], excitation: str, duration: float, work: Path,
-              workers: int = 1, progress: Any = None) -> list[dict[str, Any]]:
-    """The rows of ``cases`` in their order, on ``workers`` processes (1: this one).
+Progress = Callable[[SuiteCase, dict[str, Any]], None]
 
-    ``progress(case)`` is called as each case finishes.
+
+def run_suite(cases: Sequence[SuiteCase], duration: float, work: Path, workers: int = 1,
+              progress: Progress | None = None,
+              scheduler: str | None = None) -> list[dict[str, Any]]:
+    """The rows of ``cases`` in their order: here (``workers`` 1), else on Dask.
+
+    With ``workers`` > 1 (or a ``scheduler`` address) the cases are tasks on a
+    ``dask.distributed`` cluster (a LocalCluster of ``workers`` single-threaded
+    processes by default), started in the order of ``cases``.
+
+    Args:
+        cases: the runs (:func:`suite_cases`).
+        duration: simulated time of each run [s].
+        work: a scratch directory (the scenarios' loading-process files).
+        workers: local worker processes.
+        progress: ``progress(case, row)`` as each case finishes (in finishing order).
+        scheduler: address of a running Dask scheduler instead of a local cluster.
     """
-    if workers <= 1:
+    if workers <= 1 and scheduler is None:
         rows = []
         for case in cases:
-            rows.append(run_case(case, excitation, duration, str(work)))
+            rows.append(run_case(case, duration, str(work)))
             if progress is not None:
-                progress(case)
+                progress(case, rows[-1])
         return rows
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(run_case, case, excitation, duration,
-                               str(work / f"case{k}")) for k, case in enumerate(cases)]
-        out = []
-        for case, future in zip(cases, futures, strict=True):
-            out.append(future.result())
+    from distributed import as_completed
+
+    from robot_tv_dynamics.bounds.parallel import dask_client
+
+    with dask_client(workers, scheduler) as client:
+        futures = [client.submit(run_case, case, duration, str(work / f"case{k}"),
+                                 pure=False, priority=len(cases) - k)
+                   for k, case in enumerate(cases)]
+        index = {future.key: k for k, future in enumerate(futures)}
+        out: list[dict[str, Any] | None] = [None] * len(cases)
+        for future in as_completed(futures):
+            k = index[future.key]
+            out[k] = future.result()
             if progress is not None:
-                progress(case)
-        return out
+                progress(cases[k], out[k])  # type: ignore[arg-type]
+        return [row for row in out if row is not None]
 
 
 def natural_definiteness(rows: Sequence[dict[str, Any]]) -> tuple[bool, str]:

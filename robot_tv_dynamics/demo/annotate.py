@@ -30,7 +30,7 @@ import numpy as np
 
 from robot_tv_dynamics.bags import open_bag
 from robot_tv_dynamics.demo.recording import Recording
-from robot_tv_dynamics.demo.scenario import ESTIMATORS, TRUTH
+from robot_tv_dynamics.demo.scenario import ESTIMATORS, LAW_ESTIMATE, TRUTH
 from robot_tv_dynamics.exceptions import DemoError
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.visualization import base_frame_name
@@ -45,7 +45,8 @@ TF_TYPE = "tf2_msgs/msg/TFMessage"
 
 def analysis_topics() -> dict[str, str]:
     """Topic → message type of everything :func:`annotate_bag` adds."""
-    return {**{f"/analysis/{source}": MSGTYPE for source in (TRUTH, *ESTIMATORS, "terms")},
+    return {**{f"/analysis/{source}": MSGTYPE
+               for source in (TRUTH, *ESTIMATORS, LAW_ESTIMATE, "terms")},
             "/tf": TF_TYPE}
 
 
@@ -104,7 +105,7 @@ def _series(rec: Recording, result: dict[str, Any], alpha1_truth: float | None
             ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per added topic: (receive times [ns], values (K, width))."""
     body = int(result["body"])
-    eps = float(result["estimators"][ESTIMATORS[0]]["epsilon"][body])
+    eps = float(next(iter(result["estimators"].values()))["epsilon"][body])
     out = {}
     nan = math.nan
 
@@ -116,8 +117,7 @@ def _series(rec: Recording, result: dict[str, Any], alpha1_truth: float | None
     if len(times) == len(result["t_theta"]):
         out[f"/analysis/{TRUTH}"] = (times, rows(
             result["mu_true"][:, body], result["lam_true"], alpha1_truth))
-    for name in ESTIMATORS:
-        est = result["estimators"][name]
+    for name, est in result["estimators"].items():
         times = rec.log_times.get(f"/estimates/{name}/inertial_parameters_stamped",
                                   np.zeros(0, dtype=np.int64))
         if len(times) == len(est["t"]):

@@ -15,6 +15,7 @@ import numpy as np
 from robot_tv_dynamics.bags import open_bag
 from robot_tv_dynamics.demo.scenario import (
     ESTIMATORS,
+    LAW_ESTIMATE,
     OBSERVER_TOPICS,
     TRUTH,
     status_source,
@@ -132,8 +133,7 @@ def read_recording(path: Path) -> Recording:
         q_ref=(np.array([m.position for _, m in ref]).reshape(len(ref), -1) if ref
                else np.zeros((0, len(joint[0][1].position)))),
         theta=arrays("/inertial_parameters"),
-        estimates={name: arrays(f"/estimates/{name}/inertial_parameters")
-                   for name in ESTIMATORS},
+        estimates=_estimates(arrays),
         terms=arrays("/generalized_terms"),
         bounds=(*arrays("/mass_matrix_bounds"), labels),
         diagnostics=diagnostics,
@@ -146,3 +146,16 @@ def read_recording(path: Path) -> Recording:
                           np.array([m.effort for _, m in rows[topic]]))
                    for kind, topic in OBSERVER_TOPICS.items() if rows.get(topic)},
     )
+
+
+def _estimates(arrays: Any) -> dict[str, tuple[Array, Array]]:
+    """The recorded estimates: the three estimators, or a control law's when only it ran.
+
+    ``demo --controller natural`` (any law) has sim_node publish the law's Θ̂ on
+    ``estimates/controller/...`` and no estimator's; the analysis then covers that one.
+    """
+    law = arrays(f"/estimates/{LAW_ESTIMATE}/inertial_parameters")
+    estimators = {name: arrays(f"/estimates/{name}/inertial_parameters") for name in ESTIMATORS}
+    if len(law[0]) and not any(len(t) for t, _ in estimators.values()):
+        return {LAW_ESTIMATE: law}
+    return estimators

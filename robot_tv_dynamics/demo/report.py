@@ -18,7 +18,6 @@ import numpy as np
 
 from robot_tv_dynamics.demo.numbers import NONE, mathtext, people
 from robot_tv_dynamics.demo.recording import Recording, loading_span
-from robot_tv_dynamics.demo.scenario import ESTIMATORS
 from robot_tv_dynamics.model import RobotModel
 
 #: Legend labels of the terms of eq. (39) (rows of ``generalized_terms``), in mathtext.
@@ -35,7 +34,7 @@ OBSERVER_COLORS = {"generalized": "tab:blue", "classical": "tab:red"}
 OBSERVER_MODELS = {"generalized": r"$\Theta(t), \Psi(t)$",
                    "classical": r"$\Theta(0)$ held"}
 COLORS = {"classical": "tab:red", "projected": "tab:blue", "geometric": "tab:green",
-          "truth": "black"}
+          "controller": "tab:purple", "truth": "black"}
 ESTIMATE = r"$\hat{\Theta}(t)$"
 TRUE = r"$\Theta(t)$"
 TITLE = {"fontsize": 10, "pad": 9}
@@ -121,16 +120,15 @@ def report_figure(rec: Recording, result: dict[str, Any], model: RobotModel,
     mu_true = result["mu_true"][:, body]
     ax.plot(result["t_theta"], mu_true, color=COLORS["truth"], label=f"true {TRUE}")
     values = [mu_true]
-    for name in ESTIMATORS:
-        est = result["estimators"][name]
+    for name, est in result["estimators"].items():
         ax.plot(est["t"], est["mu"][:, body], color=COLORS[name], label=f"{name} {ESTIMATE}")
         values.append(est["mu"][:, body])
-    eps = float(result["estimators"][ESTIMATORS[0]]["epsilon"][body])
+    eps = float(next(iter(result["estimators"].values()))["epsilon"][body])
     ax.axhline(eps, color="tab:orange", ls="--",
                label=rf"$\varepsilon$ = {mathtext(eps)} kg·m² (monitor)")
     ax.axhline(0.0, color="gray", lw=0.8)
-    for name in ESTIMATORS:
-        alarms = result["estimators"][name]["alarms"]
+    for name, est in result["estimators"].items():
+        alarms = est["alarms"]
         for k, alarm in enumerate(alarms):
             ax.axvline(alarm["t"], color=COLORS[name], ls=":", lw=1.2, label=(
                 f"ALARM ({name}, {alarm['body']}): first at {people(alarm['t'])} s"
@@ -167,8 +165,7 @@ def report_figure(rec: Recording, result: dict[str, Any], model: RobotModel,
     values = [np.asarray(result["lam_true"])]
     method = summary_data.get("gamma_method", "sampled")
     gamma = summary_data.get("gamma_inf_lambda_min_JtJ")
-    for name in ESTIMATORS:
-        est = result["estimators"][name]
+    for name, est in result["estimators"].items():
         ax.plot(est["t"], est["lam"], color=COLORS[name], label=f"{name} {ESTIMATE}")
         values.append(np.asarray(est["lam"]))
         if est["alpha1"] is not None and est["alpha1"] > 0:
@@ -275,8 +272,7 @@ def console_summary(data: dict[str, Any]) -> list[str]:
         data: the summary (summary.json).
     """
     lines = []
-    for name in ESTIMATORS:
-        est = data["estimators"][name]
+    for name, est in data["estimators"].items():
         alarms = est["alarms"]
         early = est.get("alarms_before_loading") or []
         first = (f" (first at {people(alarms[0]['t'])} s, {alarms[0]['body']}"

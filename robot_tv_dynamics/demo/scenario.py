@@ -30,6 +30,10 @@ ESTIMATORS = ("classical", "projected", "geometric")
 #: The demo's nodes speak only the stamped Θ/Ψ/consistency topics (the deprecated
 #: unstamped arrays would double the messages every node decodes and the bag holds).
 STAMPED_ONLY = {"legacy_theta_topics": False}
+
+#: The estimate of a control law on sim_node (``demo --controller natural`` etc.):
+#: ``estimates/controller/...``, analysed in place of :data:`ESTIMATORS`.
+LAW_ESTIMATE = "controller"
 #: Topics recorded into run.mcap (relative names resolve to the root namespace).
 RECORDED = {
     "/joint_states": "sensor_msgs/msg/JointState",
@@ -41,6 +45,8 @@ RECORDED = {
     "/estimates/classical/inertial_parameters_stamped": "sensor_msgs/msg/JointState",
     "/estimates/projected/inertial_parameters_stamped": "sensor_msgs/msg/JointState",
     "/estimates/geometric/inertial_parameters_stamped": "sensor_msgs/msg/JointState",
+    # a control law's Θ̂ (demo --controller slotine-li|natural|projected|computed-torque)
+    "/estimates/controller/inertial_parameters_stamped": "sensor_msgs/msg/JointState",
     "/generalized_torques": "sensor_msgs/msg/JointState",
     "/external_torques": "sensor_msgs/msg/JointState",
     "/external_torques_classical": "sensor_msgs/msg/JointState",

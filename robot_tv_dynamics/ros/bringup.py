@@ -62,6 +62,9 @@ ESTIMATOR_OUTPUTS = ("inertial_parameters_stamped", "inertial_parameters",
                      "inertial_parameter_rates", "payload_estimate")
 #: Several monitor_node instances in one process (one interpreter, one DDS participant).
 MONITOR_GROUP = "monitor_group"
+#: sim_node's ``controller`` values (its CONTROLLER_CHOICES, written out so that this
+#: module stays free of the core's imports; a test keeps the two equal).
+SIM_CONTROLLERS = ("adaptive", "none", "slotine-li", "natural", "projected", "computed-torque")
 
 
 def _scenario_names() -> list[str]:
@@ -407,14 +410,21 @@ def node_commands(
     ros_args: Sequence[str] = (),
     scenario: str = "",
     link: str = "",
+    controller: str = "",
 ) -> dict[str, list[str]]:
     """Node name → command line, as the launch file starts them (see :func:`bring_up`).
 
     With ``estimate`` and ``use_sim`` the estimator's outputs are remapped under
     ``estimated/`` (the simulator publishes the true Θ on ``inertial_parameters_stamped``);
-    ``scenario`` and ``link`` set sim_node's ``loading`` and ``load_link`` when given.
+    ``scenario``, ``link`` and ``controller`` set sim_node's ``loading``, ``load_link`` and
+    ``controller`` when given.
+
+    Raises:
+        BringUpError: ``controller`` is not one of sim_node's, or given without ``use_sim``.
     """
-    sim = {k: v for k, v in (("loading", scenario), ("load_link", link)) if v}
+    check_controller(controller, use_sim)
+    sim = {k: v for k, v in (("loading", scenario), ("load_link", link),
+                             ("controller", controller)) if v}
     names = NODES + ((SIM_NODE,) if use_sim else ()) + ((ESTIMATOR_NODE,) if estimate else ())
     commands = {}
     for name in names:
@@ -424,6 +434,21 @@ def node_commands(
                                       python=python, ros_args=ros_args, remaps=remaps,
                                       parameters=sim if name == SIM_NODE else None)
     return commands
+
+
+def check_controller(controller: str, use_sim: bool) -> None:
+    """Refuse a sim_node ``controller`` that is not one of :data:`SIM_CONTROLLERS`.
+
+    Raises:
+        BringUpError: an unknown name, or a controller without ``use_sim``.
+    """
+    if not controller:
+        return
+    if controller not in SIM_CONTROLLERS:
+        raise BringUpError(f"unknown controller {controller!r}; sim_node takes "
+                           f"{', '.join(SIM_CONTROLLERS)}")
+    if not use_sim:
+        raise BringUpError(f"controller {controller!r} is sim_node's: give --use-sim too")
 
 
 def bring_up(
@@ -438,6 +463,7 @@ def bring_up(
     scenario: str = "",
     link: str = "",
     estimate: bool = False,
+    controller: str = "",
     **popen: object,
 ) -> BringUp:
     """Start dynamics_node, monitor_node and markers_node (and sim_node if ``use_sim``).
@@ -456,13 +482,16 @@ def bring_up(
             ``robot-tv-dynamics demo --scenario``.
         link: sim_node's ``load_link`` ("": the file's link, else the tool flange), as
             ``demo --link``.
+        controller: sim_node's ``controller`` ("": the config file's), one of
+            :data:`SIM_CONTROLLERS`, as ``demo --controller``.
         **popen: more :class:`subprocess.Popen` arguments (e.g. ``stdout``).
 
     Returns:
         The running :class:`BringUp`.
 
     Raises:
-        BringUpError: the config file or a node module is missing.
+        BringUpError: the config file or a node module is missing, or ``controller`` is
+            not one of sim_node's.
     """
     config = default_config() if config is None else Path(config)
     if not config.is_file():
@@ -471,7 +500,7 @@ def bring_up(
         raise BringUpError(f"URDF file {urdf} does not exist")
     commands = node_commands(urdf, use_sim=use_sim, estimate=estimate, config=config,
                              namespace=namespace, python=python, ros_args=ros_args,
-                             scenario=scenario, link=link)
+                             scenario=scenario, link=link, controller=controller)
     for name in commands:
         if importlib.util.find_spec(f"{PACKAGE}.ros.{name}") is None:
             raise BringUpError(f"node module {PACKAGE}.ros.{name} is not available")
@@ -511,6 +540,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--link", default="",
                         help="with --use-sim: URDF link the load is on (default: the "
                              "scenario's link when the URDF has it, else the tool flange)")
+    parser.add_argument("--controller", default="",
+                        help="with --use-sim: sim_node's controller, "
+                             f"{', '.join(SIM_CONTROLLERS)} (default: the config file's)")
     args = parser.parse_args(argv)
     requested: list[str] = []
 
@@ -530,7 +562,7 @@ def _run(args: argparse.Namespace, requested: list[str]) -> int:
     try:
         running = bring_up(args.urdf, use_sim=args.use_sim, config=args.config,
                            namespace=args.namespace, scenario=args.scenario, link=args.link,
-                           estimate=args.estimate)
+                           estimate=args.estimate, controller=args.controller)
     except BringUpError as error:
         print(f"bringup: {error}", file=sys.stderr)
         return 1

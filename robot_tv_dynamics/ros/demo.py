@@ -126,11 +126,16 @@ def bring_up(urdf: Path, scenario: Path, args: argparse.Namespace, logs: Path) -
             "loading": str(scenario), "duration": float(args.duration),
             "publish_rate": float(args.publish_rate),
             "seed": int(args.seed), "wait_for_subscribers": JOINT_STATES_SUBSCRIBERS,
-            "wait_timeout": 60.0, **STAMPED_ONLY}))
+            "wait_timeout": 60.0, "controller": sim_controller(args), **STAMPED_ONLY}))
     except BaseException:
         running.stop(STOP_TIMEOUT)
         raise
     return running
+
+
+def sim_controller(args: argparse.Namespace) -> str:
+    """sim_node's ``controller`` parameter for the demo's ``--controller`` (default adaptive)."""
+    return str(getattr(args, "controller", None) or "adaptive")
 
 
 def _failed(running: BringUp) -> list[str]:
