@@ -143,7 +143,8 @@ PARAMETERS = parameters.URDF_PARAMETERS + (
         "joint_states_delay", 0.002,
         "pause between publishing a tick's Θ, Θ̇, Ψ, Ψ̇, q̈ and its joint_states, so that a "
         "subscriber of the legacy unstamped topics has the tick's loads when the joint "
-        "state arrives (the stamped topics are paired by stamp and need no pause)", "s", 0.0, 0.1),
+        "state arrives; only while legacy_theta_topics is true (the stamped topics are "
+        "paired by stamp and need no pause)", "s", 0.0, 0.1),
     ParameterSpec(
         "legacy_theta_topics", True,
         "also publish the unstamped Float64MultiArray inertial_parameters, "
@@ -539,7 +540,7 @@ class SimNode(Node):
         trajectory.points = [JointTrajectoryPoint(
             accelerations=to_float_array(qdd), time_from_start=Duration(sec=0, nanosec=0))]
         pubs["joint_accelerations"].publish(trajectory)
-        if self.config.joint_states_delay > 0:
+        if legacy and self.config.joint_states_delay > 0:  # stamped: paired, no pause
             time.sleep(self.config.joint_states_delay)
         self._joint_out.publish(stamp, "", q, qd, tau)
         if isinstance(sample, ControlSample):
