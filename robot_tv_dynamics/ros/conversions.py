@@ -206,17 +206,6 @@ class JointStateReader:
         return effort
 
 
-def fill_joint_state(
-    msg: JointState, stamp: Time, q: np.ndarray, qd: np.ndarray, tau: np.ndarray
-) -> JointState:
-    """Fill a preallocated JointState (names set once) with position, velocity, effort."""
-    msg.header.stamp = stamp
-    msg.position = to_float_array(q)
-    msg.velocity = to_float_array(qd)
-    msg.effort = to_float_array(tau)
-    return msg
-
-
 # ---------------------------------------------------------------------------- body arrays
 class BodyArrayReader:
     """Reads an (N, width) body array (Θ, Θ̇, Ψ, Ψ̇) from std_msgs/Float64MultiArray."""

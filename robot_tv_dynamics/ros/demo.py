@@ -3,10 +3,11 @@
 :func:`run` starts the nodes through :mod:`robot_tv_dynamics.ros.bringup` (one log file
 per process in ``DIR/logs``): ``dynamics_node``, ``markers_node`` and the four monitors
 (the true Θ and each estimate) in one ``monitor_group`` process (``logs/monitors.log``),
-and, once they log "ready", ``sim_node``. It records every topic of
-:data:`~robot_tv_dynamics.demo.RECORDED` into ``DIR/run.mcap`` with an rclpy
-subscription per topic (the raw CDR bytes as received, written by rosbags; only the
-stamp of joint_states is read, for the progress) while drawing a progress bar, then
+and, once they log "ready" and the recorder has matched each of their recorded topics,
+``sim_node``. It records every topic of :data:`~robot_tv_dynamics.demo.RECORDED` into
+``DIR/run.mcap`` with an rclpy subscription per topic, made before any node starts (the
+raw CDR bytes as received, written by rosbags; only the stamp of joint_states is read,
+for the progress) while drawing a progress bar, then
 hands the bag to the core (:func:`robot_tv_dynamics.demo.write_results`) for
 ``summary.json`` and ``report.png``. What the demo shows: :mod:`robot_tv_dynamics.demo`
 and docs/demo.md.
@@ -25,6 +26,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -72,6 +74,16 @@ READY_TIMEOUT = 120.0
 LATCHED = ("/simulation_info", "/robot_description")
 #: The recorder's executor (``executor`` as the nodes' parameter takes it).
 RECORDER_EXECUTOR = SimpleNamespace(executor="events")
+#: Recorded topics of the nodes that start before the simulator (dynamics_node, the
+#: monitors, markers_node): the simulator starts once the recorder has a publisher of each,
+#: so that none of them misses the run's first samples to DDS discovery.
+FROM_READY_NODES = (
+    "/generalized_torques", "/generalized_terms", "/mass_matrix_bounds",
+    "/external_torques", "/external_torques_classical",
+    "/consistency_stamped", *(f"/estimates/{name}/consistency_stamped" for name in ESTIMATORS),
+    "/inertia_markers", "/diagnostics")
+#: Longest wait for those publishers [s]; then the demo goes on and names the missing ones.
+MATCH_TIMEOUT = 15.0
 #: The process (and log file) of the four monitors (a monitor_group).
 MONITORS = "monitors"
 #: What the monitor_group logs once every monitor is ready.
@@ -90,8 +102,12 @@ def monitor_members() -> list[MonitorMember]:
 
 
 # ------------------------------------------------------------------------ bring-up
-def bring_up(urdf: Path, scenario: Path, args: argparse.Namespace, logs: Path) -> BringUp:
+def bring_up(urdf: Path, scenario: Path, args: argparse.Namespace, logs: Path,
+             before_sim: Callable[[], None] | None = None) -> BringUp:
     """Start the nodes of the demo; ``sim_node`` last, once the others are ready.
+
+    ``before_sim`` runs once they are, just before ``sim_node`` starts (the recorder's
+    wait for their publishers).
 
     Raises:
         BringUpError: a node exited or did not log "ready" in time (all are stopped).
@@ -120,6 +136,8 @@ def bring_up(urdf: Path, scenario: Path, args: argparse.Namespace, logs: Path) -
         running.wait_for_output(("dynamics_node", "markers_node"), "ready",
                                 timeout=READY_TIMEOUT)
         running.wait_for_output((MONITORS,), MONITORS_READY, timeout=READY_TIMEOUT)
+        if before_sim is not None:
+            before_sim()
         # subscribers of joint_states the simulator waits for: the recorder, the dynamics
         # node and the markers node (with fewer, DDS discovery may let it start without one)
         start("sim_node", node_command("sim_node", urdf=urdf_path, parameters={
@@ -188,9 +206,68 @@ class Recorder:
                 self.epoch = float(json.loads(info.data)["epoch"])
         return record
 
+    def unmatched(self, topics: tuple[str, ...]) -> list[str]:
+        """The ``topics`` (recorded ones) of which this recorder has no publisher yet."""
+        counts = {sub.topic_name: sub.get_publisher_count() for sub in self._subs}
+        return [topic for topic in topics if counts.get(topic, 0) == 0]
+
     def close(self) -> None:
         """Close the bag."""
         self.writer.close()
+
+
+class RecorderSession:
+    """The recorder's rclpy context, node, :class:`Recorder` and executor.
+
+    Made before the nodes start, so that its subscriptions are discovered while they come
+    up; :meth:`close` closes the bag.
+    """
+
+    def __init__(self, bag_dir: Path) -> None:
+        """Initialise rclpy and open the bag in ``bag_dir``."""
+        rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+        try:
+            self.node = rclpy.create_node("demo_recorder")
+            self.recorder = Recorder(self.node, bag_dir)
+            # one executor for the whole recording (rclpy.spin_once adds and removes the
+            # node, rebuilding the wait set of its ~30 subscriptions, on every call); the
+            # EventsExecutor where rclpy has it, each call running every callback due
+            # within 20 ms
+            self.executor = make_executor(RECORDER_EXECUTOR)
+            self.executor.add_node(self.node)
+        except BaseException:
+            rclpy.try_shutdown()
+            raise
+
+    def spin(self, seconds: float = 0.02) -> None:
+        """Run every callback due within ``seconds``."""
+        self.executor.spin_until_future_complete(Future(), timeout_sec=seconds)
+
+    def wait_for_publishers(self, topics: tuple[str, ...] = FROM_READY_NODES,
+                            timeout: float = MATCH_TIMEOUT) -> list[str]:
+        """Spin until the recorder has a publisher of each of ``topics``.
+
+        Returns those it still lacks after ``timeout`` seconds (and names them on stderr).
+        """
+        deadline = time.monotonic() + timeout
+        missing = self.recorder.unmatched(topics)
+        while missing and time.monotonic() < deadline:
+            self.spin(0.05)
+            missing = self.recorder.unmatched(topics)
+        if missing:
+            print(f"[demo] warning: after {timeout:g} s the recorder has no publisher of "
+                  f"{', '.join(missing)}; the run starts anyway and the bag may lack their "
+                  "first samples or all of them", file=sys.stderr)
+        return missing
+
+    def close(self) -> None:
+        """Close the bag, the node and the context."""
+        try:
+            self.recorder.close()
+        finally:
+            self.executor.shutdown(timeout_sec=0.0)
+            self.node.destroy_node()
+            rclpy.try_shutdown()
 
 
 def _progress(fraction: float, sim_time: float, duration: float, rtf: float) -> None:
@@ -201,9 +278,11 @@ def _progress(fraction: float, sim_time: float, duration: float, rtf: float) -> 
     sys.stderr.flush()
 
 
-def record(running: BringUp, bag_dir: Path, args: argparse.Namespace,
+def record(running: BringUp, session: RecorderSession, args: argparse.Namespace,
            stop: StopRequest | None = None) -> tuple[dict[str, int], float]:
     """Spin the recorder until the simulator exits; returns (counts, wall seconds).
+
+    The caller closes ``session`` (the bag) afterwards.
 
     A signal recorded in ``stop`` (SIGINT, SIGTERM) ends the recording between two
     ``spin_once`` calls; the caller then stops the nodes.
@@ -213,56 +292,43 @@ def record(running: BringUp, bag_dir: Path, args: argparse.Namespace,
     """
     stop = stop if stop is not None else StopRequest()
     stop.starting = False
-    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
-    node = rclpy.create_node("demo_recorder")
-    recorder = Recorder(node, bag_dir)
-    # one executor for the whole recording (rclpy.spin_once adds and removes the node,
-    # rebuilding the wait set of its ~30 subscriptions, on every call); the EventsExecutor
-    # where rclpy has it, each call running every callback due within 20 ms
-    executor = make_executor(RECORDER_EXECUTOR)
-    executor.add_node(node)
+    recorder = session.recorder
     sim = running.processes["sim_node"]
     start = None
     last_draw = 0.0
     tty = sys.stderr.isatty() and not args.no_progress
     next_line = 0.0
-    try:
-        deadline = time.monotonic() + 120.0 + 10.0 * args.duration
-        while sim.poll() is None and not stop.requested:
-            executor.spin_until_future_complete(Future(), timeout_sec=0.02)
-            now = time.monotonic()
-            if recorder.epoch is not None and start is None:
-                start = now
-            if now > deadline:
-                raise DemoError("the simulator did not finish in time (see logs/sim_node.log)")
-            failed = _failed(running)
-            if failed:
-                raise DemoError(f"{', '.join(failed)} exited early (see {running.logs})")
-            if start is not None and not args.no_progress:
-                elapsed = max(now - start, 1e-6)
-                fraction = recorder.sim_time / args.duration
-                if tty and now - last_draw > 0.1:
-                    last_draw = now
-                    _progress(fraction, recorder.sim_time, args.duration,
-                              recorder.sim_time / elapsed)
-                elif not tty and fraction >= next_line:
-                    next_line += 0.25
-                    _progress(fraction, recorder.sim_time, args.duration,
-                              recorder.sim_time / elapsed)
-                    sys.stderr.write("\n")
-        wall = time.monotonic() - (start if start is not None else time.monotonic())
-        end = time.monotonic() + 0.5  # the last messages in flight
-        while time.monotonic() < end:
-            executor.spin_until_future_complete(Future(), timeout_sec=0.02)
-        if tty:
-            _progress(1.0, recorder.sim_time, args.duration,
-                      recorder.sim_time / max(wall, 1e-6))
-            sys.stderr.write("\n")
-    finally:
-        recorder.close()
-        executor.shutdown(timeout_sec=0.0)
-        node.destroy_node()
-        rclpy.try_shutdown()
+    deadline = time.monotonic() + 120.0 + 10.0 * args.duration
+    while sim.poll() is None and not stop.requested:
+        session.spin()
+        now = time.monotonic()
+        if recorder.epoch is not None and start is None:
+            start = now
+        if now > deadline:
+            raise DemoError("the simulator did not finish in time (see logs/sim_node.log)")
+        failed = _failed(running)
+        if failed:
+            raise DemoError(f"{', '.join(failed)} exited early (see {running.logs})")
+        if start is not None and not args.no_progress:
+            elapsed = max(now - start, 1e-6)
+            fraction = recorder.sim_time / args.duration
+            if tty and now - last_draw > 0.1:
+                last_draw = now
+                _progress(fraction, recorder.sim_time, args.duration,
+                          recorder.sim_time / elapsed)
+            elif not tty and fraction >= next_line:
+                next_line += 0.25
+                _progress(fraction, recorder.sim_time, args.duration,
+                          recorder.sim_time / elapsed)
+                sys.stderr.write("\n")
+    wall = time.monotonic() - (start if start is not None else time.monotonic())
+    end = time.monotonic() + 0.5  # the last messages in flight
+    while time.monotonic() < end:
+        session.spin()
+    if tty:
+        _progress(1.0, recorder.sim_time, args.duration,
+                  recorder.sim_time / max(wall, 1e-6))
+        sys.stderr.write("\n")
     if stop.requested:
         return dict(recorder.counts), 0.0
     if sim.returncode != 0:
@@ -303,22 +369,28 @@ def run(args: argparse.Namespace) -> int:
     print(f"[demo] {setup.describe()}", file=sys.stderr)
     stop = StopRequest()  # SIGINT/SIGTERM/SIGHUP: raised during start-up, then recorded
     stop.install()
+    # the recorder subscribes first: its readers are discovered while the nodes come up
+    session = RecorderSession(bag_tmp)
     try:
-        running = bring_up(urdf, scenario, args, logs)
-    except BringUpError as error:
-        print(f"[demo] error: {error}", file=sys.stderr)
-        return 1
-    except StopRequested:
-        print(f"\n[demo] interrupted ({stop.reason}) during start-up", file=sys.stderr)
-        return 0
-    try:
-        counts, wall = record(running, bag_tmp, args, stop)
-    except RobotTvDynamicsError as error:  # DemoError: a node failed, a time-out
-        print(f"\n[demo] error: {error}", file=sys.stderr)
-        return 1
+        try:
+            running = bring_up(urdf, scenario, args, logs,
+                               before_sim=session.wait_for_publishers)
+        except BringUpError as error:
+            print(f"[demo] error: {error}", file=sys.stderr)
+            return 1
+        except StopRequested:
+            print(f"\n[demo] interrupted ({stop.reason}) during start-up", file=sys.stderr)
+            return 0
+        try:
+            counts, wall = record(running, session, args, stop)
+        except RobotTvDynamicsError as error:  # DemoError: a node failed, a time-out
+            print(f"\n[demo] error: {error}", file=sys.stderr)
+            return 1
+        finally:
+            stop.starting = False
+            running.stop(STOP_TIMEOUT)
     finally:
-        stop.starting = False
-        running.stop(STOP_TIMEOUT)
+        session.close()
     if stop.requested:
         print(f"\n[demo] interrupted ({stop.reason}): the nodes are stopped, no report",
               file=sys.stderr)

@@ -53,8 +53,8 @@ def consistency_names(body_names: Sequence[str]) -> list[str]:
     return [f"{body}/{field}" for body in body_names for field in TABLE_FIELDS]
 
 
-def consistency_joint_state(stamp: Time, body_names: Sequence[str], table: np.ndarray,
-                            msg: JointState | None = None) -> JointState:
+def consistency_joint_state(stamp: Time, body_names: Sequence[str],
+                            table: np.ndarray) -> JointState:
     """The monitor's table (N, 8) at the stamp of the Θ it judged (``consistency_stamped``).
 
     ``name`` = ``<body>/<field>`` (fields ``mu, nu, epsilon, level, inf_mu, sup_nu, rate,
@@ -65,10 +65,8 @@ def consistency_joint_state(stamp: Time, body_names: Sequence[str], table: np.nd
         stamp: the judged Θ's ``header.stamp``, copied as it came.
         body_names: body names, in the table's row order.
         table: (N, 8), :data:`~robot_tv_dynamics.consistency.monitor.TABLE_FIELDS` order.
-        msg: a message of the same bodies to fill again (its names are kept), or None.
     """
-    if msg is None:
-        msg = JointState(name=consistency_names(body_names))
+    msg = JointState(name=consistency_names(body_names))
     msg.header.stamp = Time(sec=int(stamp.sec), nanosec=int(stamp.nanosec))
     msg.position = to_float_array(np.asarray(table, dtype=np.float64).ravel())
     return msg

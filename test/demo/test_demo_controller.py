@@ -62,9 +62,9 @@ def test_bring_up_passes_controller_to_sim_node_only_and_refuses_unknown_names()
     assert bringup.main(["--controller", "gradient", "--use-sim"]) == 1
 
 
+@pytest.mark.ros
 def test_the_bring_up_names_are_sim_nodes_controller_choices():
-    pytest.importorskip("rclpy")
-    from robot_tv_dynamics.ros.sim_node import CONTROLLER_CHOICES
+    from robot_tv_dynamics.ros.sim_node import CONTROLLER_CHOICES  # imports rclpy
 
     assert bringup.SIM_CONTROLLERS == CONTROLLER_CHOICES
 
