@@ -130,8 +130,14 @@ def code_blocks() -> list[tuple[str, int, str, str, re.Match[str] | None]]:
 BLOCKS = code_blocks()
 
 
+def block_id(page: str, line: int, language: str, mark: re.Match[str] | None) -> str:
+    """The test id of a block: where it is, and whether it runs here (``pytest -v`` lists them)."""
+    status = "run" if mark is None else mark.group(1).replace(" ", "-")
+    return f"{page}:{line}:{language}:{status}"
+
+
 @pytest.mark.parametrize("page,line,language,body,mark", BLOCKS,
-                         ids=[f"{b[0]}:{b[1]}" for b in BLOCKS])
+                         ids=[block_id(b[0], b[1], b[2], b[4]) for b in BLOCKS])
 def test_every_docs_code_block_runs_as_pasted_or_says_why_not(page, line, language, body,
                                                                mark, tmp_path):
     if mark is not None:
@@ -157,12 +163,18 @@ def readme_example_block() -> str:
     return re.search(r"```bash\n(.*?)```", section, flags=re.S).group(1)
 
 
+def readme_example_commands() -> list[str]:
+    """The subcommands the README block runs, in order (``demo``, ``demo``, ``bounds``, …)."""
+    return [line.split()[1] for line in readme_example_block().splitlines()
+            if line.startswith("robot-tv-dynamics ")]
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("ran", [readme_example_commands()],
+                         ids=["+".join(readme_example_commands())])  # listed by pytest -v
 def test_the_readme_one_example_per_command_block_runs_as_a_whole_from_an_empty_folder(
-        tmp_path):
+        ran, tmp_path):
     block = readme_example_block()
-    ran = [line.split()[1] for line in block.splitlines()
-           if line.startswith("robot-tv-dynamics ")]
     print("README block runs:", ", ".join(ran))  # the list of what this test ran
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     result = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env,
