@@ -367,10 +367,10 @@ def run(args: argparse.Namespace) -> int:
           f"{args.duration:g} s; ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}; "
           f"node logs in {logs}", file=sys.stderr)
     print(f"[demo] {setup.describe()}", file=sys.stderr)
-    stop = StopRequest()  # SIGINT/SIGTERM/SIGHUP: raised during start-up, then recorded
-    stop.install()
     # the recorder subscribes first: its readers are discovered while the nodes come up
     session = RecorderSession(bag_tmp)
+    stop = StopRequest()  # SIGINT/SIGTERM/SIGHUP: raised during start-up, then recorded
+    stop.install()
     try:
         try:
             running = bring_up(urdf, scenario, args, logs,
