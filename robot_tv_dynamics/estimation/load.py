@@ -26,9 +26,12 @@ Common to all three, in the user's units:
 - forgetting as a time constant τ [s]: λ = exp(−Δt/τ) per update, whatever the rate;
 - a change detector: the mean normalized innovation squared z averaged over
   ``change_window`` against its long average (``baseline_window``); when the short one
-  exceeds ``change_ratio`` times the long one, the prior covariance is added back (the
-  memory opens) so a grasp or a release is followed within a fraction of a second while
-  a constant load converges with the long memory.
+  exceeds ``change_ratio`` times the long one, the prior covariance is added back and
+  ``change_hold`` seconds more of it are spread over the next updates (the memory opens
+  and stays open while a grasp is still under way), so a grasp or a release is followed
+  within a fraction of a second while a constant load converges with the long memory.
+  The long average learns only while the short one is below half the threshold: a load
+  that raises the innovations does not raise its own threshold.
 
 No update raises on data: a singular or non-finite step is skipped and counted in
 ``skipped`` by reason.
@@ -68,7 +71,8 @@ class LoadFilterConfig:
             innovation squared exceeds this × its long average; 0 = no detector.
         change_window: time constant of the short average [s].
         baseline_window: time constant of the long average [s].
-        change_hold: no second detection within this time of one [s].
+        change_hold: the memory stays open this long after a detection (one more prior
+            covariance spread over it), and no second detection comes sooner [s].
         theta_walk: random-walk density of the log-Cholesky parameters (geometric) [1/s].
         max_step: largest change of θ per update (geometric; the covariance takes the
             scaled gain) [1].
@@ -82,8 +86,8 @@ class LoadFilterConfig:
     memory: float = 10.0
     prior_std: tuple[float, float, float] = (1.0, 0.1, 0.01)
     huber: float = 2.5
-    change_ratio: float = 10.0
-    change_window: float = 0.05
+    change_ratio: float = 3.0
+    change_window: float = 0.1
     baseline_window: float = 2.0
     change_hold: float = 0.3
     theta_walk: float = 0.0
@@ -281,8 +285,14 @@ class LoadFilter:
         return self.phi
 
     def _innovation_weights(self, e: Array, predicted: Array, w: Array, step: float
-                            ) -> tuple[Array, bool]:
-        """Huber row weights and the change detector; (weights, changed)."""
+                            ) -> tuple[Array, float]:
+        """Huber row weights and the change detector; (weights, opening).
+
+        ``opening`` is the multiple of the prior covariance to add back before this
+        update: 1 at a detected change, then step/``change_hold`` per update until
+        ``change_hold`` has passed (the memory stays open while a grasp is still under
+        way: a random walk of the load whose variance over the hold is the prior), else 0.
+        """
         cfg = self.config
         s = 1.0 / w + np.maximum(predicted, 0.0)
         z2 = e * e / s
@@ -299,21 +309,27 @@ class LoadFilter:
                 self.changes += 1
                 self._last_change = self._time
                 self._short = self._long
-            else:
+            elif self._short < 0.5 * limit:
+                # the baseline learns only while no change is suspected: a load that
+                # raises the innovations slowly must not raise its own threshold
                 self._long += a_long * (min(z, limit) - self._long)
+        opening = 1.0 if changed else (
+            step / cfg.change_hold
+            if cfg.change_hold > 0 and self._time - self._last_change < cfg.change_hold
+            else 0.0)
         if cfg.huber <= 0 or changed:
-            return w, changed
+            return w, opening
         scale = np.minimum(1.0, cfg.huber / np.maximum(np.sqrt(z2), 1e-300))
-        return w * scale, changed
+        return w * scale, opening
 
     def _rls_step(self, r: Array, y: Array, w: Array, step: float) -> bool:
         lam = math.exp(-step / self.config.memory)
         p = self.covariance
         e = y - r @ self._phi_load
         pr = p @ r.T
-        weights, changed = self._innovation_weights(e, np.einsum("ij,ji->i", r, pr), w, step)
-        if changed:
-            p = p + self._prior
+        weights, opening = self._innovation_weights(e, np.einsum("ij,ji->i", r, pr), w, step)
+        if opening:
+            p = p + opening * self._prior
             pr = p @ r.T
         s = r @ pr + lam * np.diag(1.0 / weights)
         gain = np.linalg.solve(s, pr.T).T
@@ -345,9 +361,9 @@ class LoadFilter:
         h = r @ self._jacobian
         e = y - r @ self._phi_load
         ph = p @ h.T
-        weights, changed = self._innovation_weights(e, np.einsum("ij,ji->i", h, ph), w, step)
-        if changed:
-            p = p + self._theta_prior
+        weights, opening = self._innovation_weights(e, np.einsum("ij,ji->i", h, ph), w, step)
+        if opening:
+            p = p + opening * self._theta_prior
             ph = p @ h.T
         noise = np.diag(1.0 / weights)
         s = h @ ph + noise

@@ -108,8 +108,8 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "Huber k on the normalized innovations (rows beyond k sigma are down-weighted); 0 = "
         "plain least squares", "", 0.0, 1e6),
     ParameterSpec(
-        "change_ratio", 10.0,
-        "change detector: the memory opens when the 50 ms average of the normalized "
+        "change_ratio", 3.0,
+        "change detector: the memory opens when the 0.1 s average of the normalized "
         "innovation squared exceeds this x its 2 s average (grasp, release); 0 = off", "",
         0.0, 1e9),
     ParameterSpec(
@@ -178,7 +178,7 @@ class EstimatorNodeConfig(parameters.CommonConfig):
     prior_inertia_std: float = 0.01
     memory: float = 10.0
     huber: float = 2.5
-    change_ratio: float = 10.0
+    change_ratio: float = 3.0
     margin_fraction: float = 0.25
     upper_factor: float = 5.0
     theta_walk: float = 0.0
