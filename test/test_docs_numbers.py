@@ -354,3 +354,24 @@ def test_the_batch_seed_table_meets_the_goals_the_page_states():
         assert summary["inside"] >= 0.9 * 4 * summary["n"]
     short = numbers.batch_summary(kept["studies"][2]["rows"], kept["blocks"])
     assert short["above_1cm"]  # the shorter recording misses 1 cm on some seeds
+
+
+# ------------------------------------------------------------------------ URDF margins
+def test_the_urdf_margins_the_pages_quote_are_the_models():
+    """μ = λ_min(f(Φ)) of URDF bodies, as docs/demo.md, adaptive.md and identification.md
+    state them (their printed digits): properties of the models, not of a run."""
+    from robot_tv_dynamics import RobotModel
+    from robot_tv_dynamics.inertia import consistency_margin
+
+    panda = RobotModel.from_urdf(numbers.example_urdf())
+    ur5 = RobotModel.from_urdf(numbers.example_urdf(numbers.UR5))
+    mu_panda = dict(zip(panda.body_names, consistency_margin(panda.theta_nominal), strict=True))
+    mu_ur5 = consistency_margin(ur5.theta_nominal)
+    hand = panda.body_names[panda.link_attachment("panda_hand").body]
+    assert mu_panda[hand] == pytest.approx(2.0e-3, abs=0.05e-3)  # demo.md: μ_b, the hand
+    assert mu_ur5[-1] == pytest.approx(2.25e-4, abs=0.005e-4)  # demo.md, adaptive.md
+    assert mu_panda["panda_leftfinger"] == pytest.approx(3.75e-7, abs=0.005e-7)  # fingers
+    assert mu_panda["panda_link2"] == pytest.approx(8.6e-7, abs=0.05e-7)  # identification.md
+    np.testing.assert_allclose(1e3 * mu_ur5, [3.33, 7.55, 2.05, 1.46, 1.46, 0.225],
+                               atol=0.006)  # adaptive.md, each UR5 body
+    assert 0.002 / mu_ur5[-1] == pytest.approx(9, abs=0.5)  # demo.md: "9× too vague"
