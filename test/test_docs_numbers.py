@@ -6,8 +6,8 @@ every fragment is its data rendered (nobody edited a number by hand), and the
 deterministic ones agree with a fresh run within the tolerances their fragment states
 (``identification`` is checked by test/identification/test_identification_accuracy.py,
 whose own run it is; ``collision`` needs DDS: test/demo/ asserts what its text claims;
-``adaptive_60s`` takes hours: the claims of docs/adaptive.md are checked against its kept
-rows; ``batch_seeds`` re-runs one seed).
+``adaptive_60s`` and ``adaptive_5s`` take hours and half an hour: the claims of
+docs/adaptive.md are checked against their kept rows; ``batch_seeds`` re-runs one seed).
 The speed figures (``bench_demo``, ``bench_dynamics``, ``bench_observer``, ``bench_sim``,
 ``bench_estimator``) are only dated and stamped: no test asserts a speed.
 """
@@ -375,3 +375,63 @@ def test_the_urdf_margins_the_pages_quote_are_the_models():
     np.testing.assert_allclose(1e3 * mu_ur5, [3.33, 7.55, 2.05, 1.46, 1.46, 0.225],
                                atol=0.006)  # adaptive.md, each UR5 body
     assert 0.002 / mu_ur5[-1] == pytest.approx(9, abs=0.5)  # demo.md: "9× too vague"
+
+
+# ------------------------------------------------------------------------ adaptive_5s
+def test_what_docs_adaptive_says_of_the_5s_suite_holds_in_its_kept_rows():
+    """The lines under the 5 s table quote its rows: each range here is the page's."""
+    rows = numbers.load("adaptive_5s")["data"]["rows"]
+
+    def pick(arm=None, law=None, scenario=None, plant=None):
+        return [r for r in rows if (arm is None or r["arm"] == arm)
+                and (law is None or r["controller"] == law)
+                and (scenario is None or r["scenario"] == scenario)
+                and (plant is None or r["plant"] == plant)]
+
+    def values(key, chosen):
+        return np.array([float(r[key]) for r in chosen if r[key] not in ("", None)])
+
+    def within(array, low, high):
+        return low <= array.min() and array.max() <= high
+
+    natural = pick(law="natural")
+    assert len(natural) == 24 and all(int(r["consistency_violations"]) == 0 for r in natural)
+    for row in pick(law="projected"):  # its band never reached: the natural runs exactly
+        twin = pick(row["arm"], "natural", row["scenario"], row["plant"])
+        assert all(row[k] == twin[0][k] for k in ("tracking_rms_rad", "inf_margin_every_step",
+                                                  "inf_lambda_min_M_hat"))
+    assert values("inf_lambda_min_M_hat", pick("ur5", "natural")).min() >= 0.0158
+    assert values("inf_lambda_min_M_hat", pick("panda", "natural")).min() >= 0.0054
+    assert within(values("tracking_rms_rad", pick("ur5", "natural")), 1.35e-3, 6.75e-3)
+    assert within(values("tracking_rms_rad", pick("panda", "natural")), 9.5e-3, 16.5e-3)
+    gradient_ur5 = pick("ur5", "slotine-li")
+    assert within(values("consistency_violations", gradient_ur5), 246, 249)
+    assert values("inf_margin_every_step", gradient_ur5).min() == pytest.approx(-0.21, abs=0.01)
+    assert within(values("tracking_rms_rad", gradient_ur5), 0.65e-3, 1.05e-3)
+    gradient_panda = pick("panda", "slotine-li")
+    diverged = values("diverged_at_s", gradient_panda)
+    assert len(diverged) == len(gradient_panda) and within(diverged, 1.365, 2.065)
+    lam = values("inf_lambda_min_M_hat", gradient_panda)
+    assert lam.max() <= -0.05 and lam.min() == pytest.approx(-1.5e3, rel=0.05)
+    for arm, ratios, rms in (("ur5", (11, 65), (57e-3, 119e-3)),
+                             ("panda", (12, 24), (153e-3, 383e-3))):
+        torque = pick(arm, "computed-torque")
+        ratio = [float(r["tracking_rms_rad"]) / float(
+            pick(arm, "natural", r["scenario"], r["plant"])[0]["tracking_rms_rad"])
+            for r in torque]
+        assert ratios[0] - 0.5 <= min(ratio) and max(ratio) <= ratios[1] + 0.5, arm
+        assert within(values("tracking_rms_rad", torque), rms[0] - 1e-3, rms[1] + 1e-3), arm
+    # the plants on the UR5, the natural law: fill 6.66 vs 5.95 mrad (max 14.3 vs 12.7),
+    # release 2.32 vs 2.10
+    for scenario, key, stated in (("fill", "tracking_rms_rad", (6.66e-3, 5.95e-3)),
+                                  ("fill", "tracking_max_rad", (14.3e-3, 12.7e-3)),
+                                  ("release", "tracking_rms_rad", (2.32e-3, 2.10e-3))):
+        pair = [float(pick("ur5", "natural", scenario, plant)[0][key])
+                for plant in ("generalized", "classical")]
+        assert pair == pytest.approx(stated, abs=0.006e-3 if stated[0] < 1e-2 else 0.06e-3)
+    # the load's mass within 5 % in 5 s: on the Panda only (natural law's times)
+    assert not values("time_to_tolerance_load_mass_s", pick("ur5", "natural")).size
+    for scenario, low, high in (("fill", 4.64, 4.66), ("grasp", 4.14, 4.18),
+                                ("timeline", 4.76, 4.9)):
+        assert within(values("time_to_tolerance_load_mass_s",
+                             pick("panda", "natural", scenario)), low - 0.005, high + 0.005)
