@@ -32,6 +32,15 @@ NAME:
   on the Panda; docs/demo.md). Over DDS only: test/demo/ asserts what the text claims.
 * ``simulation``: what the controller-in-the-loop example of docs/simulation.md prints.
   Deterministic (seeded noise): the test re-runs it.
+* ``generalized_fill``: the classical vs the generalized measurement and the live
+  estimates on the simulated fill of test/estimation/test_generalized.py
+  (docs/estimation.md). Seeded: the test re-runs the measurement and one live method.
+* ``observer_noise``: the momentum observer's noise floor σ_r per gain, empty and loaded
+  (``observer.tuning.residual_noise_std``, docs/observer.md). Deterministic: the test
+  recomputes it.
+* ``batch_seeds``: the seed studies of ``estimate --batch`` (``scripts/
+  batch_payload_seeds.py``, docs/estimation.md; ≈ 30 min of CPU). Seeded: the test re-runs
+  one seed.
 * ``bench_dynamics``, ``bench_observer``, ``bench_sim``, ``bench_estimator``: what
   ``benchmarks/bench_dynamics.py``, ``bench_observer.py``, ``bench_sim.py`` and
   ``bench_estimator.py --samples 2000`` print (docs/cli.md, docs/observer.md,
@@ -43,6 +52,9 @@ NAME:
 * ``adaptive_60s``: the 60 s ``adapt --suite`` runs of docs/adaptive.md (hours of CPU;
   the kept data are the rows of their suite.csv, read by :func:`read_suites`). Not
   re-run by a test; test/control/ checks the claims they rest on.
+* ``adaptive_5s``: the four 5 s ``adapt --suite`` runs of docs/adaptive.md (≈ 30 min of
+  CPU; the kept data are the rows of their suite.csv). Not re-run by a test;
+  test/test_docs_numbers.py checks the page's claims against the kept rows.
 * ``bench_demo``: ``benchmarks/bench_demo.py --runs 3`` on both arms (docs/demo.md). Speed
   figures of a shared machine: dated and stamped, never checked by a test.
 """
@@ -718,6 +730,258 @@ def render_simulation(data: dict[str, Any], info: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------------------ generalized_fill
+#: What the agreement test allows on the mass errors [kg] (absolute): seeded, so only
+#: round-off and solver tolerances move them.
+GENERALIZED_FILL_TOLERANCE = 2e-4
+#: The live estimators the page quotes; the agreement test re-runs the first.
+GENERALIZED_FILL_METHODS = ("geometric", "projected")
+
+
+def generalized_fill_module() -> Any:
+    """``test/estimation/test_generalized.py``: the simulated fill and what it measures."""
+    import importlib.util
+
+    sys.path.insert(0, str(REPO / "test" / "estimation"))  # its ``excited``
+    spec = importlib.util.spec_from_file_location(
+        "generalized_fill", REPO / "test" / "estimation" / "test_generalized.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def generalized_fill_numbers(methods: tuple[str, ...] = GENERALIZED_FILL_METHODS
+                             ) -> dict[str, Any]:
+    """Mean and max |mass error| during the fill: the measurement alone, each live method."""
+    import numpy as np
+
+    from robot_tv_dynamics import RobotModel
+
+    module = generalized_fill_module()
+    panda = RobotModel.from_urdf(example_urdf())
+
+    def stats(errors: Any) -> dict[str, float]:
+        return {"mean": float(np.mean(errors)), "max": float(np.max(errors))}
+
+    measured = {kind: stats(e) for kind, e in module.measurement_errors(panda).items()}
+    live = {}
+    for method in methods:
+        errors, final = module.live_errors(panda, method)
+        live[method] = {kind: {**stats(e), "final": final[kind]} for kind, e in errors.items()}
+    return {"measurement": measured, "live": live}
+
+
+def run_generalized_fill() -> dict[str, Any]:
+    """The fill of test/estimation/test_generalized.py, both rows, every live method."""
+    return {**generalized_fill_numbers(), "tolerance": GENERALIZED_FILL_TOLERANCE}
+
+
+def render_generalized_fill(data: dict[str, Any], info: dict[str, Any]) -> str:
+    """One row per estimate: the mass error with the classical and with the generalized rows."""
+    def cell(record: dict[str, float]) -> str:
+        return f"{record['mean']:.4f} kg ({record['max']:.4f} kg)"
+
+    lines = ["| mass error during loading: mean (max) | classical rows | generalized rows |",
+             "|---|---|---|",
+             "| the measurement alone (0.1 s least-squares windows, true q̈) | "
+             + " | ".join(cell(data["measurement"][k]) for k in ("classical", "generalized"))
+             + " |"]
+    for method, record in data["live"].items():
+        lines.append(f"| live {method} estimate (memory 0.5 s; final mass) | " + " | ".join(
+            f"{cell(record[k])}; {record[k]['final']:.3f} kg"
+            for k in ("classical", "generalized")) + " |")
+    first = next(iter(data["live"]))
+    lines += ["", stamp(info, "python scripts/docs_numbers.py generalized_fill") + " Seeded "
+              "noise, so `test/test_docs_numbers.py` re-runs the measurement and the live "
+              f"{first} estimate and requires these errors within "
+              f"{data['tolerance']:g} kg; `test/estimation/test_generalized.py` asserts "
+              "the generalized measurement's max below 0.01 kg, the classical one's mean "
+              "above 5× the generalized one's, and both live estimates within 0.05 kg of "
+              "the filled load at the end."]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------ observer_noise
+#: The configuration and noise of docs/observer.md's noise-floor table (Panda, fingers
+#: locked): q [rad], h [s], σ_q̇ [rad/s], σ_τ [N·m], the gains K_O [1/s], the joints shown.
+OBSERVER_NOISE_CASE = {"q": [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8], "dt": 1e-3,
+                       "velocity_noise_std": 1e-3, "torque_noise_std": 0.02,
+                       "gains": [10.0, 50.0, 200.0], "joints": 4,
+                       "load": {"link": "panda_hand", "mass": 2.0, "com": [0.0, 0.0, 0.1]}}
+#: What the agreement test allows on σ_r [N·m] (absolute; the table prints 3 decimals).
+OBSERVER_NOISE_TOLERANCE = 5e-4
+
+
+def observer_noise_table(case: dict[str, Any] = OBSERVER_NOISE_CASE) -> dict[str, Any]:
+    """σ_r per gain and joint, empty and with the load (``observer.tuning.residual_noise_std``)."""
+    import numpy as np
+
+    from robot_tv_dynamics import RobotModel
+    from robot_tv_dynamics.inertia import phi_from_mass_com_inertia
+    from robot_tv_dynamics.observer.tuning import residual_noise_std
+
+    model = RobotModel.from_urdf(example_urdf(), ["panda_finger_joint1", "panda_finger_joint2"])
+    q = np.array(case["q"])
+    load = case["load"]
+    extra = phi_from_mass_com_inertia(load["mass"], np.array(load["com"]), np.zeros((3, 3)))
+    thetas = {"empty": model.theta_nominal,
+              "loaded": model.theta_with_link_inertia(
+                  model.theta_nominal, load["link"], model.urdf_link_phi(load["link"]) + extra)}
+    sigma = {}
+    for name, theta in thetas.items():
+        mass = model.mass_matrix(q, theta)
+        sigma[name] = [residual_noise_std(mass, gain, case["dt"], case["velocity_noise_std"],
+                                          case["torque_noise_std"])[:case["joints"]].tolist()
+                       for gain in case["gains"]]
+    return sigma
+
+
+def run_observer_noise() -> dict[str, Any]:
+    """The noise-floor table of docs/observer.md."""
+    return {"case": OBSERVER_NOISE_CASE, "sigma": observer_noise_table(),
+            "tolerance": OBSERVER_NOISE_TOLERANCE}
+
+
+def render_observer_noise(data: dict[str, Any], info: dict[str, Any]) -> str:
+    """σ_r of joints 1–n per gain, empty and loaded, and the stamp."""
+    case, sigma = data["case"], data["sigma"]
+    load, n = case["load"], case["joints"]
+    com = ", ".join(f"{c:g}" for c in load["com"])
+    lines = [f"| K_O [1/s] | σ_r joints 1–{n}, empty [N·m] | σ_r joints 1–{n}, "
+             f"{load['mass']:g} kg on the hand [N·m] |", "|---|---|---|"]
+    for k, gain in enumerate(case["gains"]):
+        lines.append(f"| {gain:g} | " + " | ".join(
+            " ".join(f"{v:.3f}" for v in sigma[name][k]) for name in ("empty", "loaded"))
+            + " |")
+    lines += ["", f"The load: a {load['mass']:g} kg point mass at ({com}) m in "
+              f"`{load['link']}`. " + stamp(info, "python scripts/docs_numbers.py "
+                                                  "observer_noise")
+              + " `test/test_docs_numbers.py` recomputes the table and requires every "
+              f"σ_r within {data['tolerance']:g} N·m, the velocity part growing with K_O "
+              "and the loaded arm's floor above the empty one's; "
+              "`test/observer/test_observer_simulated.py` checks the formula against a "
+              "Monte Carlo run of the observer."]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------ batch_seeds
+#: The seed studies of docs/estimation.md's offline fit: (label, seeds, identify [s],
+#: loaded [s]), each seed one ``scripts/batch_payload_seeds.py`` row.
+BATCH_STUDIES = (("**40 s + 40 s (the test's length)**", (1, 20), 40.0, 40.0),
+                 ("40 s + 40 s (the test's seeds)", (101, 103), 40.0, 40.0),
+                 ("8 s + 16 s (shorter)", (1, 40), 8.0, 16.0))
+#: What the agreement test allows on one re-run seed: mass [kg], COM [m] (absolute).
+BATCH_TOLERANCE = {"mass": 2e-3, "com": 5e-4, "half_width": 5e-4}
+#: The seed the agreement test re-runs (of the first study).
+BATCH_CHECK_SEED = 1
+
+
+def batch_seeds_module() -> Any:
+    """``scripts/batch_payload_seeds.py`` (its ``run_seed`` and the recording's constants)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "batch_payload_seeds", REPO / "scripts" / "batch_payload_seeds.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def batch_seed_row(seed: int, identify_s: float, loaded_s: float) -> dict[str, Any]:
+    """One seed's fit: mass, COM error, 95 % half-widths, which intervals hold the truth."""
+    return dict(batch_seeds_module().run_seed(seed, identify_s, loaded_s, True))
+
+
+def run_batch_seeds() -> dict[str, Any]:
+    """Every seed of every study (≈ 15–40 s of CPU per 40 s + 40 s seed)."""
+    module = batch_seeds_module()
+    studies = []
+    for label, (first, last), identify_s, loaded_s in BATCH_STUDIES:
+        rows = []
+        for seed in range(first, last + 1):
+            print(f"  {label}: seed {seed}", flush=True)
+            rows.append(dict(module.run_seed(seed, identify_s, loaded_s, True)))
+        studies.append({"label": label, "seeds": [first, last], "identify_s": identify_s,
+                        "loaded_s": loaded_s, "rows": rows})
+    return {"studies": studies, "blocks": 20, "tolerance": BATCH_TOLERANCE,
+            "check_seed": BATCH_CHECK_SEED}
+
+
+def batch_summary(rows: list[dict[str, Any]], blocks: int) -> dict[str, Any]:
+    """A study's summary: errors [mm], σ (the 95 % half-width over its t quantile), z-scores."""
+    import numpy as np
+    import scipy.stats
+
+    quantile = float(scipy.stats.t.ppf(0.975, blocks - 1))
+    error = 1e3 * np.array([r["com_error"] for r in rows])
+    sigma = 1e3 * np.array([r["half_width"] for r in rows]) / quantile
+    mass = np.array([r["mass"] for r in rows])
+    mass_sigma = np.array([r["mass_half_width"] for r in rows]) / quantile
+    inside = np.array([r["inside"] for r in rows], dtype=bool)
+    norms = np.linalg.norm(error, axis=1)
+    z = np.column_stack([error / sigma, (mass - 1.0) / mass_sigma])
+    return {"n": len(rows), "max_mass_error": float(np.abs(mass - 1.0).max()),
+            "max_com_error": float(norms.max()),
+            "above_1cm": [r["seed"] for r, e in zip(rows, norms, strict=True) if e > 10.0],
+            "rms": np.sqrt((error ** 2).mean(axis=0)).tolist(),
+            "mean_sigma": sigma.mean(axis=0).tolist(), "inside": int(inside.sum()),
+            "inside_mass": int(inside[:, 0].sum()), "inside_com": int(inside[:, 1:].sum()),
+            "all_four": int(inside.all(axis=1).sum()),
+            "misses": [{"seed": r["seed"], "z": float(zk[np.argmax(np.abs(zk[:3]))])}
+                       for r, ok, zk in zip(rows, inside.all(axis=1), z, strict=True)
+                       if not ok],
+            "z_std": z.std(axis=0, ddof=1).tolist(), "quantile": quantile}
+
+
+def render_batch_seeds(data: dict[str, Any], info: dict[str, Any]) -> str:
+    """The seed studies' table, the first study's seeds one by one, the z-scores, the stamp."""
+    def mm(values: list[float]) -> str:
+        return ", ".join(f"{v:.1f}".replace("-", "−") for v in values)
+
+    lines = ["| recording | seeds | max \\|m − 1\\| | max COM error | seeds > 1 cm | RMS COM "
+             "error [mm] | mean σ_c [mm] | intervals containing the truth | all four on |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    summaries = []
+    for study in data["studies"]:
+        s = batch_summary(study["rows"], data["blocks"])
+        summaries.append(s)
+        first, last = study["seeds"]
+        above = f"{len(s['above_1cm'])}" + (
+            f" (seeds {', '.join(map(str, s['above_1cm']))})" if s["above_1cm"] else "")
+        misses = "; ".join(f"seed {m['seed']}: z-score " + f"{m['z']:+.2f}".replace("-", "−")
+                           for m in s["misses"])
+        lines.append(
+            f"| {study['label']} | {first}–{last} | {100 * s['max_mass_error']:.1f} % | "
+            f"{s['max_com_error']:.1f} mm | {above} | {mm(s['rms'])} | {mm(s['mean_sigma'])} "
+            f"| {s['inside']}/{4 * s['n']} = {100 * s['inside'] / (4 * s['n']):.1f} % (mass "
+            f"{s['inside_mass']}/{s['n']}, COM {s['inside_com']}/{3 * s['n']}) | "
+            f"{s['all_four']}/{s['n']} seeds" + (f" ({misses})" if misses else "") + " |")
+    main = data["studies"][0]
+    seeds = [f"{r['seed']} ({mm([1e3 * e for e in r['com_error']])})" for r in main["rows"]]
+    first, last = main["seeds"]
+    lines += ["", f"Per seed, {main['identify_s']:g} s + {main['loaded_s']:g} s, seeds "
+              f"{first}–{last} (COM error [mm]): " + "; ".join(seeds) + ".", ""]
+    z = "; ".join(f"{study['identify_s']:g} s + {study['loaded_s']:g} s, seeds "
+                  f"{study['seeds'][0]}–{study['seeds'][1]}: "
+                  f"{', '.join(f'{v:.2f}' for v in s['z_std'][:3])} "
+                  f"(mass {s['z_std'][3]:.2f})"
+                  for study, s in zip(data["studies"], summaries, strict=True) if s["n"] >= 10)
+    lines += [f"Standard deviations of the errors' z-scores against the intervals' σ (COM x, "
+              f"y, z): {z}. σ is the 95 % half-width over the t quantile "
+              f"{summaries[0]['quantile']:.3f} ({data['blocks'] - 1} degrees of freedom).", "",
+              stamp(info, "python scripts/docs_numbers.py batch_seeds") + " Each row is "
+              "one `scripts/batch_payload_seeds.py` seed (its recording, `identify`, "
+              "`estimate --batch` with the unloaded part as `--reference`). Seeded, so "
+              f"`test/test_docs_numbers.py` re-runs seed {data['check_seed']} of the first "
+              f"study and requires its mass within {data['tolerance']['mass']:g} kg and its "
+              f"COM error and half-widths within {1e3 * data['tolerance']['com']:g} mm; "
+              "`test/estimation/test_batch_estimate.py` asserts the goals on seeds "
+              "101–103."]
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------------------ bench_demo
 def run_bench_demo() -> dict[str, Any]:
     """``benchmarks/bench_demo.py --runs 3`` on the Panda and the UR5: its printed lines."""
@@ -920,6 +1184,60 @@ def render_adaptive_60s(data: dict[str, Any], info: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------------------ adaptive_5s
+#: The 5 s suites of docs/adaptive.md ("What was run first"): persistent excitation,
+#: every scenario, both plants; the projected law in suites of its own.
+ADAPTIVE_5S_COMMANDS = tuple(
+    ["adapt", "--suite", "--arms", arm, "--controllers", controllers, "--duration", "5"]
+    for controllers in ("slotine-li,natural,computed-torque", "projected")
+    for arm in ("ur5", "panda"))
+#: The table's columns (suite.csv), in its order.
+ADAPTIVE_5S_TABLE = ("arm", "scenario", "plant", "controller", "tracking_rms_rad",
+                     "tracking_max_rad", "tau_rms", "inf_margin_every_step",
+                     "inf_lambda_min_M_hat", "time_to_tolerance_load_mass_s",
+                     "consistency_violations", "first_violation_s", "min_eig_J_hat",
+                     "diverged_at_s")
+
+
+def run_adaptive_5s() -> dict[str, Any]:
+    """Run the four 5 s suites (tens of minutes of CPU) and keep their rows and notes."""
+    work = Path(tempfile.mkdtemp(prefix="docs_numbers_adaptive5_"))
+    rows, notes = [], []
+    for k, argv in enumerate(ADAPTIVE_5S_COMMANDS):
+        folder = work / f"suite{k}"
+        subprocess.run(["nice", "-n", "19", sys.executable, "-m", "robot_tv_dynamics.cli",
+                        *argv, "--out", str(folder)], check=False, timeout=4 * 3600,
+                       capture_output=True)
+        rows += _suite_rows(folder)
+        notes.append((folder / "suite.md").read_text(encoding="utf-8").strip()
+                     .splitlines()[-1])
+    return {"commands": [" ".join(argv) for argv in ADAPTIVE_5S_COMMANDS], "rows": rows,
+            "notes": notes}
+
+
+def render_adaptive_5s(data: dict[str, Any], info: dict[str, Any]) -> str:
+    """One table of every 5 s run (the suites' suite.csv rows), the suites' lines, the stamp."""
+    lines = ["| " + " | ".join(ADAPTIVE_5S_TABLE) + " |", "|" + "---|" * len(ADAPTIVE_5S_TABLE)]
+    order = {"slotine-li": 0, "natural": 1, "projected": 2, "computed-torque": 3}
+    arms = {"ur5": 0, "panda": 1}
+    scenarios = {"constant": 0, "fill": 1, "drain": 2, "grasp": 3, "timeline": 4,
+                 "wrong_estimate": 5, "release": 6}
+    rows = sorted(data["rows"], key=lambda r: (
+        arms.get(r["arm"], 9), scenarios.get(r["scenario"], 9), r["plant"] != "generalized",
+        order.get(r["controller"], 9)))
+    for row in rows:
+        lines.append("| " + " | ".join(_adaptive_cell(row, k) for k in ADAPTIVE_5S_TABLE)
+                     + " |")
+    lines += ["", "The suites (each ends with the line of its suite.md):", ""]
+    for command, note in zip(data["commands"], data["notes"], strict=False):
+        lines += [f"* `robot-tv-dynamics {command}`: {note}"]
+    lines += ["", stamp(info, "python scripts/docs_numbers.py adaptive_5s") + " Each row "
+              "is one 5 s run (5000 control steps at 1 kHz), persistent excitation. Not "
+              "re-run by a test (tens of minutes of CPU); `test/test_docs_numbers.py` checks "
+              "the claims the text below makes of these rows."]
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------------------ the pages
 #: name → (run, render)
 SECTIONS: dict[str, tuple[Callable[[], dict[str, Any]],
@@ -931,11 +1249,15 @@ SECTIONS: dict[str, tuple[Callable[[], dict[str, Any]],
     "identification": (run_identification, render_identification),
     "collision": (run_collision, render_collision),
     "simulation": (run_simulation, render_simulation),
+    "generalized_fill": (run_generalized_fill, render_generalized_fill),
+    "observer_noise": (run_observer_noise, render_observer_noise),
+    "batch_seeds": (run_batch_seeds, render_batch_seeds),
     "bench_demo": (run_bench_demo, render_bench_demo),
     **{name: (lambda name=name: run_benchmark(name), render_benchmark(name))
        for name in BENCHMARKS},
 
     "adaptive_60s": (run_adaptive_60s, render_adaptive_60s),
+    "adaptive_5s": (run_adaptive_5s, render_adaptive_5s),
 }
 
 

@@ -156,6 +156,43 @@ def test_every_docs_code_block_runs_as_pasted_or_says_why_not(page, line, langua
     assert result.returncode == 0, f"{page}:{line}\n{result.stderr[-3000:]}"
 
 
+#: The first word of a shell or Python line: what an indented block must not start with,
+#: since the block test above reads only fenced ``bash``/``python`` blocks.
+COMMAND = re.compile(r"(robot-tv-dynamics|ros2|python3?|pip|bash|source|cd|export|cp|mkdir|"
+                     r"import|from|\$) ")
+
+
+def indented_code_blocks(text: str) -> list[tuple[int, str]]:
+    """(line, first line) of each indented code block: 4 spaces after a blank line, outside
+    fences, list items and their continuation lines."""
+    found, fenced, previous = [], False, ""
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith("    ") and line.strip() and not previous.strip():
+            before = text.splitlines()[:number - 1]
+            last = next((b for b in reversed(before) if b.strip()), "")
+            if not re.match(r"\s*([-*+]|\d+\.)\s|  ", last):  # not a list's continuation
+                found.append((number, line.strip()))
+        previous = line
+    return found
+
+
+def test_no_indented_block_holds_a_command_the_block_test_would_not_run():
+    found = [f"{page.relative_to(REPO)}:{number}: {first[:80]}" for page in PAGES
+             for number, first in indented_code_blocks(page.read_text())
+             if COMMAND.match(first)]
+    assert not found, ("indented code blocks with commands: make each a ```bash or "
+                       "```python block, with a docs-test mark if it cannot run:\n"
+                       + "\n".join(found))
+
+
+def test_the_indented_block_finder_sees_a_command_and_skips_list_continuations():
+    text = "text\n\n    robot-tv-dynamics bounds\n\n* item\n\n    python x.py\n"
+    assert indented_code_blocks(text) == [(3, "robot-tv-dynamics bounds")]
+    assert COMMAND.match("robot-tv-dynamics bounds") and not COMMAND.match("σ_r = K_O h")
+
+
 def readme_example_block() -> str:
     """The README's "One example per command" shell block."""
     text = (REPO / "README.md").read_text()

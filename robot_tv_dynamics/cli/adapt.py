@@ -54,6 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "joint_states (effort = τ), reference_joint_states, the true "
                              "inertial_parameters_stamped and the controller's Θ̂ on "
                              "estimates/controller/inertial_parameters_stamped")
+    parser.add_argument("--json", action="store_true",
+                        help="one run: print the summary's table columns as one JSON object "
+                             "instead of the text summary")
     parser.add_argument("--suite", action="store_true",
                         help="controllers × scenarios × plants on the Panda and the UR5")
     parser.add_argument("--arms", default="panda,ur5", help="suite: arms (panda,ur5)")
@@ -93,11 +96,17 @@ def run(args: argparse.Namespace) -> int:
             from robot_tv_dynamics.control.bag import write_run_bag
 
             write_run_bag(args.bag, result, model)
-        print(json.dumps({k: summary[k] for k in COLUMNS[COLUMNS.index("controller") + 1:]
-                          if k in summary}))
+        if args.json:
+            print(json.dumps({k: summary[k] for k in COLUMNS[COLUMNS.index("controller") + 1:]
+                              if k in summary}))
+        else:
+            written = [out / "summary.json", out / "report.png", *([args.bag] if args.bag else [])]
+            print(summary_text(summary, Path(urdf).name, [str(w) for w in written]))
         return 0
     if args.bag:
         print("adapt: --bag writes one run; it is ignored with --suite")
+    if args.json:
+        print("adapt: --json prints one run; it is ignored with --suite (suite.csv has the rows)")
     arms, scenarios = args.arms.split(","), args.scenarios.split(",")
     controllers = args.controllers.split(",")
     cases = suite_cases(arms, scenarios, controllers, excitations, args.plants.split(","))
@@ -127,6 +136,44 @@ def run(args: argparse.Namespace) -> int:
     suite_figure(rows, out / "suite.png")
     print((out / "suite.md").read_text())
     return 0 if definite else 1
+
+
+def _value(value: float | None, unit: str, digits: int = 3, none: str = "none") -> str:
+    return none if value is None else f"{value:.{digits}g} {unit}"
+
+
+def summary_text(summary: dict[str, Any], urdf_name: str, written: list[str]) -> str:
+    """One run's summary.json as a few labelled lines (``--json``: the table columns)."""
+    violations = summary["consistency_violations"]
+    first = summary.get("first_violation_s")
+    lines = [
+        f"adapt: {summary['controller']} on the {summary['plant']} plant, scenario "
+        f"{summary['scenario']}, {summary['excitation']} excitation, {urdf_name}, "
+        f"{summary['duration_s']:g} s simulated",
+        f"tracking error: RMS {_value(summary['tracking_rms_rad'], 'rad')} (all joints), "
+        f"largest {_value(summary['tracking_max_rad'], 'rad')} (one joint); "
+        f"τ RMS {_value(summary['tau_rms'], 'N·m')}",
+        f"consistency: inf μ(Θ̂) over every step {_value(summary['inf_margin_every_step'], 'kg·m²')}"
+        f"; {violations} of {summary['samples']} samples (50 Hz) with μ ≤ 0"
+        + ("" if first is None else f", the first step with μ ≤ 0 at {first:.3f} s"),
+        f"mass matrix: inf λ_min(M(q, Θ̂)) {_value(summary['inf_lambda_min_M_hat'], 'kg·m²')} "
+        "(50 Hz samples)",
+    ]
+    if summary.get("min_eig_J_hat") is not None:
+        definite = "positive definite" if summary.get("j_hat_positive_definite") else (
+            "NOT positive definite")
+        lines.append(f"pseudo-inertias: smallest eigenvalue of any Ĵ_i at any step "
+                     f"{_value(summary['min_eig_J_hat'], 'kg·m²')} ({definite} at every step)")
+    if summary.get("final_load_mass_error_kg") is not None:
+        settled = summary.get("time_to_tolerance_load_mass_s")
+        lines.append(f"load mass: final error {_value(summary['final_load_mass_error_kg'], 'kg')}"
+                     "; within 5 % " + ("not at the end" if settled is None
+                                        else f"from {settled:.3f} s"))
+    if summary.get("diverged_at_s") is not None:
+        lines.append(f"diverged: at {summary['diverged_at_s']:.3f} s (the numbers are up to "
+                     "there)")
+    lines.append(f"wrote: {', '.join(written)} (--json: the table columns as JSON)")
+    return "\n".join(lines)
 
 
 def _note(rows: list[dict[str, Any]], planned: int, duration: float) -> str:

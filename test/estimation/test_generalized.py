@@ -42,9 +42,12 @@ def _fill(panda):
     return rows, MASS * s
 
 
-def test_the_generalized_measurement_has_no_bias_during_loading(panda, capsys):
-    # the measurement alone (true q̈, no estimator dynamics): fit the load's scale s in
-    # 0.1 s windows, y − R_b Φ_b⁰ = s R_b ΔΦ, from the classical and the generalized rows
+def measurement_errors(panda) -> dict[str, list[float]]:
+    """|mass error| per 0.1 s window during loading, of the classical and generalized rows.
+
+    The measurement alone (true q̈, no estimator dynamics): the load's scale s fitted by
+    least squares in each window, y − R_b Φ_b⁰ = s R_b ΔΦ (docs/estimation.md quotes it).
+    """
     rows, truth = _fill(panda)
     est = OnlineLoadEstimator(panda, LINK, LoadEstimatorSettings(noise_std=(NOISE,)))
     measurement = est.measurement
@@ -53,7 +56,7 @@ def test_the_generalized_measurement_has_no_bias_during_loading(panda, capsys):
     trajectory = exciting_trajectory(panda.nv, amplitude=0.5)
     t = np.array([r[0] for r in rows])
     _, _, qdd = trajectory.evaluate(t)
-    errors = {"classical": [], "generalized": []}
+    errors: dict[str, list[float]] = {"classical": [], "generalized": []}
     for start in np.arange(START + 0.1, START + DURATION - 0.1 + 1e-9, 0.1):
         window = np.flatnonzero((t >= start) & (t < start + 0.1))
         for kind in errors:
@@ -67,6 +70,29 @@ def test_the_generalized_measurement_has_no_bias_during_loading(panda, capsys):
             a, b = np.concatenate(a), np.concatenate(b)
             scale = float(a @ b / (a @ a))
             errors[kind].append(abs(MASS * scale - truth[window].mean()))
+    return errors
+
+
+def live_errors(panda, method: str) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+    """The live estimate (memory 0.5 s) fed either rows: |mass error| during loading, final mass."""
+    rows, truth = _fill(panda)
+    errors, final = {}, {}
+    for kind in ("classical", "generalized"):
+        est = OnlineLoadEstimator(panda, LINK, LoadEstimatorSettings(
+            method=method, noise_std=(NOISE,), memory=0.5))
+        mass = []
+        for t, q, qd, tau, rate in rows:
+            est.add_sample(1.0 + t, q, qd, tau, rate if kind == "generalized" else None)
+            mass.append(est.load.mass)
+        t = np.array([r[0] for r in rows])
+        loading = (t > START + 0.2) & (t < START + DURATION)
+        errors[kind] = np.abs(np.array(mass) - truth)[loading]
+        final[kind] = float(mass[-1])
+    return errors, final
+
+
+def test_the_generalized_measurement_has_no_bias_during_loading(panda, capsys):
+    errors = measurement_errors(panda)
     with capsys.disabled():
         for kind, e in errors.items():
             print(f"\n[fill] {kind} measurement, 0.1 s least-squares windows during loading: "
@@ -78,19 +104,9 @@ def test_the_generalized_measurement_has_no_bias_during_loading(panda, capsys):
 @pytest.mark.parametrize("method", ("geometric",))  # projected: the same, 4× the time
 def test_the_live_estimate_during_loading_is_reported(panda, method, capsys):
     """Measured, not asserted better: the live estimate's lag dominates its error."""
-    rows, truth = _fill(panda)
-    errors = {}
-    for kind in ("classical", "generalized"):
-        est = OnlineLoadEstimator(panda, LINK, LoadEstimatorSettings(
-            method=method, noise_std=(NOISE,), memory=0.5))
-        mass = []
-        for t, q, qd, tau, rate in rows:
-            est.add_sample(1.0 + t, q, qd, tau, rate if kind == "generalized" else None)
-            mass.append(est.load.mass)
-        t = np.array([r[0] for r in rows])
-        loading = (t > START + 0.2) & (t < START + DURATION)
-        errors[kind] = np.abs(np.array(mass) - truth)[loading]
-        assert abs(mass[-1] - MASS) < 0.05  # both settle on the filled load
+    errors, final = live_errors(panda, method)
+    for kind in errors:
+        assert abs(final[kind] - MASS) < 0.05, kind  # both settle on the filled load
     with capsys.disabled():
         for kind, e in errors.items():
             print(f"\n[fill] {method} live, {kind} measurement: mass error during loading "
