@@ -235,17 +235,23 @@ COM_BLOCK = "com block"
 SCALAR = "scalar"
 
 
+def _com_candidate(build: Any, theta: npt.ArrayLike) -> list[tuple[str, Array]]:
+    """[(COM_BLOCK, weights)], or [] when a body of Θ is inconsistent (no COM block)."""
+    try:
+        return [(COM_BLOCK, build(theta))]
+    except InvalidInputError:
+        return []
+
+
 def lower_weight_candidates(theta: npt.ArrayLike) -> list[tuple[str, Array]]:
     """Candidate lower weights L_l ⪯ Z(Φ_l) over the band: COM block, scalar, others.
 
-    The COM block first, then the scalar z_l I₆, then the joint-frame blocks.
-
-    Raises:
-        InvalidInputError: an inconsistent body (Z(Φ_l) indefinite in some sample).
+    The COM block first (left out when a body is inconsistent: it has no COM block), then
+    the scalar z_l I₆, then the joint-frame blocks.
     """
     zmin, _ = spatial_inertia_extremes(theta)
-    out = [(COM_BLOCK, com_block_lower(theta)),
-           (SCALAR, scalar_weights(np.maximum(zmin, 0.0) * (1.0 - 1e-9)))]
+    out = _com_candidate(com_block_lower, theta)
+    out += [(SCALAR, scalar_weights(np.maximum(zmin, 0.0) * (1.0 - 1e-9)))]
     out += [(f"block t={t:g}", block_weights(*lower_block(theta, t))) for t in (0.5, 0.9)]
     out += [(f"block rho={rho:g}", block_weights(*lower_block_keep(theta, rho)))
             for rho in BLOCK_RHO]
@@ -255,11 +261,12 @@ def lower_weight_candidates(theta: npt.ArrayLike) -> list[tuple[str, Array]]:
 def upper_weight_candidates(theta: npt.ArrayLike) -> list[tuple[str, Array]]:
     """Candidate upper weights U_l ⪰ Z(Φ_l) over the band: COM block, scalar, others.
 
-    The COM block first, then the scalar Z̄_l I₆, then the joint-frame blocks.
+    The COM block first (left out when a body is inconsistent), then the scalar Z̄_l I₆,
+    then the joint-frame blocks.
     """
     _, zmax = spatial_inertia_extremes(theta)
-    out = [(COM_BLOCK, com_block_upper(theta)),
-           (SCALAR, scalar_weights(zmax * (1.0 + 1e-9)))]
+    out = _com_candidate(com_block_upper, theta)
+    out += [(SCALAR, scalar_weights(zmax * (1.0 + 1e-9)))]
     out += [(f"block s={s:g}", block_weights(*upper_block(theta, s))) for s in BLOCK_S]
     return out
 

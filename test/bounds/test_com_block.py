@@ -14,7 +14,12 @@ from bounds_cases import random_consistent_theta, random_q
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.arrays import skew
-from robot_tv_dynamics.bounds.mass import COM_BLOCK, weighted_bounds
+from robot_tv_dynamics.bounds.mass import (
+    COM_BLOCK,
+    lower_weight_candidates,
+    upper_weight_candidates,
+    weighted_bounds,
+)
 from robot_tv_dynamics.bounds.weights import (
     com_band,
     com_block_lower,
@@ -213,3 +218,8 @@ def test_an_inconsistent_body_has_no_com_block(arms: dict[str, RobotModel]) -> N
     theta[2, 4] = -1.0  # I_11 < 0: Z(Φ) indefinite
     with pytest.raises(InvalidInputError, match="inconsistent"):
         com_block_lower(theta)
+    with pytest.raises(InvalidInputError, match="inconsistent"):
+        com_block_upper(theta)
+    # the candidates of weighted_bounds leave it out (as before the COM block existed)
+    assert COM_BLOCK not in dict(lower_weight_candidates(theta))
+    assert COM_BLOCK not in dict(upper_weight_candidates(theta))
