@@ -168,7 +168,7 @@ def gram_extremes(
     sides: tuple[str, ...] = ("min", "max"), samples: int = 2048, seed: int = 0,
     time_limit: float = 60.0, target_gap: float = 0.01, max_boxes: int | None = None,
     batch: int = 128, evaluate: BoxEvaluation | None = None,
-    evaluator: BoxEvaluator | None = None, floor: float = 0.0,
+    evaluator: BoxEvaluator | None = None, floor: float = 0.0, ceiling: float = math.inf,
 ) -> GramExtremes:
     """Search inf λ_min / sup λ_max of Σ_l J_lᵀ W_lᵀW_l J_l over the joint box.
 
@@ -190,6 +190,8 @@ def gram_extremes(
             exact M): the certified lower end is never below it, nor below the
             search-free 1/λ_max(K 𝓛⁻¹ Kᵀ) of
             :func:`~robot_tv_dynamics.bounds.structural.structural_weighted_lower_bound`.
+        ceiling: an upper bound of sup λ_max already known (e.g. a certified α₂ʷ for the
+            exact M): the certified upper end is never above it.
 
     Returns:
         A :class:`GramExtremes`.
@@ -216,7 +218,7 @@ def gram_extremes(
         boxes = 0
     else:
         lam, lmax, boxes = branch_and_bound(
-            evaluator, incumbent, floor=floor, ceiling=math.inf, zero_axis=False,
+            evaluator, incumbent, floor=floor, ceiling=ceiling, zero_axis=False,
             exact_min=False, start=start, time_limit=time_limit, target_gap=target_gap,
             max_boxes=max_boxes, batch=batch, progress=None, evaluate=evaluate, sides=sides)
     if "min" not in sides:
