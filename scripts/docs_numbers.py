@@ -45,6 +45,10 @@ NAME:
   free and locked; docs/concepts.md). Deterministic (seeded Sobol points and local
   refinement): the test re-runs it.
 
+* ``weighted_certified``: ``bounds --certified --time-limit 30 --json`` on the same three
+  arms (docs/concepts.md): certified brackets of the weighted and exact extremes. Budgeted
+  by wall time on a shared machine, so dated and stamped, not re-run by a test.
+
 * ``adaptive_60s``: the 60 s ``adapt --suite`` runs of docs/adaptive.md (hours of CPU;
   the kept data are the rows of their suite.csv, read by :func:`read_suites`). Not
   re-run by a test; test/control/ checks the claims they rest on.
@@ -985,12 +989,12 @@ def run_weighted_bounds() -> dict[str, Any]:
             "samples": WEIGHTED_SAMPLES, "tolerance": WEIGHTED_TOLERANCE}
 
 
-def _sci(value: float) -> str:
-    """3 significant digits, powers of ten as the docs write them (4.39·10⁻³)."""
-    mantissa, exponent = f"{value:.2e}".split("e")
+def _sci(value: float, digits: int = 3) -> str:
+    """``digits`` significant digits, powers of ten as the docs write them (4.39·10⁻³)."""
+    mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
     power = int(exponent)
     if -1 <= power <= 2:
-        return f"{value:.3g}"
+        return f"{value:#.{digits}g}".rstrip(".")
     digits = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
     return f"{mantissa}·10{str(power).translate(digits)}"
 
@@ -1022,6 +1026,76 @@ def render_weighted_bounds(data: dict[str, Any], info: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The certified table's budget per search [s].
+CERTIFIED_TIME_LIMIT = 30.0
+
+
+def certified_row(urdf: str, locked: dict[str, float]) -> dict[str, Any]:
+    """``bounds --certified --json`` on one arm: the brackets the certified table quotes."""
+    import contextlib
+    import io
+
+    from robot_tv_dynamics.cli import main as cli
+
+    argv = ["bounds", "--urdf", example_urdf(urdf), "--certified", "--time-limit",
+            f"{CERTIFIED_TIME_LIMIT:g}", "--json", "--cache-dir", "", "--no-progress"]
+    for joint, position in locked.items():
+        argv += ["--lock", f"{joint}={position:g}"]
+    printed = io.StringIO()
+    start = time.monotonic()
+    with contextlib.redirect_stdout(printed):
+        code = cli(argv)
+    if code != 0:
+        raise RuntimeError(f"bounds {urdf or 'panda'}: exit {code}")
+    mmb = json.loads(printed.getvalue())["mass_matrix_bounds"]
+    weighted, exact = mmb["weighted"], mmb["exact"]
+    return {
+        "paper_alpha1": mmb["alpha1"], "paper_alpha2": mmb["alpha2"],
+        "alpha1": weighted["alpha1"], "alpha2": weighted["alpha2"],
+        "lower_weights": weighted["lower"]["weights"],
+        "upper_weights": weighted["upper"]["weights"],
+        "lower_bracket": weighted["lower"]["lambda_min_bracket"],
+        "upper_bracket": weighted["upper"]["lambda_max_bracket"],
+        "lower_s": weighted["lower"]["elapsed_s"], "upper_s": weighted["upper"]["elapsed_s"],
+        "exact_min": exact["lambda_min_bracket"], "exact_max": exact["lambda_max_bracket"],
+        "exact_s": exact["elapsed_s"], "exact_boxes": exact["boxes"],
+        "wall_s": time.monotonic() - start,
+    }
+
+
+def run_weighted_certified() -> dict[str, Any]:
+    """The certified table of docs/concepts.md, one ``bounds --certified`` run per arm."""
+    return {"rows": {label: certified_row(urdf, locked)
+                     for label, urdf, locked in WEIGHTED_ARMS},
+            "time_limit": CERTIFIED_TIME_LIMIT}
+
+
+def render_weighted_certified(data: dict[str, Any], info: dict[str, Any]) -> str:
+    """The certified brackets: paper, weighted (COM block), exact, with the ratios."""
+    lines = ["| arm | paper α₁ / α₂ | certified α₁ʷ (weights; its λ_min bracket, time) | "
+             "exact inf λ_min(M) bracket (time) | α₁ʷ / paper α₁ | α₁ʷ / exact bracket | "
+             "certified α₂ʷ (its λ_max bracket, time) | exact sup λ_max(M) bracket |",
+             "|---|---|---|---|---|---|---|---|"]
+    for label, row in data["rows"].items():
+        lo, hi = row["lower_bracket"]
+        mlo, mhi = row["exact_min"]
+        ulo, uhi = row["upper_bracket"]
+        xlo, xhi = row["exact_max"]
+        lines.append(
+            f"| {label} | {_sci(row['paper_alpha1'])} / {_sci(row['paper_alpha2'])} | "
+            f"{_sci(row['alpha1'])} ({row['lower_weights']}; [{_sci(lo)}, {_sci(hi)}], "
+            f"{row['lower_s']:.0f} s) | [{_sci(mlo)}, {_sci(mhi)}] ({row['exact_s']:.0f} s, "
+            f"{row['exact_boxes']} boxes) | {_sci(row['alpha1'] / row['paper_alpha1'])} | "
+            f"{_ratio(row['alpha1'] / mlo)} – {_ratio(row['alpha1'] / mhi)} | "
+            f"{_sci(row['alpha2'], 4)} ([{_sci(ulo, 4)}, {_sci(uhi, 4)}], "
+            f"{row['upper_s']:.0f} s) | [{_sci(xlo, 4)}, {_sci(xhi, 4)}] |")
+    lines += ["", stamp(info, "python scripts/docs_numbers.py weighted_certified") + " Each "
+              f"search up to {data['time_limit']:g} s, serial; nominal URDF Θ. Every entry is "
+              "a bound; α₁ʷ / exact bracket is against the exact bracket's lower and upper "
+              "end. The budget is wall time on a shared machine: not re-run by a test."]
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------------------ the pages
 #: name → (run, render)
 SECTIONS: dict[str, tuple[Callable[[], dict[str, Any]],
@@ -1035,6 +1109,7 @@ SECTIONS: dict[str, tuple[Callable[[], dict[str, Any]],
     "simulation": (run_simulation, render_simulation),
     "bench_demo": (run_bench_demo, render_bench_demo),
     "weighted_bounds": (run_weighted_bounds, render_weighted_bounds),
+    "weighted_certified": (run_weighted_certified, render_weighted_certified),
     **{name: (lambda name=name: run_benchmark(name), render_benchmark(name))
        for name in BENCHMARKS},
 
