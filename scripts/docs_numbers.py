@@ -49,6 +49,15 @@ NAME:
 * ``bench_estimator_node``, ``bench_ready``: ``bench_estimator.py --node`` for each method
   (docs/estimation.md) and ``bench_ready.py --repeat 3`` (docs/cli.md). Speed figures.
 
+* ``weighted_bounds``: the paper's, the scalar-weighted, the COM-block-weighted and the
+  sampled true extremes of M(q, Θ) over the joint box, nominal Θ, UR5 and Panda (fingers
+  free and locked; docs/concepts.md). Deterministic (seeded Sobol points and local
+  refinement): the test re-runs it.
+
+* ``weighted_certified``: ``bounds --certified --time-limit 30 --json`` on the same three
+  arms (docs/concepts.md): certified brackets of the weighted and exact extremes. Budgeted
+  by wall time on a shared machine, so dated and stamped, not re-run by a test.
+
 * ``adaptive_60s``: the 60 s ``adapt --suite`` runs of docs/adaptive.md (hours of CPU;
   the kept data are the rows of their suite.csv, read by :func:`read_suites`). Not
   re-run by a test; test/control/ checks the claims they rest on.
@@ -1238,6 +1247,173 @@ def render_adaptive_5s(data: dict[str, Any], info: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------------------ weighted bounds
+#: The arms of the weighted-bounds table: label, URDF (:func:`example_urdf`), locked joints.
+WEIGHTED_ARMS = (
+    ("UR5", UR5, {}),
+    ("Panda, fingers free", "", {}),
+    ("Panda, fingers locked", "", {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0}),
+)
+#: Sobol points of each sampled search (plus its local refinement), and the seed.
+WEIGHTED_SAMPLES = 2048
+#: What the agreement test allows on every value (relative): the searches are seeded.
+WEIGHTED_TOLERANCE = 1e-6
+
+
+def weighted_row(urdf: str, locked: dict[str, float]) -> dict[str, Any]:
+    """One arm's sampled paper α₁/α₂, scalar and COM-block weighted, and true extremes."""
+    import numpy as np
+
+    from robot_tv_dynamics import RobotModel, bounds
+    from robot_tv_dynamics.bounds.mass import exact_mass_extremes, gram_extremes
+    from robot_tv_dynamics.bounds.weights import (
+        com_block_lower,
+        com_block_upper,
+        scalar_weights,
+        spatial_inertia_extremes,
+    )
+
+    model = RobotModel.from_urdf(example_urdf(urdf), locked_joints=locked or None)
+    search = {"samples": WEIGHTED_SAMPLES, "seed": 0, "time_limit": 600.0}
+    start = time.monotonic()
+    extremes = bounds.jacobian_extremes(model, bounds.SAMPLED, **search)
+    paper = bounds.bounds_report(model, extremes).bounds
+    theta = model.theta_nominal
+    zmin, zmax = spatial_inertia_extremes(theta)
+
+    def low(weights: Any, label: str) -> float:
+        return gram_extremes(model, weights, label, bounds.SAMPLED, **search
+                             ).lambda_min_bracket[1]
+
+    def high(weights: Any, label: str) -> float:
+        return gram_extremes(model, weights, label, bounds.SAMPLED, **search
+                             ).lambda_max_bracket[0]
+
+    exact = exact_mass_extremes(model, theta, bounds.SAMPLED, **search)
+    return {
+        "paper_alpha1": paper.alpha1_estimate, "paper_alpha2": paper.alpha2_estimate,
+        "scalar_alpha1": low(scalar_weights(np.maximum(zmin, 0.0) * (1 - 1e-9)), "scalar"),
+        "scalar_alpha2": high(scalar_weights(zmax * (1 + 1e-9)), "scalar"),
+        "block_alpha1": low(com_block_lower(theta), "com block"),
+        "block_alpha2": high(com_block_upper(theta), "com block"),
+        "true_alpha1": exact.lambda_min_bracket[1], "true_alpha2": exact.lambda_max_bracket[0],
+        "elapsed_s": time.monotonic() - start,
+    }
+
+
+def run_weighted_bounds() -> dict[str, Any]:
+    """The weighted-bounds table of docs/concepts.md, one row per arm."""
+    return {"rows": {label: weighted_row(name, locked) for label, name, locked in WEIGHTED_ARMS},
+            "samples": WEIGHTED_SAMPLES, "tolerance": WEIGHTED_TOLERANCE}
+
+
+def _sci(value: float, digits: int = 3) -> str:
+    """``digits`` significant digits, powers of ten as the docs write them (4.39·10⁻³)."""
+    mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+    power = int(exponent)
+    if -1 <= power <= 2:
+        return f"{value:#.{digits}g}".rstrip(".")
+    digits = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+    return f"{mantissa}·10{str(power).translate(digits)}"
+
+
+def _ratio(value: float) -> str:
+    """A ratio: 3 decimals near 1, powers of ten far from it."""
+    return f"{value:.3f}" if 0.01 <= value < 100 else _sci(value)
+
+
+def render_weighted_bounds(data: dict[str, Any], info: dict[str, Any]) -> str:
+    """The paper / scalar / COM block / true table with the ratios, and the stamp."""
+    lines = ["| arm | side | paper | scalar weighted | COM block weighted | sampled true | "
+             "scalar / true | block / true | block / paper |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for label, row in data["rows"].items():
+        for side, key in (("α₁ (inf λ_min)", "alpha1"), ("α₂ (sup λ_max)", "alpha2")):
+            paper, scalar = row[f"paper_{key}"], row[f"scalar_{key}"]
+            block, true = row[f"block_{key}"], row[f"true_{key}"]
+            lines.append(f"| {label} | {side} | {_sci(paper)} | {_sci(scalar)} | "
+                         f"{_sci(block)} | {_sci(true)} | {_ratio(scalar / true)} | "
+                         f"{_ratio(block / true)} | {_sci(block / paper)} |")
+    lines += ["", stamp(info, "python scripts/docs_numbers.py weighted_bounds") + " Nominal "
+              f"URDF Θ; every column is a sampled search over the joint box ({data['samples']}"
+              " scrambled Sobol points, seed 0, plus local refinement): the smallest λ_min "
+              "and the largest λ_max found, estimates of the infimum and supremum, not "
+              "bounds (the paper's column uses the sampled γ̂, δ̂: min μ · γ̂ and 2 max ν · δ̂). "
+              "`test/test_docs_numbers.py` re-runs the searches and requires every value "
+              f"within {data['tolerance']:g} (relative)."]
+    return "\n".join(lines) + "\n"
+
+
+#: The certified table's budget per search [s].
+CERTIFIED_TIME_LIMIT = 30.0
+
+
+def certified_row(urdf: str, locked: dict[str, float]) -> dict[str, Any]:
+    """``bounds --certified --json`` on one arm: the brackets the certified table quotes."""
+    import contextlib
+    import io
+
+    from robot_tv_dynamics.cli import main as cli
+
+    argv = ["bounds", "--urdf", example_urdf(urdf), "--certified", "--time-limit",
+            f"{CERTIFIED_TIME_LIMIT:g}", "--json", "--cache-dir", "", "--no-progress"]
+    for joint, position in locked.items():
+        argv += ["--lock", f"{joint}={position:g}"]
+    printed = io.StringIO()
+    start = time.monotonic()
+    with contextlib.redirect_stdout(printed):
+        code = cli(argv)
+    if code != 0:
+        raise RuntimeError(f"bounds {urdf or 'panda'}: exit {code}")
+    mmb = json.loads(printed.getvalue())["mass_matrix_bounds"]
+    weighted, exact = mmb["weighted"], mmb["exact"]
+    return {
+        "paper_alpha1": mmb["alpha1"], "paper_alpha2": mmb["alpha2"],
+        "alpha1": weighted["alpha1"], "alpha2": weighted["alpha2"],
+        "lower_weights": weighted["lower"]["weights"],
+        "upper_weights": weighted["upper"]["weights"],
+        "lower_bracket": weighted["lower"]["lambda_min_bracket"],
+        "upper_bracket": weighted["upper"]["lambda_max_bracket"],
+        "lower_s": weighted["lower"]["elapsed_s"], "upper_s": weighted["upper"]["elapsed_s"],
+        "exact_min": exact["lambda_min_bracket"], "exact_max": exact["lambda_max_bracket"],
+        "exact_s": exact["elapsed_s"], "exact_boxes": exact["boxes"],
+        "wall_s": time.monotonic() - start,
+    }
+
+
+def run_weighted_certified() -> dict[str, Any]:
+    """The certified table of docs/concepts.md, one ``bounds --certified`` run per arm."""
+    return {"rows": {label: certified_row(urdf, locked)
+                     for label, urdf, locked in WEIGHTED_ARMS},
+            "time_limit": CERTIFIED_TIME_LIMIT}
+
+
+def render_weighted_certified(data: dict[str, Any], info: dict[str, Any]) -> str:
+    """The certified brackets: paper, weighted (COM block), exact, with the ratios."""
+    lines = ["| arm | paper α₁ / α₂ | certified α₁ʷ (weights; its λ_min bracket, time) | "
+             "exact inf λ_min(M) bracket (time) | α₁ʷ / paper α₁ | α₁ʷ / exact bracket | "
+             "certified α₂ʷ (its λ_max bracket, time) | exact sup λ_max(M) bracket |",
+             "|---|---|---|---|---|---|---|---|"]
+    for label, row in data["rows"].items():
+        lo, hi = row["lower_bracket"]
+        mlo, mhi = row["exact_min"]
+        ulo, uhi = row["upper_bracket"]
+        xlo, xhi = row["exact_max"]
+        lines.append(
+            f"| {label} | {_sci(row['paper_alpha1'])} / {_sci(row['paper_alpha2'])} | "
+            f"{_sci(row['alpha1'])} ({row['lower_weights']}; [{_sci(lo)}, {_sci(hi)}], "
+            f"{row['lower_s']:.0f} s) | [{_sci(mlo)}, {_sci(mhi)}] ({row['exact_s']:.0f} s, "
+            f"{row['exact_boxes']} boxes) | {_sci(row['alpha1'] / row['paper_alpha1'])} | "
+            f"{_ratio(row['alpha1'] / mlo)} – {_ratio(row['alpha1'] / mhi)} | "
+            f"{_sci(row['alpha2'], 4)} ([{_sci(ulo, 4)}, {_sci(uhi, 4)}], "
+            f"{row['upper_s']:.0f} s) | [{_sci(xlo, 4)}, {_sci(xhi, 4)}] |")
+    lines += ["", stamp(info, "python scripts/docs_numbers.py weighted_certified") + " Each "
+              f"search up to {data['time_limit']:g} s, serial; nominal URDF Θ. Every entry is "
+              "a bound; α₁ʷ / exact bracket is against the exact bracket's lower and upper "
+              "end. The budget is wall time on a shared machine: not re-run by a test."]
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------------------ the pages
 #: name → (run, render)
 SECTIONS: dict[str, tuple[Callable[[], dict[str, Any]],
@@ -1253,6 +1429,8 @@ SECTIONS: dict[str, tuple[Callable[[], dict[str, Any]],
     "observer_noise": (run_observer_noise, render_observer_noise),
     "batch_seeds": (run_batch_seeds, render_batch_seeds),
     "bench_demo": (run_bench_demo, render_bench_demo),
+    "weighted_bounds": (run_weighted_bounds, render_weighted_bounds),
+    "weighted_certified": (run_weighted_certified, render_weighted_certified),
     **{name: (lambda name=name: run_benchmark(name), render_benchmark(name))
        for name in BENCHMARKS},
 

@@ -435,3 +435,18 @@ def test_what_docs_adaptive_says_of_the_5s_suite_holds_in_its_kept_rows():
                                 ("timeline", 4.76, 4.9)):
         assert within(values("time_to_tolerance_load_mass_s",
                              pick("panda", "natural", scenario)), low - 0.005, high + 0.005)
+
+
+# ------------------------------------------------------------------------ weighted bounds
+@pytest.mark.parametrize("label", [arm[0] for arm in numbers.WEIGHTED_ARMS])
+def test_the_weighted_bounds_table_agrees_with_fresh_searches(label):
+    kept = numbers.load("weighted_bounds")["data"]
+    urdf, locked = next((u, k) for name, u, k in numbers.WEIGHTED_ARMS if name == label)
+    fresh = numbers.weighted_row(urdf, locked)
+    stated = kept["rows"][label]
+    for key, value in stated.items():
+        if key != "elapsed_s":
+            assert fresh[key] == pytest.approx(value, rel=kept["tolerance"]), key
+    # what the page says of them: the COM block within a factor 2 of the sampled truth
+    assert 0.5 <= stated["block_alpha1"] / stated["true_alpha1"] <= 1.0 + 1e-6
+    assert 1.0 - 1e-6 <= stated["block_alpha2"] / stated["true_alpha2"] <= 2.0

@@ -5,7 +5,8 @@ docs/concepts.md, "Sharper bounds"):
 
 - **weighted**: α₁ʷ = inf_q λ_min(Σ_l J_lᵀ L_l J_l), α₂ʷ = sup_q λ_max(Σ_l J_lᵀ U_l J_l)
   with constant per-body weights L_l ⪯ Z(Φ_l(t)) ⪯ U_l over a loading band
-  (:mod:`robot_tv_dynamics.bounds.weights`: scalar or 2×2 block);
+  (:mod:`robot_tv_dynamics.bounds.weights`: the 2×2 block about each body's centre of
+  mass, scalar, or joint-frame 2×2 blocks);
 - **exact**: inf_q λ_min(M(q, Θ)) and sup_q λ_max(M(q, Θ)) for a constant Θ, with
   L_l = U_l = Z(Φ_l).
 
@@ -38,6 +39,8 @@ from robot_tv_dynamics.bounds.weights import (
     BLOCK_RHO,
     BLOCK_S,
     block_weights,
+    com_block_lower,
+    com_block_upper,
     exact_weights,
     lower_block,
     lower_block_keep,
@@ -114,6 +117,9 @@ class WeightedBounds:
         alpha2: the weighted upper bound of λ_max (certified: the upper end).
         lower: the search of Σ J_lᵀ L_l J_l (its λ_min side).
         upper: the search of Σ J_lᵀ U_l J_l (its λ_max side).
+        lower_candidates: each candidate lower weight's smallest λ_min over the 256 Sobol
+            points of the choice, by label (``"com block"``, ``"scalar"``, …).
+        upper_candidates: each candidate upper weight's largest λ_max there.
     """
 
     method: str
@@ -121,12 +127,16 @@ class WeightedBounds:
     alpha2: float
     lower: GramExtremes
     upper: GramExtremes
+    lower_candidates: dict[str, float] = field(default_factory=dict)
+    upper_candidates: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
         return {"method": self.method, "alpha1": finite_or_none(self.alpha1),
                 "alpha2": finite_or_none(self.alpha2), "lower": self.lower.to_dict(),
-                "upper": self.upper.to_dict()}
+                "upper": self.upper.to_dict(),
+                "candidates": {"lower": dict(self.lower_candidates),
+                               "upper": dict(self.upper_candidates)}}
 
 
 def gram_evaluator(model: RobotModel, weights: Array) -> BoxEvaluator:
@@ -158,7 +168,7 @@ def gram_extremes(
     sides: tuple[str, ...] = ("min", "max"), samples: int = 2048, seed: int = 0,
     time_limit: float = 60.0, target_gap: float = 0.01, max_boxes: int | None = None,
     batch: int = 128, evaluate: BoxEvaluation | None = None,
-    evaluator: BoxEvaluator | None = None, floor: float = 0.0,
+    evaluator: BoxEvaluator | None = None, floor: float = 0.0, ceiling: float = math.inf,
 ) -> GramExtremes:
     """Search inf λ_min / sup λ_max of Σ_l J_lᵀ W_lᵀW_l J_l over the joint box.
 
@@ -180,6 +190,8 @@ def gram_extremes(
             exact M): the certified lower end is never below it, nor below the
             search-free 1/λ_max(K 𝓛⁻¹ Kᵀ) of
             :func:`~robot_tv_dynamics.bounds.structural.structural_weighted_lower_bound`.
+        ceiling: an upper bound of sup λ_max already known (e.g. a certified α₂ʷ for the
+            exact M): the certified upper end is never above it.
 
     Returns:
         A :class:`GramExtremes`.
@@ -206,7 +218,7 @@ def gram_extremes(
         boxes = 0
     else:
         lam, lmax, boxes = branch_and_bound(
-            evaluator, incumbent, floor=floor, ceiling=math.inf, zero_axis=False,
+            evaluator, incumbent, floor=floor, ceiling=ceiling, zero_axis=False,
             exact_min=False, start=start, time_limit=time_limit, target_gap=target_gap,
             max_boxes=max_boxes, batch=batch, progress=None, evaluate=evaluate, sides=sides)
     if "min" not in sides:
@@ -219,10 +231,29 @@ def gram_extremes(
                         count + boxes, time.monotonic() - start, max(gaps) <= target_gap)
 
 
+#: Label of the COM block weights (:func:`~robot_tv_dynamics.bounds.weights.com_block_lower`).
+COM_BLOCK = "com block"
+#: Label of the scalar weights z_l I₆ (lower) and Z̄_l I₆ (upper).
+SCALAR = "scalar"
+
+
+def _com_candidate(build: Any, theta: npt.ArrayLike) -> list[tuple[str, Array]]:
+    """[(COM_BLOCK, weights)], or [] when a body of Θ is inconsistent (no COM block)."""
+    try:
+        return [(COM_BLOCK, build(theta))]
+    except InvalidInputError:
+        return []
+
+
 def lower_weight_candidates(theta: npt.ArrayLike) -> list[tuple[str, Array]]:
-    """Candidate lower weights L_l ⪯ Z(Φ_l) over the band: scalar z_l, then blocks."""
+    """Candidate lower weights L_l ⪯ Z(Φ_l) over the band: COM block, scalar, others.
+
+    The COM block first (left out when a body is inconsistent: it has no COM block), then
+    the scalar z_l I₆, then the joint-frame blocks.
+    """
     zmin, _ = spatial_inertia_extremes(theta)
-    out = [("scalar", scalar_weights(np.maximum(zmin, 0.0) * (1.0 - 1e-9)))]
+    out = _com_candidate(com_block_lower, theta)
+    out += [(SCALAR, scalar_weights(np.maximum(zmin, 0.0) * (1.0 - 1e-9)))]
     out += [(f"block t={t:g}", block_weights(*lower_block(theta, t))) for t in (0.5, 0.9)]
     out += [(f"block rho={rho:g}", block_weights(*lower_block_keep(theta, rho)))
             for rho in BLOCK_RHO]
@@ -230,25 +261,35 @@ def lower_weight_candidates(theta: npt.ArrayLike) -> list[tuple[str, Array]]:
 
 
 def upper_weight_candidates(theta: npt.ArrayLike) -> list[tuple[str, Array]]:
-    """Candidate upper weights U_l ⪰ Z(Φ_l) over the band: scalar Z̄_l, then blocks."""
+    """Candidate upper weights U_l ⪰ Z(Φ_l) over the band: COM block, scalar, others.
+
+    The COM block first (left out when a body is inconsistent), then the scalar Z̄_l I₆,
+    then the joint-frame blocks.
+    """
     _, zmax = spatial_inertia_extremes(theta)
-    out = [("scalar", scalar_weights(zmax * (1.0 + 1e-9)))]
+    out = _com_candidate(com_block_upper, theta)
+    out += [(SCALAR, scalar_weights(zmax * (1.0 + 1e-9)))]
     out += [(f"block s={s:g}", block_weights(*upper_block(theta, s))) for s in BLOCK_S]
     return out
 
 
 def _choose(model: RobotModel, candidates: list[tuple[str, Array]], lower: bool,
-            seed: int) -> tuple[str, Array, BoxEvaluator]:
-    """The candidate with the best sampled extreme (only tightness depends on the choice)."""
+            seed: int) -> tuple[str, Array, BoxEvaluator, dict[str, float]]:
+    """The candidate with the best sampled extreme, and every candidate's extreme.
+
+    Only the tightness depends on the choice: every candidate is a valid bound.
+    """
     best: tuple[float, str, Array, BoxEvaluator] | None = None
+    scores: dict[str, float] = {}
     for label, weights in candidates:
         evaluator = gram_evaluator(model, weights)
         lam_min, lam_max = _sobol_values(evaluator, _CHOICE_SAMPLES, seed)
-        score = float(np.min(lam_min)) if lower else -float(np.max(lam_max))
+        scores[label] = float(np.min(lam_min)) if lower else float(np.max(lam_max))
+        score = scores[label] if lower else -scores[label]
         if best is None or score > best[0]:
             best = (score, label, weights, evaluator)
     assert best is not None
-    return best[1], best[2], best[3]
+    return best[1], best[2], best[3], scores
 
 
 def weighted_bounds(
@@ -257,8 +298,10 @@ def weighted_bounds(
 ) -> WeightedBounds:
     r"""The weighted α₁ʷ ≥ α₁ and α₂ʷ ≤ α₂ for Θ or a band of Θ(t) samples.
 
-    The lower weight (scalar z_l or a 2×2 block with one t for all bodies) and the upper
-    weight are each chosen by the best sampled extreme over 256 Sobol points, then
+    The lower and the upper weight are each chosen among the candidates (the COM block
+    of :func:`~robot_tv_dynamics.bounds.weights.com_block_lower` /
+    :func:`~robot_tv_dynamics.bounds.weights.com_block_upper`, the scalar z_l / Z̄_l and
+    the joint-frame blocks) by the best sampled extreme over 256 Sobol points, then
     searched by ``method``. Both α₁ʷ and the paper's α₁ bound λ_min(M) from below, so
     the larger is reported (likewise the smaller α₂): α₁ʷ ≥ α₁ by construction, and by
     the proof of docs/concepts.md it is the weighted value whenever the search is tight.
@@ -278,10 +321,12 @@ def weighted_bounds(
     theta = model.theta_nominal if theta is None else np.asarray(theta, dtype=np.float64)
     seed = int(search.get("seed", 0))
     evaluations = search.pop("evaluations", None)
-    label, weights, ev = _choose(model, lower_weight_candidates(theta), True, seed)
+    label, weights, ev, lower_scores = _choose(model, lower_weight_candidates(theta), True,
+                                               seed)
     lower = gram_extremes(model, weights, label, method, sides=("min",), evaluator=ev,
                           evaluate=None if evaluations is None else evaluations(ev), **search)
-    label, weights, ev = _choose(model, upper_weight_candidates(theta), False, seed)
+    label, weights, ev, upper_scores = _choose(model, upper_weight_candidates(theta), False,
+                                               seed)
     upper = gram_extremes(model, weights, label, method, sides=("max",), evaluator=ev,
                           evaluate=None if evaluations is None else evaluations(ev), **search)
     a1 = lower.lambda_min_bracket[0] if method == CERTIFIED else lower.lambda_min_bracket[1]
@@ -290,7 +335,7 @@ def weighted_bounds(
         a1 = max(a1, paper_alpha1)
     if not math.isnan(paper_alpha2):
         a2 = min(a2, paper_alpha2)
-    return WeightedBounds(method, a1, a2, lower, upper)
+    return WeightedBounds(method, a1, a2, lower, upper, lower_scores, upper_scores)
 
 
 def margin_weighted_alpha1_factor(margins: npt.ArrayLike) -> Array:

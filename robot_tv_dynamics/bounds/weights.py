@@ -15,11 +15,21 @@ W_lᵀW_l = L_l (or U_l) as row weights of the stacked Jacobian. This module bui
   B = λ_max(I_o − S(h)²/(s m)) for an s > 0 — a prismatic finger is weighted by its
   mass, not by its tiny rotational inertia.
 
+- COM block (:func:`com_block_lower`, :func:`com_block_upper`): about each body's centre
+  of mass c_l, Z(Φ_l) = X_cᵀ diag(m_l I₃, I_c,l) X_c with X_c = [[I₃, −S(c_l)], [0, I₃]]
+  (the twist moved to the COM), so L_l = X_cᵀ diag(m I₃, λ_min(I_c) I₃) X_c and
+  U_l = X_cᵀ diag(m I₃, λ_max(I_c) I₃) X_c: the translational part exact, only the
+  anisotropy of the centroidal inertia lost. Over a band (m, λ(I_c) and the COM in
+  ranges, :class:`ComBand`) both blocks lose a common factor that grows with how far the
+  COM moves (docs/concepts.md, "COM block weight").
+
 Weights over a loading band are the elementwise inf (lower) / sup (upper) over the
 band's samples of Θ(t).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -172,3 +182,149 @@ def exact_weights(theta: npt.ArrayLike) -> Array:
         raise InvalidInputError("theta", f"Z(Φ) is not positive semidefinite for bodies "
                                 f"{bad}: the load or model is physically inconsistent")
     return (v * np.sqrt(np.maximum(w, 0.0))[:, None, :]) @ np.swapaxes(v, 1, 2)
+
+
+# ----------------------------------------------------------------------- COM block
+@dataclass(frozen=True)
+class ComBand:
+    """Per-body ranges of a loading band, about a reference point near each COM.
+
+    Every Θ(t) of the band is assumed to have, for each body l, m_l(t) in
+    [mass_min, mass_max], the eigenvalues of its centroidal inertia I_c,l(t) in
+    [inertia_min, inertia_max] and its COM c_l(t) within ``radius`` of ``center``; the
+    COM block weights are then valid for every such Θ(t), sampled or not.
+
+    Attributes:
+        mass_min: inf_t m_l, (N,) [kg].
+        mass_max: sup_t m_l, (N,) [kg].
+        inertia_min: inf_t λ_min(I_c,l), (N,) [kg·m²] (I_c about the COM, body axes).
+        inertia_max: sup_t λ_max(I_c,l), (N,) [kg·m²].
+        center: the reference point p_l, (N, 3), in body l's joint frame [m].
+        radius: sup_t ‖c_l(t) − p_l‖, (N,) [m] (0 for a constant Θ: p_l = c_l).
+        massless: bodies with some m_l(t) ≤ 0 (no COM): they get the scalar weights.
+    """
+
+    mass_min: Array
+    mass_max: Array
+    inertia_min: Array
+    inertia_max: Array
+    center: Array
+    radius: Array
+    massless: Array
+
+
+def com_band(theta: npt.ArrayLike) -> ComBand:
+    """The :class:`ComBand` of Θ (N, 10) or of a band of samples Θ(t_k), (K, N, 10).
+
+    The reference point p_l is the centre of the bounding box of the sampled COMs, the
+    radius the largest distance of a sampled COM from it (so a constant Θ has p_l = c_l
+    and radius 0, and the weights are the exact COM decomposition's).
+
+    Raises:
+        InvalidInputError: a body whose centroidal inertia is not positive semidefinite
+            or whose Z(Φ_l) is indefinite (an inconsistent body: no bound follows).
+    """
+    band = _band(theta)
+    mass = band[..., 0]
+    massless = np.any(mass <= 0.0, axis=0)
+    zmin = np.linalg.eigvalsh(spatial_inertia(band))[..., 0]
+    scale = np.maximum(np.abs(mass), 1.0)
+    bad = np.flatnonzero(np.any(zmin < -1e-12 * scale, axis=0))
+    if bad.size:
+        raise InvalidInputError("theta", f"Z(Φ) is not positive semidefinite for bodies "
+                                f"{[int(i) for i in bad]}: the load or model is physically "
+                                "inconsistent, no weighted bound follows")
+    safe = np.where(mass > 0.0, mass, 1.0)
+    com = np.where((mass > 0.0)[..., None], band[..., 1:4] / safe[..., None], 0.0)
+    s = skew(com)
+    centroidal = inertia_matrix(band) + mass[..., None, None] * (s @ s)
+    eig = np.linalg.eigvalsh(centroidal)
+    center = 0.5 * (np.min(com, axis=0) + np.max(com, axis=0))
+    radius = np.max(np.linalg.norm(com - center[None], axis=-1), axis=0)
+    return ComBand(mass_min=np.min(mass, axis=0), mass_max=np.max(mass, axis=0),
+                   inertia_min=np.min(eig[..., 0], axis=0),
+                   inertia_max=np.max(eig[..., -1], axis=0),
+                   center=center, radius=radius, massless=massless)
+
+
+def com_block_weights(trans: npt.ArrayLike, rot: npt.ArrayLike,
+                      center: npt.ArrayLike) -> Array:
+    """Row weights diag(√a I₃, √b I₃) X_p, (N, 6, 6), of the block diag(a, b) about p.
+
+    X_p = [[I₃, −S(p)], [0, I₃]] moves a twist (v, ω) of the joint frame to the point p
+    (same axes): v_p = v + ω × p. So W_lᵀW_l = X_pᵀ diag(a I₃, b I₃) X_p.
+
+    Args:
+        trans: a ≥ 0 per body, (N,) [kg].
+        rot: b ≥ 0 per body, (N,) [kg·m²].
+        center: p per body, (N, 3), in the body's joint frame [m].
+    """
+    p = np.asarray(center, dtype=np.float64)
+    moved = np.tile(np.eye(6), (p.shape[0], 1, 1))
+    moved[:, :3, 3:] = -skew(p)
+    return block_weights(trans, rot) @ moved
+
+
+def _with_scalar(band: ComBand, weights: Array, scalar: Array) -> Array:
+    """``weights`` with the massless bodies' rows replaced by the scalar √z_l I₆."""
+    out = np.array(weights)
+    out[band.massless] = scalar_weights(np.maximum(scalar[band.massless], 0.0))
+    return out
+
+
+def com_block_lower(theta: npt.ArrayLike) -> Array:
+    r"""Row weights of the lower COM block L_l ⪯ Z(Φ_l(t)) over the band, (N, 6, 6).
+
+    About p_l (:func:`com_band`), Z = X_pᵀ Z_p X_p with d = c − p and
+    Z_p = [[m I₃, −m S(d)], [m S(d), I_c − m S(d)²]]; the Schur complement gives
+    diag(t m, b) ⪯ Z_p ⇔ b ≤ λ_min(I_c + m t/(1 − t) S(d)²), and S(d)² ⪰ −‖d‖² I₃, so
+
+    .. math::
+        L_l = X_p^\top \mathrm{diag}(t\,\underline{m} I_3,\ t\,\underline{i} I_3) X_p,
+        \qquad (1 - t)^2 = k t,\quad k = \overline{m} r^2 / \underline{i}
+
+    (the t ∈ [0, 1] that makes both blocks lose the same factor; any t gives a valid
+    bound). A constant Θ has r = 0, t = 1 and L_l = X_cᵀ diag(m I₃, λ_min(I_c) I₃) X_c.
+    Massless bodies get z_l I₆.
+    """
+    band = com_band(theta)
+    zmin, _ = spatial_inertia_extremes(theta)
+    i_lo = np.maximum(band.inertia_min, 0.0)
+    m_r2 = np.maximum(band.mass_max, 0.0) * band.radius ** 2
+    k = m_r2 / np.where(i_lo > 0.0, i_lo, 1.0)
+    t = np.where(m_r2 == 0.0, 1.0,
+                 np.where(i_lo > 0.0, 0.5 * (2.0 + k - np.sqrt(k * k + 4.0 * k)), 0.0))
+    t = np.clip(t, 0.0, 1.0)
+    # b = i − m r² t/(1 − t) (= t i for the balanced t); t = 1 only when m r² = 0
+    penalty = np.where(t < 1.0, m_r2 * t / np.where(t < 1.0, 1.0 - t, 1.0), 0.0)
+    a = np.maximum(band.mass_min, 0.0) * t * (1.0 - _SAFETY)
+    b = np.maximum(i_lo - penalty, 0.0) * (1.0 - _SAFETY)
+    return _with_scalar(band, com_block_weights(a, b, band.center), zmin * (1.0 - _SAFETY))
+
+
+def com_block_upper(theta: npt.ArrayLike) -> Array:
+    r"""Row weights of the upper COM block U_l ⪰ Z(Φ_l(t)) over the band, (N, 6, 6).
+
+    With s > 0, Z_p ⪯ diag((1 + s) m, B) ⇔ B ≥ λ_max(I_c − m (1 + 1/s) S(d)²), and
+    −S(d)² ⪯ ‖d‖² I₃, so
+
+    .. math::
+        U_l = X_p^\top \mathrm{diag}((1+s)\,\overline{m} I_3,\ (1+s)\,\overline{i} I_3) X_p,
+        \qquad s^2 = k (s + 1),\quad k = \overline{m} r^2 / \overline{i}
+
+    (any s > 0 gives a valid bound). A constant Θ has r = 0, s = 0 and
+    U_l = X_cᵀ diag(m I₃, λ_max(I_c) I₃) X_c. Massless bodies get Z̄_l I₆.
+    """
+    band = com_band(theta)
+    _, zmax = spatial_inertia_extremes(theta)
+    i_hi = np.maximum(band.inertia_max, 0.0)
+    m_r2 = np.maximum(band.mass_max, 0.0) * band.radius ** 2
+    k = m_r2 / np.where(i_hi > 0.0, i_hi, 1.0)
+    s = np.where(m_r2 == 0.0, 0.0,
+                 np.where(i_hi > 0.0, 0.5 * (k + np.sqrt(k * k + 4.0 * k)), 1.0))
+    # B = i + (1 + 1/s) m r² (= (1 + s) i for the balanced s); s = 0 only when m r² = 0
+    extra = np.where(m_r2 > 0.0, (1.0 + 1.0 / np.where(s > 0.0, s, 1.0)) * m_r2, 0.0)
+    big_a = np.maximum(band.mass_max, 0.0) * (1.0 + s) * (1.0 + _SAFETY)
+    big_b = (i_hi + extra) * (1.0 + _SAFETY)
+    return _with_scalar(band, com_block_weights(big_a, big_b, band.center),
+                        zmax * (1.0 + _SAFETY))

@@ -93,9 +93,10 @@ def run(args: argparse.Namespace) -> int:
                   "target_gap": args.target_gap, "evaluations": factory}
         weighted = weighted_bounds(model, None, method, paper_alpha1=report.bounds.alpha1,
                                    paper_alpha2=report.bounds.alpha2, **search)
-        # M ⪰ Σ J_lᵀ L_l J_l: a certified weighted α₁ is a floor of the exact inf λ_min.
+        # L_l ⪯ Z(Φ_l) ⪯ U_l: a certified weighted α₁ is a floor of the exact inf λ_min
+        # and a certified α₂ʷ a ceiling of the exact sup λ_max.
         exact = exact_mass_extremes(model, None, bounds.CERTIFIED, floor=weighted.alpha1,
-                                    **search) if args.certified else None
+                                    ceiling=weighted.alpha2, **search) if args.certified else None
     floor, floor_note = _loading_floor(model, args, exact, floors)
     if args.json:
         data = report.to_dict()
