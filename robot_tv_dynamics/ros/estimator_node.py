@@ -24,7 +24,8 @@ every ``publish_period`` (sample stamps):
   ``set_load``, UR ``set_payload``);
 - ``/diagnostics``: ``estimator_node: <link>`` (method, excitation, held updates,
   covariance trace, margin λ_min(f(Φ̂_b)) against ε, the recursion's raw margin, skipped
-  updates, detected changes, converged or not) and the input status.
+  updates, detected changes and the stamp of the last, samples left out while the q̈
+  filter settled, converged or not) and the input status.
 
 Bad input never stops the node: joint_states without efforts, NaN, unknown joints or a
 stamp going backwards are rejected with a diagnostics reason (no estimate from them).
@@ -426,7 +427,9 @@ class EstimatorNode(node_base.ModelNode):
                 ("consistent", est.margin >= est.epsilon * (1.0 - 1e-9)),
                 ("raw_margin", est.raw_margin),
                 ("skipped", sum(est.estimator.skipped.values())),
-                ("changes", est.estimator.changes), ("converged", converged),
+                ("changes", est.estimator.changes),
+                ("last_change_stamp", est.change_stamps[-1] if est.change_stamps else "none"),
+                ("settling", est.settling), ("converged", converged),
                 ("delay_ms", 1e3 * est.delay)])
 
     def _publish_diagnostics(self) -> None:

@@ -137,3 +137,53 @@ def write_halves(data: Realistic, folder: Path) -> tuple[Path, Path]:
             folder / f"{name}.mcap", names, t, np.c_[data.q[mask], pad],
             np.c_[data.qd[mask], pad], np.c_[data.tau[mask], pad]))
     return paths[0], paths[1]
+
+
+#: The live estimators' goals on this recording (docs/estimation.md).
+PRE_GRASP_MASS = 0.2     # [kg] |m| before the grasp
+AFTER_3S_MASS = 0.15     # [kg] |m − 1| 3 s after the ramp's end
+FINAL_MASS = 0.1         # [kg] |m − 1| at the end
+FINAL_COM = 0.03         # [m] COM error at the end
+FOLLOW = 0.5             # [s] after the ramp's end, |m − 1| ≤ 0.15 kg from then on
+CHANGE_WINDOW = (GRASP, GRASP + 0.4)  # [s] every detected change falls in it
+
+
+def live_metrics(out: dict) -> dict:
+    """The goal quantities of one ``estimate --json`` output on the second half."""
+    t, mass = np.array(out["t"]), np.array(out["mass"])
+    end_of_ramp = GRASP + RAMP
+    outside = np.flatnonzero((t >= end_of_ramp) & (np.abs(mass - LOAD_MASS) > AFTER_3S_MASS))
+    if not outside.size:
+        follow = 0.0
+    elif outside[-1] + 1 < t.size:
+        follow = float(t[outside[-1] + 1] - end_of_ramp)
+    else:
+        follow = float("inf")  # never back within 0.15 kg
+    final = out["final"]
+    return {
+        "pre": float(np.abs(mass[t < GRASP]).max()),
+        "at3": float(mass[np.argmin(np.abs(t - end_of_ramp - 3.0))]),
+        "final": float(final["mass"]),
+        "com_error": float(np.linalg.norm(np.array(final["com"]) - LOAD_COM)),
+        "min_margin": float(min(out["margin"])),
+        "follow": follow,
+        "changes": int(out["changes"]),
+        "change_times": [float(c) for c in out["change_times"]],
+        "skipped": dict(out["skipped"]),
+    }
+
+
+def failed_goals(m: dict) -> list[str]:
+    """The goals :func:`live_metrics` ``m`` misses (empty: all met)."""
+    checks = {
+        "pre-grasp mass": m["pre"] <= PRE_GRASP_MASS,
+        "mass 3 s after": abs(m["at3"] - LOAD_MASS) <= AFTER_3S_MASS,
+        "final mass": abs(m["final"] - LOAD_MASS) <= FINAL_MASS,
+        "final COM": m["com_error"] <= FINAL_COM,
+        "margin": m["min_margin"] >= 0.0,
+        "follow": m["changes"] >= 1 and m["follow"] <= FOLLOW,
+        "change times": all(CHANGE_WINDOW[0] <= c <= CHANGE_WINDOW[1]
+                            for c in m["change_times"]),
+        "skipped": not m["skipped"],
+    }
+    return [name for name, ok in checks.items() if not ok]
