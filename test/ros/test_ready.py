@@ -5,14 +5,17 @@ reader that joins late gets a message well before one diagnostics period elapsed
 period here is long (:data:`PERIOD`) and every wait is a fraction of it, so a message
 can only come from the matched event, not from the periodic timer. dynamics_node
 without cached Jacobian extremes reports first, says ``pending``, and reports again as
-soon as they are computed.
+soon as they are computed. The nodes whose paths need no SciPy do not import it.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
-from ros_harness import NodeProcess, unique_namespace
+from ros_harness import REPO, NodeProcess, node_env, unique_namespace
 
 pytestmark = pytest.mark.ros
 
@@ -94,3 +97,15 @@ def test_dynamics_node_reports_before_its_jacobian_extremes_and_again_when_they_
         assert "computing the Jacobian extremes" not in node.output()
     finally:
         assert node.stop() == 0, node.output()[-3000:]
+
+
+@pytest.mark.parametrize("executable", ["dynamics_node", "monitor_node", "markers_node"])
+def test_a_node_that_needs_no_scipy_does_not_import_it(executable):
+    """SciPy's linalg and interpolate cost ~0.8 s of a start on two cores; these nodes use
+    them only on rare paths (Cholesky where ABA cannot, a spline for a trajectory
+    without velocities), which import them when they run."""
+    program = (f"import sys, robot_tv_dynamics.ros.{executable}\n"
+               "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))")
+    done = subprocess.run([sys.executable, "-c", program], cwd=REPO, env=node_env(),
+                          capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "[]", done.stdout[:2000]
