@@ -314,8 +314,8 @@ class BringUp:
                         timeout: float = 120.0) -> None:
         """Wait until the log of every node in ``names`` contains ``text``.
 
-        The nodes log "ready: ..." once their model is loaded (the dynamics node after
-        computing the Jacobian extremes γ, δ).
+        The nodes log "ready: ..." once their model is loaded and their topics exist
+        (the dynamics node before the Jacobian extremes γ, δ when it computes them).
 
         Raises:
             BringUpError: a node exited first, or ``timeout`` [s] passed; the nodes keep
