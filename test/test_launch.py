@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import py_compile
+import subprocess
 import sys
 from pathlib import Path
 
@@ -268,6 +269,36 @@ def test_bring_up_logs_each_node_to_its_file_and_waits_for_its_output(tmp_path):
     finally:
         codes = running.stop(timeout=5.0)
     assert codes["quitter"] == 0 and set(codes) == {"talker", "quitter"}
+
+
+def test_bring_up_gives_its_children_one_blas_thread_unless_told_otherwise(tmp_path):
+    import os
+    import sys
+
+    from robot_tv_dynamics.ros import bringup
+
+    before = os.environ.get("OPENBLAS_NUM_THREADS")
+    running = bringup.BringUp(logs=tmp_path)
+    program = "import os; print('blas', os.environ.get('OPENBLAS_NUM_THREADS'), flush=True)"
+    try:
+        running.start("default", [sys.executable, "-c", program],
+                      env={k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"})
+        running.start("told", [sys.executable, "-c", program],
+                      env={**os.environ, "OPENBLAS_NUM_THREADS": "2"})
+        running.wait_for_output(["default", "told"], "blas", timeout=30.0)
+    finally:
+        running.stop(timeout=5.0)
+    assert "blas 1" in running.log("default").read_text()
+    assert "blas 2" in running.log("told").read_text()
+    assert os.environ.get("OPENBLAS_NUM_THREADS") == before  # this process's is unchanged
+    # importing the package (the bring-up, the demo, the core) sets nothing in the importer
+    imported = subprocess.run(
+        [sys.executable, "-c", "import os, robot_tv_dynamics, robot_tv_dynamics.ros.bringup,"
+         " robot_tv_dynamics.ros.demo, robot_tv_dynamics.bounds, robot_tv_dynamics.dynamics;"
+         " print(os.environ.get('OPENBLAS_NUM_THREADS'))"],
+        env={k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"},
+        capture_output=True, text=True, timeout=120, check=True)
+    assert imported.stdout.strip() == "None", imported.stdout
 
 
 # ---------------------------------------------------------------------------- launch ↔ bring-up

@@ -94,6 +94,7 @@ from robot_tv_dynamics.bounds.running import (
     UNAVAILABLE,
     RunningBounds,
     StartupExtremes,
+    cached_startup_extremes,
     extremes_summary,
     startup_jacobian_extremes,
 )
@@ -157,6 +158,7 @@ __all__ = [
     "WeightedBounds",
     "bounds_report",
     "cached_jacobian_extremes",
+    "cached_startup_extremes",
     "certified_jacobian_extremes",
     "dask_client",
     "exact_mass_extremes",

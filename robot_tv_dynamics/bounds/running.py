@@ -99,7 +99,9 @@ class RunningBounds:
         self.live = live
         #: the certified α₁ʷ(t) of the latest Θ (NaN until :meth:`values` computed it)
         self.weighted_alpha1 = math.nan
-        self._weighted_theta: Array | None = None
+        #: the latest Θ, and whether α₁ʷ is still to be computed for it (values())
+        self._theta: Array | None = None
+        self._weighted_stale = False
         self._tracker = ConsistencyTracker(n_bodies)
         self.min_margin = math.nan
         self.max_size = math.nan
@@ -122,9 +124,9 @@ class RunningBounds:
                 :meth:`transaction` to keep them as they were).
         """
         snapshot = self._tracker.update(theta)
-        if self.live is not None:  # α₁ʷ(t) is computed when values() asks for it
-            self._weighted_theta = np.array(theta, dtype=np.float64)
-            self.weighted_alpha1 = math.nan
+        self._theta = np.array(theta, dtype=np.float64)  # kept for a later set_extremes
+        self._weighted_stale = self.live is not None  # α₁ʷ(t): when values() asks for it
+        self.weighted_alpha1 = math.nan
         self.min_margin = float(np.min(snapshot.margin))
         self.max_size = float(np.max(snapshot.size))
         if not (math.isfinite(self.min_margin) and math.isfinite(self.max_size)):
@@ -138,16 +140,33 @@ class RunningBounds:
                 delta=math.nan, min_margin=float(np.min(snapshot.inf_margin)),
                 max_size=float(np.max(snapshot.sup_size)))
 
+    def set_extremes(self, extremes: JacobianExtremes | None,
+                     live: LiveLowerBounds | None = None) -> None:
+        """Take γ, δ that came later (computed after start-up); the μ/ν statistics stay.
+
+        α₁/α₂ are recomputed from the inf/sup of the margins seen so far and the new γ,
+        δ (nothing to recompute before the first :meth:`update`); ``live`` replaces the
+        live lower bounds (their γ), the weighted α₁ʷ is computed again at the next
+        :meth:`values`.
+        """
+        self.extremes = extremes
+        self.live = live
+        self.weighted_alpha1 = math.nan
+        self._weighted_stale = live is not None and self._theta is not None
+        last = self._tracker.last
+        if last is not None and extremes is not None:
+            self.uniform = uniform_mass_matrix_bounds(extremes, last.inf_margin, last.sup_size)
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """Validate before mutate: if the block raises, the statistics stay as they were."""
         saved = (copy.copy(self._tracker), self.min_margin, self.max_size, self.uniform,
-                 self.weighted_alpha1, self._weighted_theta)
+                 self.weighted_alpha1, self._theta, self._weighted_stale)
         try:
             yield
         except BaseException:
             (self._tracker, self.min_margin, self.max_size, self.uniform,
-             self.weighted_alpha1, self._weighted_theta) = saved
+             self.weighted_alpha1, self._theta, self._weighted_stale) = saved
             raise
 
     def values(
@@ -167,11 +186,11 @@ class RunningBounds:
         uniform = self.uniform
         if uniform is None:
             raise InvalidInputError("theta", "no Θ yet: call update() first")
-        if self.live is not None and self._weighted_theta is not None:
+        if self.live is not None and self._weighted_stale and self._theta is not None:
             # z_l = λ_min(Z(Φ_l)): N 6×6 and one nv×nv eigenvalue, once per Θ
             self.weighted_alpha1 = self.live.weighted_alpha1(
-                np.linalg.eigvalsh(spatial_inertia(self._weighted_theta))[:, 0])
-            self._weighted_theta = None
+                np.linalg.eigvalsh(spatial_inertia(self._theta))[:, 0])
+            self._weighted_stale = False
         eig_j = np.linalg.eigvalsh(jacobian.T @ jacobian)
         eig_m = np.linalg.eigvalsh(mass_matrix)
         if z_rate_norm == 0.0:
@@ -213,6 +232,28 @@ class StartupExtremes:
     cache_note: str = ""
 
 
+def cached_startup_extremes(
+    model: RobotModel,
+    *,
+    certified: bool,
+    settings: Mapping[str, Any],
+    cache_dir: str | Path = "",
+) -> tuple[StartupExtremes | None, str]:
+    """γ, δ from the on-disk cache only (milliseconds), or None, and why a file was not used.
+
+    The arguments are those of :func:`startup_jacobian_extremes`; nothing is computed, so
+    a node can start with them at once and compute them later when they are not cached.
+    """
+    start = time.monotonic()
+    if not cache_dir:
+        return None, ""
+    key = extremes_cache_key(model, CERTIFIED if certified else SAMPLED, settings)
+    extremes, note = read_cached_extremes(cache_dir, key)
+    if extremes is None:
+        return None, note
+    return StartupExtremes(extremes, "cache", time.monotonic() - start), ""
+
+
 def startup_jacobian_extremes(
     model: RobotModel,
     *,
@@ -238,13 +279,11 @@ def startup_jacobian_extremes(
     """
     method = CERTIFIED if certified else SAMPLED
     start = time.monotonic()
-    extremes = None
-    note = ""
-    if cache_dir:
-        key = extremes_cache_key(model, method, settings)
-        extremes, note = read_cached_extremes(cache_dir, key)
-    if extremes is not None:
-        return StartupExtremes(extremes, "cache", time.monotonic() - start)
+    cached, note = cached_startup_extremes(
+        model, certified=certified, settings=settings, cache_dir=cache_dir)
+    if cached is not None:
+        return cached
+    key = extremes_cache_key(model, method, settings)
     if on_compute is not None:
         on_compute(method)
     extremes = jacobian_extremes(model, method, **settings)

@@ -11,7 +11,6 @@ comes out separately (the term-by-term breakdown).
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from robot_tv_dynamics.arrays import Array
 from robot_tv_dynamics.dynamics.kinematics import Kinematics
@@ -124,6 +123,8 @@ def forward_dynamics(
     gamma_dot: Array,
 ) -> Array:
     """q̈ = M⁻¹ (τ − bias) for eq. (39) with w = 0 (inputs validated; γ form of Ψ)."""
+    import scipy.linalg  # here: the reference path, and 0.3 s of every importer's start-up
+
     m, bias = bias_force(kin, qd, theta, theta_dot, gamma, gamma_dot)
     try:
         factor = scipy.linalg.cho_factor(m, check_finite=False)

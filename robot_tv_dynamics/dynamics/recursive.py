@@ -79,7 +79,6 @@ import math
 import numpy as np
 import numpy.typing as npt
 import pinocchio as pin
-import scipy.linalg
 
 from robot_tv_dynamics.arrays import Array, check_finite
 from robot_tv_dynamics.dynamics.arm import ArmRecord, HasArmRecord, arm_record_of
@@ -388,6 +387,8 @@ class RecursiveDynamics(HeldLoads):
 
     def _solve(self, qp: Array, v: Array, effort: Array) -> Array:
         """q̈ from M(q, Θ) q̈ = τ − bias by Cholesky (rows that ABA cannot take)."""
+        import scipy.linalg  # here: the rare path, and 0.3 s of every importer's start-up
+
         bias = self._bias(qp, v)
         try:
             factor = scipy.linalg.cho_factor(self._mass(qp), check_finite=False)

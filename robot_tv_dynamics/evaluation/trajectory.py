@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.interpolate
 
 from robot_tv_dynamics.arrays import readonly
 from robot_tv_dynamics.exceptions import (
@@ -27,6 +26,7 @@ from robot_tv_dynamics.inertia import (
 
 if TYPE_CHECKING:
     import numpy.typing as npt
+    import scipy.interpolate
 
     from robot_tv_dynamics.model import RobotModel
 
@@ -318,7 +318,9 @@ def derive_velocities_accelerations(
             qd = np.repeat((q[1:] - q[:1]) / (t[1] - t[0]), 2, axis=0)
             notes.append("velocities were not given: derived as the constant slope between "
                          "the two points")
-        else:
+        else:  # scipy.interpolate here: 0.4 s of every node's start-up otherwise
+            import scipy.interpolate
+
             spline = scipy.interpolate.CubicSpline(t, q, axis=0, bc_type="not-a-knot")
             qd = np.asarray(spline(t, 1))
             notes.append("velocities were not given: derived from a not-a-knot cubic spline "

@@ -51,6 +51,11 @@ from robot_tv_dynamics.paths import package_config_dir
 RESIGNAL_S = 1.0
 #: Environment variable naming the process a node must not outlive (node_base reads it).
 PARENT_ENV = "ROBOT_TV_DYNAMICS_PARENT_PID"
+#: Set in every started node's environment unless given there: one BLAS thread each.
+#: The nodes' matrices are small (N×N, 6N×nv), and several nodes on few cores would
+#: otherwise each keep a pool of OpenBLAS threads competing for the same cores. Only the
+#: children a bring-up starts get it; importing a module of the package sets nothing.
+CHILD_ENV_DEFAULTS = {"OPENBLAS_NUM_THREADS": "1"}
 
 PACKAGE = "robot_tv_dynamics"
 #: Executables started always, and the one ``use_sim`` adds (as in the launch file).
@@ -273,7 +278,8 @@ class BringUp:
 
         The process starts in its own session (``start_new_session``, unless ``popen``
         says otherwise) with :data:`~robot_tv_dynamics.ros.node_base.PARENT_ENV` set to
-        this process's pid; a node of the package (:func:`is_package_node`) starts with
+        this process's pid and :data:`CHILD_ENV_DEFAULTS` where the environment does not
+        set them; a node of the package (:func:`is_package_node`) starts with
         SIGINT ignored, until its first import installs the package's handlers
         (:mod:`robot_tv_dynamics.early_stop`), so that a stop in the first milliseconds
         cannot kill it (:meth:`stop` repeats the SIGINT).
@@ -281,7 +287,8 @@ class BringUp:
         Returns:
             The started process.
         """
-        environment = dict(env) if env is not None else dict(os.environ)
+        environment = {**CHILD_ENV_DEFAULTS,
+                       **(dict(env) if env is not None else dict(os.environ))}
         environment[PARENT_ENV] = str(os.getpid())
         popen.setdefault("start_new_session", True)
         if is_package_node(command):  # a SIGINT before its handlers exist would kill it
@@ -307,8 +314,8 @@ class BringUp:
                         timeout: float = 120.0) -> None:
         """Wait until the log of every node in ``names`` contains ``text``.
 
-        The nodes log "ready: ..." once their model is loaded (the dynamics node after
-        computing the Jacobian extremes γ, δ).
+        The nodes log "ready: ..." once their model is loaded and their topics exist
+        (the dynamics node before the Jacobian extremes γ, δ when it computes them).
 
         Raises:
             BringUpError: a node exited first, or ``timeout`` [s] passed; the nodes keep

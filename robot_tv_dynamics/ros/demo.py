@@ -131,8 +131,8 @@ def bring_up(urdf: Path, scenario: Path, args: argparse.Namespace, logs: Path,
         start("markers_node", node_command(
             "markers_node", urdf=urdf_path, parameters=MARKERS_PARAMETERS | STAMPED_ONLY,
             ros_args=["-p", f"estimates:=[{', '.join(ESTIMATORS)}]"]))
-        # the dynamics node computes the Jacobian extremes γ, δ before it takes samples:
-        # start the arm once it (and the monitors) say "ready"
+        # start the arm once the nodes (and the monitors) say "ready" (the dynamics node
+        # computes γ, δ in the background when they are not cached)
         running.wait_for_output(("dynamics_node", "markers_node"), "ready",
                                 timeout=READY_TIMEOUT)
         running.wait_for_output((MONITORS,), MONITORS_READY, timeout=READY_TIMEOUT)

@@ -18,8 +18,12 @@ are :mod:`robot_tv_dynamics.inputs`, shared with the other nodes), and publishes
   M q̈, C q̇, M(Θ̇) q̇, H q̇, G, Jᵀ Q₀ Ψ̇, then τ);
 - ``mass_matrix_bounds`` (Float64MultiArray, labelled entries): exact λ_min/λ_max of
   M(q, Θ), the Theorem 2/3 bounds at the current q, α₁/α₂ (eq. 45/46) from the running
-  inf/sup of the margins and the Jacobian extremes γ, δ computed once at start-up
+  inf/sup of the margins and the Jacobian extremes γ, δ computed once per URDF
   (cached on disk by URDF hash; ``sampled`` or ``certified``, said in the layout).
+  From the cache they are there at start-up; otherwise the node starts without them
+  and computes them in a background thread, answering joint_states meanwhile:
+  ``mass_matrix_bounds`` is published once they are known, and the
+  ``dynamics_node: bounds`` status on ``/diagnostics`` says ``pending`` until then.
 
 The addends (the Christoffel C, M(q, Θ̇), H(q, Ψ)) are built only while someone
 subscribes to them; otherwise τ comes from the recursive backend with the loads held.
@@ -46,7 +50,9 @@ Every topic and parameter: README.md, "ROS 2 interface".
 from __future__ import annotations
 
 import os
+import threading
 import time
+from typing import Any
 
 import numpy as np
 from sensor_msgs.msg import JointState
@@ -64,7 +70,7 @@ from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.observer.live import NO_EFFORT
 from robot_tv_dynamics.ros import input_guard, node_base, qos, robot_description
 from robot_tv_dynamics.ros.contact_outputs import ContactOutputs
-from robot_tv_dynamics.ros.conversions import JointStateReader
+from robot_tv_dynamics.ros.conversions import JointStateReader, make_status
 from robot_tv_dynamics.ros.dynamics_outputs import SUBSCRIBER_CHECK_PERIOD, SampleOutputs
 from robot_tv_dynamics.ros.dynamics_parameters import PARAMETERS, DynamicsNodeConfig
 from robot_tv_dynamics.ros.inertial_inputs import InertialInputs
@@ -81,13 +87,15 @@ __all__ = ["BOUND_LABELS", "CLOCK_READ_PERIOD", "NODE_NAME", "PARAMETERS",
            "extremes_summary", "main"]
 
 NODE_NAME = "dynamics_node"
+#: How often the executor looks for Jacobian extremes computed in the background [s].
+EXTREMES_POLL_PERIOD = 0.1
 
 
 class DynamicsNode(node_base.ModelNode):
     """Generalized torques, terms and mass-matrix bounds per joint-state sample."""
 
     def __init__(self) -> None:
-        """Declare parameters, load the URDF, compute γ/δ, create topics and timers.
+        """Parameters, the URDF, γ/δ (cache, else computed in the background), topics, timers.
 
         Raises:
             URDFError: no usable URDF (the node cannot start).
@@ -113,7 +121,17 @@ class DynamicsNode(node_base.ModelNode):
         self._answered = 0
         self._friction: FrictionParameters | None = None  # read after the Jacobian extremes
         self._outputs = SampleOutputs(self, model.joint_names, qos.RELIABLE_QOS)
-        self._set_model(model, self._jacobian_extremes(model))
+        #: γ, δ computed in the background (a cache miss): the model's generation they
+        #: are for, the result (StartupExtremes or the exception), "" when none is pending
+        self._extremes_generation = 0
+        self._extremes_result: tuple[int, Any] | None = None
+        self._extremes_pending = ""
+        self._extremes_status = (0, "", "")  # level, message, origin
+        self._extremes_timer: Any = None
+        extremes = self._cached_extremes(model)
+        self._set_model(model, extremes)
+        if extremes is None:
+            self._compute_extremes_later(model)
         self._inertial = InertialInputs(
             self._guard, self._inputs, model, self._bounds, self.get_logger(),
             release=self._release, clock=lambda: self.get_clock().now().nanoseconds * 1e-9,
@@ -193,6 +211,111 @@ class DynamicsNode(node_base.ModelNode):
                 self.get_logger().warning(problem)
         return LiveLowerBounds(model, gamma=gamma, reference=reference)
 
+    def _extremes_settings(self) -> dict[str, Any]:
+        cfg = self.config
+        return {"samples": cfg.jacobian_samples, "time_limit": cfg.bounds_time_limit}
+
+    def _cached_extremes(self, model: RobotModel) -> bounds.JacobianExtremes | None:
+        """γ, δ from the disk cache (milliseconds), or None when they are not cached."""
+        cfg, log = self.config, self.get_logger()
+        directory = bounds.resolve_cache_dir(cfg.cache_dir)
+        found, note = bounds.cached_startup_extremes(
+            model, certified=cfg.certified_bounds, settings=self._extremes_settings(),
+            cache_dir="" if directory is None else str(directory))
+        if note:
+            log.warning(note)
+        if found is None:
+            return None
+        self._extremes_status = (0, f"Jacobian extremes from the cache ({found.extremes.method})",
+                                 found.origin)
+        log.info(f"Jacobian extremes ({found.origin} in {found.seconds:.2f} s): "
+                 + extremes_summary(found.extremes))
+        return found.extremes
+
+    def _compute_extremes_later(self, model: RobotModel) -> None:
+        """Compute γ, δ in a background thread; :meth:`_take_extremes` takes them over.
+
+        Until then ``mass_matrix_bounds`` is not published and the bounds status says
+        pending. The thread is a daemon: a stop does not wait for it (the search has no
+        cancel; it ends within ``bounds_time_limit`` anyway).
+        """
+        cfg = self.config
+        method = bounds.CERTIFIED if cfg.certified_bounds else bounds.SAMPLED
+        directory = bounds.resolve_cache_dir(cfg.cache_dir)
+        cache = "" if directory is None else str(directory)
+        generation, settings = self._extremes_generation, self._extremes_settings()
+        self._extremes_pending = method
+        self._extremes_status = (
+            0, f"pending: computing the Jacobian extremes ({method}, up to "
+            f"{cfg.bounds_time_limit:g} s); mass_matrix_bounds is published once they are "
+            "known", "")
+        self.get_logger().info(
+            f"computing the Jacobian extremes ({method}, up to {cfg.bounds_time_limit:g} s) "
+            "in the background: mass_matrix_bounds is published once they are known")
+
+        def compute() -> None:
+            result: Any
+            try:
+                result = bounds.startup_jacobian_extremes(
+                    model, certified=cfg.certified_bounds, cache_dir=cache, settings=settings)
+            except Exception as error:  # the torques do not need γ, δ: keep running
+                result = error
+            self._extremes_result = (generation, result)  # one assignment: atomic
+
+        # the executor's thread takes the result over (a timer: the node's own callbacks
+        # never run concurrently with it); cancelled once it has
+        if self._extremes_timer is None:
+            self._extremes_timer = self.create_timer(EXTREMES_POLL_PERIOD, self._take_extremes)
+        else:
+            self._extremes_timer.reset()
+        threading.Thread(target=compute, name="dynamics_node Jacobian extremes",
+                         daemon=True).start()
+
+    def _take_extremes(self) -> None:
+        """The executor's side of :meth:`_compute_extremes_later`: use γ, δ from now on."""
+        result = self._extremes_result
+        if result is None:
+            return  # still computing
+        self._extremes_result = None
+        if result[0] != self._extremes_generation:
+            return  # a URDF swap with other kinematics came first: computed for the old one
+        self._extremes_timer.cancel()
+        self._extremes_pending = ""
+        log = self.get_logger()
+        found = result[1]
+        if isinstance(found, BaseException):
+            self._extremes_status = (2, f"Jacobian extremes unavailable ({type(found).__name__}: "
+                                     f"{found}); alpha1, alpha2, gamma, delta are NaN", "")
+            log.error(f"Jacobian extremes unavailable ({type(found).__name__}: {found}); "
+                      "mass_matrix_bounds carries NaN for alpha1, alpha2, gamma, delta")
+        else:
+            if found.cache_note:
+                log.warning(found.cache_note)
+            if found.cache_error:
+                log.warning(f"not cached: {found.cache_error}")
+            log.info(f"Jacobian extremes ({found.origin} in {found.seconds:.2f} s): "
+                     + extremes_summary(found.extremes))
+            self._extremes_status = (
+                0, f"Jacobian extremes computed in {found.seconds:.2f} s "
+                f"({found.extremes.method})", found.origin)
+            self._bounds.set_extremes(found.extremes,
+                                      self._live_bounds(self._model, found.extremes))
+        self._publish_diagnostics()
+
+    def _bounds_status(self) -> Any:
+        """The ``dynamics_node: bounds`` DiagnosticStatus: γ, δ known, pending or unavailable."""
+        level, message, origin = self._extremes_status
+        extremes = self._bounds.extremes
+        values: list[tuple[str, object]] = [("method", self._extremes_pending
+                                             or self._bounds.method)]
+        if origin:
+            values.append(("origin", origin))
+        if extremes is not None:
+            values += [("gamma", extremes.inf_lambda_min_JtJ_bracket[0]),
+                       ("delta", extremes.sup_sigma_max_J_sq_bracket[1])]
+        return make_status(f"{NODE_NAME}: bounds", level, message, self._guard.hardware_id,
+                           values)
+
     def _jacobian_extremes(self, model: RobotModel) -> bounds.JacobianExtremes | None:
         """γ, δ once per model (disk cache, else computed and stored); None if that fails."""
         cfg, log = self.config, self.get_logger()
@@ -227,7 +350,16 @@ class DynamicsNode(node_base.ModelNode):
             self.get_logger().warning(
                 "the new URDF changes the kinematics: recomputing the Jacobian extremes "
                 "(the node does not answer meanwhile)")
+            self._extremes_generation += 1  # a pending background result is for the old one
+            self._extremes_pending = ""
+            if self._extremes_timer is not None:
+                self._extremes_timer.cancel()
             extremes = self._jacobian_extremes(model)
+            self._extremes_status = (
+                (0, f"Jacobian extremes recomputed for the new URDF ({extremes.method})",
+                 "computed") if extremes is not None else
+                (2, "Jacobian extremes unavailable for the new URDF; alpha1, alpha2, gamma, "
+                 "delta are NaN", ""))
         self._guard.hardware_id = robot_description.robot_name(model)
         self._set_model(model, extremes)
         self._inertial.set_model(model, self._bounds)
@@ -272,7 +404,7 @@ class DynamicsNode(node_base.ModelNode):
         terms_wanted, bounds_wanted = self._outputs.wanted(now)
         publish_terms = cfg.publish_terms and terms_wanted
         publish_bounds = (cfg.publish_bounds and answered % cfg.bounds_decimation == 0
-                          and bounds_wanted)
+                          and bounds_wanted and not self._extremes_pending)
         terms = kin = None
         try:
             self._inputs.check_stamp(t)
@@ -309,7 +441,7 @@ class DynamicsNode(node_base.ModelNode):
 
     def _publish_diagnostics(self) -> None:
         self._release()  # no joint sample came: Θ/Ψ may have covered the waiting ones
-        extra = list(self._contacts.statuses(self._guard.hardware_id))
+        extra = [self._bounds_status(), *self._contacts.statuses(self._guard.hardware_id)]
         if len(self._inputs.theta_series) or len(self._inputs.psi_series):
             extra.append(self._pairing.status(self._guard.hardware_id))
         self._guard.publish(extra=extra)

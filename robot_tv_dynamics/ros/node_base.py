@@ -37,6 +37,7 @@ from typing import Any
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.event_handler import PublisherEventCallbacks, QoSPublisherMatchedInfo
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
@@ -69,7 +70,9 @@ class ModelNode(Node):
     publisher and the :class:`InputGuard` ``self._guard`` (WARN for
     :meth:`_input_status_period` after a rejection), hand URDF swaps to
     :meth:`_on_urdf_swap`, then :meth:`_start` with the model. Any failure destroys the
-    node and re-raises.
+    node and re-raises. A node with a ``_publish_diagnostics`` method publishes its
+    status whenever a new ``/diagnostics`` reader matches (and before it spins,
+    :func:`spin`), so no reader waits a diagnostics period for its first message.
     """
 
     def __init__(
@@ -92,7 +95,8 @@ class ModelNode(Node):
                 cfg.locked_joints)
             model = self._description.acquire()
             self._diagnostics_pub = self.create_publisher(
-                DiagnosticArray, "/diagnostics", RELIABLE_QOS)
+                DiagnosticArray, "/diagnostics", RELIABLE_QOS,
+                event_callbacks=PublisherEventCallbacks(matched=self._on_diagnostics_matched))
             self._guard = InputGuard(
                 self, self._diagnostics_pub, robot_name(model), cfg.log_throttle,
                 self._input_status_period())
@@ -102,6 +106,18 @@ class ModelNode(Node):
         except BaseException:
             self.destroy_node()
             raise
+
+    def _on_diagnostics_matched(self, info: QoSPublisherMatchedInfo) -> None:
+        """A new ``/diagnostics`` reader: the node's status now, not one period later.
+
+        A reader that joins late (a monitor GUI, a bring-up's check, the DDS discovery of
+        a reader started with the node) would otherwise wait up to a whole diagnostics
+        period for the first message; the matched event of the publisher (rclpy's
+        ``PublisherEventCallbacks(matched=...)``) runs in the executor like any callback.
+        """
+        publish = getattr(self, "_publish_diagnostics", None)
+        if info.current_count_change > 0 and callable(publish):
+            publish()
 
     def _input_status_period(self) -> float:
         """How long a rejection keeps the input status at WARN [s] (``self.config`` is set)."""

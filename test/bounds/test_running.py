@@ -180,3 +180,53 @@ def test_the_weighted_alpha1_entry_bounds_lambda_min_of_m_of_each_theta(ur5, ext
     without = B.RunningBounds(ur5.n_bodies, extremes)
     without.update(ur5.theta_nominal)
     assert math.isnan(values_at(ur5, without, qs[0], ur5.theta_nominal, zero)["weighted_alpha1"])
+
+
+def test_extremes_that_come_later_give_the_alphas_of_the_whole_sequence(ur5, extremes) -> None:
+    running = B.RunningBounds(ur5.n_bodies, None)  # a node whose γ, δ are pending
+    sequence = loading_sequence(ur5)
+    for theta in sequence:
+        running.update(theta)
+    assert math.isnan(running.uniform.alpha1) and running.method == B.UNAVAILABLE
+    live = B.LiveLowerBounds(ur5, gamma=extremes.inf_lambda_min_JtJ_bracket[0])
+    running.set_extremes(extremes, live)
+    margins, sizes = zip(*(pinocchio_margin_size(t) for t in sequence), strict=True)
+    uniform = B.uniform_mass_matrix_bounds(
+        extremes, np.min(margins, axis=0), np.max(sizes, axis=0))
+    got = values_at(ur5, running, np.zeros(ur5.nv), sequence[-1],
+                    np.zeros_like(ur5.theta_nominal))
+    assert running.method == B.SAMPLED
+    for label, expected in (("alpha1", uniform.alpha1), ("alpha2", uniform.alpha2),
+                            ("gamma", uniform.gamma), ("delta", uniform.delta)):
+        assert got[label] == pytest.approx(expected, rel=1e-9), label
+    # α₁ʷ of the latest Θ, computed although that Θ came before the live bounds did
+    assert got["weighted_alpha1"] == pytest.approx(
+        live.weighted_alpha1(np.linalg.eigvalsh(
+            np.array([pin.Inertia.FromDynamicParameters(
+                np.array([m, h1, h2, h3, i11, i12, i22, i13, i23, i33])).matrix()
+                for m, h1, h2, h3, i11, i22, i33, i12, i23, i13 in sequence[-1]]))[:, 0]),
+        rel=1e-12)
+
+
+def test_extremes_before_any_theta_wait_for_the_first_update(ur5, extremes) -> None:
+    running = B.RunningBounds(ur5.n_bodies, None)
+    running.set_extremes(extremes)
+    assert running.uniform is None and running.method == B.SAMPLED
+    running.update(ur5.theta_nominal)
+    assert math.isfinite(running.uniform.alpha1)
+
+
+def test_cached_startup_extremes_only_read_the_cache(ur5, tmp_path) -> None:
+    assert B.cached_startup_extremes(ur5, certified=False, settings=SETTINGS,
+                                     cache_dir=tmp_path) == (None, "")
+    assert B.cached_startup_extremes(ur5, certified=False, settings=SETTINGS,
+                                     cache_dir="") == (None, "")
+    computed = B.startup_jacobian_extremes(ur5, certified=False, settings=SETTINGS,
+                                           cache_dir=tmp_path)
+    found, note = B.cached_startup_extremes(ur5, certified=False, settings=SETTINGS,
+                                            cache_dir=tmp_path)
+    assert found is not None and found.origin == "cache" and note == ""
+    assert found.extremes.inf_lambda_min_JtJ == computed.extremes.inf_lambda_min_JtJ
+    # another method or setting is another key: not in the cache
+    assert B.cached_startup_extremes(ur5, certified=True, settings=SETTINGS,
+                                     cache_dir=tmp_path)[0] is None

@@ -35,7 +35,7 @@ from robot_tv_dynamics.ros import conversions as cv  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-START_TIMEOUT = 60.0  # a cold start computes the Jacobian extremes (a few s on 2 cores)
+START_TIMEOUT = 60.0  # a cold start: the Jacobian extremes take a few s on 2 cores
 ANSWER_TIMEOUT = 10.0
 PAYLOAD_LINK = "panda_hand"
 
@@ -65,6 +65,12 @@ def dynamics_parameters(cache_dir, **more):
 def dynamics(log_dir, cache_dir, panda_urdf):
     node = NodeProcess("dynamics_node", unique_namespace("dyn"), log_dir,
                        dynamics_parameters(cache_dir, urdf_path=panda_urdf))
+    # its first start computes γ, δ in the background (mass_matrix_bounds only after):
+    # the tests below want every output from their first sample on
+    deadline = time.monotonic() + START_TIMEOUT
+    while not re.search(r"Jacobian extremes \((computed|cache) in", node.output()):
+        assert node.alive and time.monotonic() < deadline, node.output()[-3000:]
+        time.sleep(0.1)
     yield node
     code = node.stop()
     assert code == 0, f"dynamics_node exit code {code} on SIGINT:\n{node.output()[-3000:]}"
