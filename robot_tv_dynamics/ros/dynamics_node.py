@@ -289,18 +289,23 @@ class DynamicsNode(node_base.ModelNode):
             log.error(f"Jacobian extremes unavailable ({type(found).__name__}: {found}); "
                       "mass_matrix_bounds carries NaN for alpha1, alpha2, gamma, delta")
         else:
-            if found.cache_note:
-                log.warning(found.cache_note)
-            if found.cache_error:
-                log.warning(f"not cached: {found.cache_error}")
-            log.info(f"Jacobian extremes ({found.origin} in {found.seconds:.2f} s): "
-                     + extremes_summary(found.extremes))
+            self._log_extremes(found)
             self._extremes_status = (
                 0, f"Jacobian extremes computed in {found.seconds:.2f} s "
                 f"({found.extremes.method})", found.origin)
             self._bounds.set_extremes(found.extremes,
                                       self._live_bounds(self._model, found.extremes))
         self._publish_diagnostics()
+
+    def _log_extremes(self, found: Any) -> None:
+        """Log where γ, δ came from (cache or search), how long it took and their values."""
+        log = self.get_logger()
+        if found.cache_note:
+            log.warning(found.cache_note)
+        if found.cache_error:
+            log.warning(f"not cached: {found.cache_error}")
+        log.info(f"Jacobian extremes ({found.origin} in {found.seconds:.2f} s): "
+                 + extremes_summary(found.extremes))
 
     def _bounds_status(self) -> Any:
         """The ``dynamics_node: bounds`` DiagnosticStatus: γ, δ known, pending or unavailable."""
@@ -328,12 +333,7 @@ class DynamicsNode(node_base.ModelNode):
                 on_compute=lambda method: log.info(
                     f"computing the Jacobian extremes ({method}, up to "
                     f"{cfg.bounds_time_limit:g} s)"))
-            if found.cache_note:
-                log.warning(found.cache_note)
-            if found.cache_error:
-                log.warning(f"not cached: {found.cache_error}")
-            log.info(f"Jacobian extremes ({found.origin} in {found.seconds:.2f} s): "
-                     + extremes_summary(found.extremes))
+            self._log_extremes(found)
             return found.extremes
         except Exception as error:  # the torques do not need γ, δ: keep running
             log.error(f"Jacobian extremes unavailable ({type(error).__name__}: {error}); "

@@ -63,10 +63,13 @@ def bounds_status(array: DiagnosticArray):
 
 def test_dynamics_node_reports_before_its_jacobian_extremes_and_again_when_they_come(
         tester, log_dir, urdf_paths, tmp_path):
-    node = NodeProcess("dynamics_node", unique_namespace("dyn"), log_dir, {
-        "urdf_path": urdf_paths["panda"], "cache_dir": str(tmp_path / "empty_cache"),
-        "certified_bounds": True, "bounds_time_limit": SEARCH_S,
-        "diagnostics_period": PERIOD})
+    def start():
+        return NodeProcess("dynamics_node", unique_namespace("dyn"), log_dir, {
+            "urdf_path": urdf_paths["panda"], "cache_dir": str(tmp_path / "empty_cache"),
+            "certified_bounds": True, "bounds_time_limit": SEARCH_S,
+            "diagnostics_period": PERIOD})
+
+    node = start()
     try:
         first = late_reader_gets_a_status(tester, node)
         status, values = bounds_status(first[0])
@@ -86,10 +89,7 @@ def test_dynamics_node_reports_before_its_jacobian_extremes_and_again_when_they_
     finally:
         assert node.stop() == 0, node.output()[-3000:]
     # a second start finds them in the cache: no pending state at all
-    node = NodeProcess("dynamics_node", unique_namespace("dyn"), log_dir, {
-        "urdf_path": urdf_paths["panda"], "cache_dir": str(tmp_path / "empty_cache"),
-        "certified_bounds": True, "bounds_time_limit": SEARCH_S,
-        "diagnostics_period": PERIOD})
+    node = start()
     try:
         first = late_reader_gets_a_status(tester, node)
         status, values = bounds_status(first[0])
