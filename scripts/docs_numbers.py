@@ -454,17 +454,26 @@ def _wrap(command: str) -> str:
 RETIME_CASES_TOLERANCE = {"duration_s": 2e-3, "ratio": 2e-3, "relative": 0.02}
 
 
-def retime_test_paths() -> Any:
-    """The curved rest-to-rest test paths and loads of ``test/retiming/test_retime.py``."""
+def load_module(name: str, path: str, *folders: str) -> Any:
+    """The Python file REPO/``path`` imported as module ``name`` (a test or a script).
+
+    REPO/``folders`` go first on sys.path, for the file's own imports.
+    """
     import importlib.util
 
-    sys.path.insert(0, str(REPO / "test"))  # the module's own import of particle_lagrangian
-    spec = importlib.util.spec_from_file_location(
-        "test_retime_paths", REPO / "test" / "retiming" / "test_retime.py")
+    for folder in folders:
+        sys.path.insert(0, str(REPO / folder))
+    spec = importlib.util.spec_from_file_location(name, REPO / path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def retime_test_paths() -> Any:
+    """The curved rest-to-rest test paths and loads of ``test/retiming/test_retime.py``."""
+    # "test": the module's own import of particle_lagrangian
+    return load_module("test_retime_paths", "test/retiming/test_retime.py", "test")
 
 
 def _retime_row(result: Any) -> dict[str, Any]:
@@ -639,16 +648,9 @@ IDENTIFICATION_TOLERANCE = {"ratio": 5e-3, "relative": 0.05, "friction": 2e-3}
 
 def run_identification() -> dict[str, Any]:
     """``measure`` of test/identification/test_identification_accuracy.py on both arms."""
-    import importlib.util
-
-    for folder in ("test", "test/identification"):
-        sys.path.insert(0, str(REPO / folder))
-    spec = importlib.util.spec_from_file_location(
-        "identification_accuracy", REPO / "test" / "identification" /
-        "test_identification_accuracy.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_module("identification_accuracy",
+                         "test/identification/test_identification_accuracy.py",
+                         "test", "test/identification")
     from particle_lagrangian import find_example_robot_urdf
 
     arms = {arm: module.measure(module.make_case(arm, find_example_robot_urdf(arm)))
@@ -749,15 +751,9 @@ GENERALIZED_FILL_METHODS = ("geometric", "projected")
 
 def generalized_fill_module() -> Any:
     """``test/estimation/test_generalized.py``: the simulated fill and what it measures."""
-    import importlib.util
-
-    sys.path.insert(0, str(REPO / "test" / "estimation"))  # its ``excited``
-    spec = importlib.util.spec_from_file_location(
-        "generalized_fill", REPO / "test" / "estimation" / "test_generalized.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    # "test/estimation": its ``excited``
+    return load_module("generalized_fill", "test/estimation/test_generalized.py",
+                       "test/estimation")
 
 
 def generalized_fill_numbers(methods: tuple[str, ...] = GENERALIZED_FILL_METHODS
@@ -888,14 +884,7 @@ BATCH_CHECK_SEED = 1
 
 def batch_seeds_module() -> Any:
     """``scripts/batch_payload_seeds.py`` (its ``run_seed`` and the recording's constants)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "batch_payload_seeds", REPO / "scripts" / "batch_payload_seeds.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module("batch_payload_seeds", "scripts/batch_payload_seeds.py")
 
 
 def batch_seed_row(seed: int, identify_s: float, loaded_s: float) -> dict[str, Any]:

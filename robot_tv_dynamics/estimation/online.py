@@ -267,9 +267,9 @@ class OnlineLoadEstimator:
             return False
         dt = None if self.last_update_time is None else t - self.last_update_time
         self.last_update_time = t
-        before = getattr(self.estimator, "changes", 0)
+        before = self.estimator.changes
         self.estimator.update(regressor, y, self.weights, dt=dt if dt and dt > 0 else None)
-        if getattr(self.estimator, "changes", 0) > before:
+        if self.estimator.changes > before:
             self.change_stamps.append(t)
         return True
 

@@ -36,15 +36,7 @@ from robot_tv_dynamics.inertia import (
     spatial_inertia,
 )
 
-LOCK = {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0}
 ARMS = ("panda", "ur5", "panda_locked")
-
-
-@pytest.fixture(scope="module")
-def arms(urdf_paths: dict[str, str]) -> dict[str, RobotModel]:
-    return {"panda": RobotModel.from_urdf(urdf_paths["panda"]),
-            "ur5": RobotModel.from_urdf(urdf_paths["ur5"]),
-            "panda_locked": RobotModel.from_urdf(urdf_paths["panda"], locked_joints=LOCK)}
 
 
 def crba_eigenvalues(model: RobotModel, theta: np.ndarray, qs: np.ndarray) -> np.ndarray:

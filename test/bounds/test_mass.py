@@ -25,15 +25,6 @@ from robot_tv_dynamics.bounds.weights import exact_weights, spatial_inertia_extr
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import consistency_margin, consistency_size, spatial_inertia
 
-LOCK = {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0}
-
-
-@pytest.fixture(scope="module")
-def arms(urdf_paths: dict[str, str]) -> dict[str, RobotModel]:
-    return {"panda": RobotModel.from_urdf(urdf_paths["panda"]),
-            "ur5": RobotModel.from_urdf(urdf_paths["ur5"]),
-            "panda_locked": RobotModel.from_urdf(urdf_paths["panda"], locked_joints=LOCK)}
-
 
 def crba(model: RobotModel, theta: np.ndarray, qs: np.ndarray) -> np.ndarray:
     """Eigenvalues of M(q, Θ) from Pinocchio's CRBA, (K, nv) ascending."""
