@@ -139,6 +139,25 @@ class RosClient:
                 raise AssertionError(f"timed out after {timeout} s waiting for {what}{extra}")
             self.executor.spin_once(timeout_sec=0.02)
 
+    def publish_until(self, publish: Callable[[], None], predicate: Callable[[], Any],
+                      timeout: float, what: str = "condition",
+                      process: NodeProcess | None = None, period: float = 0.25) -> Any:
+        """Call ``publish()`` every ``period`` s until ``predicate()`` is truthy.
+
+        For best-effort topics: a writer can see the reader matched before the reader
+        has matched the writer, and the samples sent in between are dropped, so a
+        publish-once-then-wait test depends on discovery timing.
+        """
+        due = [0.0]
+
+        def check() -> Any:
+            result = predicate()
+            if not result and time.monotonic() >= due[0]:
+                publish()
+                due[0] = time.monotonic() + period
+            return result
+        return self.spin_until(check, timeout, what, process)
+
     def spin_for(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:

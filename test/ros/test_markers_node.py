@@ -77,19 +77,19 @@ def joint_state(model: RobotModel, q: np.ndarray) -> JointState:
     return msg  # positions only (no velocities): enough to place the markers
 
 
-def latest(tester, received, predicate, what, node):
-    """Publish nothing; wait until the newest MarkerArray satisfies ``predicate``."""
-    def check():
-        return received and predicate(keyed(received[-1])) and keyed(received[-1])
-    return tester.spin_until(check, TIMEOUT, what, node)
+def latest(scene, q, theta, predicate, what):
+    """Publish q and Θ every 0.25 s until the newest MarkerArray satisfies ``predicate``
+    (joint_states is best effort: the first samples after matching may be dropped, and
+    the monitor needs several samples)."""
+    tester, pubs, received, node, model = scene
 
-
-def send(tester, pubs, model, q, theta):
-    """Publish q and Θ a few times (the monitor needs samples, best effort may drop)."""
-    for _ in range(3):
+    def publish():
         pubs["joint_states"].publish(joint_state(model, q))
         pubs["theta"].publish(cv.body_array(theta, model.body_names, "phi"))
-        tester.spin_for(0.05)
+
+    def check():
+        return received and predicate(keyed(received[-1])) and keyed(received[-1])
+    return tester.publish_until(publish, check, TIMEOUT, what, node)
 
 
 def com_by_pinocchio(model: RobotModel, q: np.ndarray, phi: np.ndarray, body: int) -> np.ndarray:
@@ -109,17 +109,16 @@ def color(marker: Marker) -> tuple[float, float, float]:
 
 
 def test_markers_sit_at_the_coms_of_pinocchio_fk_and_grow_with_the_load(scene):
-    tester, pubs, received, node, model = scene
+    model = scene[-1]
     q = np.array([0.3, -0.4, 0.2, -1.8, 0.1, 1.5, 0.6, 0.02, 0.02])
     theta = np.array(model.theta_nominal)
-    send(tester, pubs, model, q, theta)
 
     def at_q(markers):
         lead = markers.get(("truth/lead", LAST))
         return lead is not None and np.allclose(
             position(lead), com_by_pinocchio(model, q, theta[LAST], LAST), atol=1e-9)
 
-    markers = latest(tester, received, at_q, "markers at the FK COM", node)
+    markers = latest(scene, q, theta, at_q, "markers at the FK COM")
     for l in range(model.n_bodies):
         np.testing.assert_allclose(position(markers[("truth/lead", l)]),
                                    com_by_pinocchio(model, q, theta[l], l), atol=1e-9)
@@ -133,13 +132,12 @@ def test_markers_sit_at_the_coms_of_pinocchio_fk_and_grow_with_the_load(scene):
         [[x, y, z] for x in (-0.03, 0.03) for y in (-0.03, 0.03) for z in (0.17, 0.23)]))
     heavy = theta.copy()
     heavy[LAST] += block
-    send(tester, pubs, model, q, heavy)
 
     def grown(markers):
         lead = markers.get(("truth/lead", LAST))
         return lead is not None and lead.scale.x > small_ball * 1.05
 
-    markers = latest(tester, received, grown, "the last body's ball to grow", node)
+    markers = latest(scene, q, heavy, grown, "the last body's ball to grow")
     lead, box = markers[("truth/lead", LAST)], markers[("truth/box", LAST)]
     assert lead.scale.x == pytest.approx(2 * lead_radius(heavy[LAST, 0]), rel=1e-9)
     np.testing.assert_allclose(position(lead), com_by_pinocchio(model, q, heavy[LAST], LAST),
@@ -160,7 +158,7 @@ def with_margin(phi: np.ndarray, margin: float) -> np.ndarray:
 
 
 def test_the_colour_follows_the_monitors_status_of_the_body(scene):
-    tester, pubs, received, node, model = scene
+    model = scene[-1]
     q = np.zeros(model.nv)
     theta = np.array(model.theta_nominal)
     ok, warn, error = (LEVEL_COLORS[level][:3] for level in (Level.OK, Level.WARN, Level.ERROR))
@@ -172,25 +170,22 @@ def test_the_colour_follows_the_monitors_status_of_the_body(scene):
                     and color(box) == pytest.approx(expected, abs=1e-6))
         return check
 
-    send(tester, pubs, model, q, theta)
-    latest(tester, received, box_colour(ok), "a green box (OK)", node)
+    latest(scene, q, theta, box_colour(ok), "a green box (OK)")
     mu = np.linalg.eigvalsh(pseudo_inertia(theta[LAST]))[0]  # ε = 0.1 μ (margin_fraction)
     near = theta.copy()
     near[LAST] = with_margin(theta[LAST], 0.05 * mu)  # consistent, below ε: ERROR
-    send(tester, pubs, model, q, near)
-    markers = latest(tester, received, box_colour(error), "a red box (ERROR, μ < ε)", node)
+    markers = latest(scene, q, near, box_colour(error), "a red box (ERROR, μ < ε)")
     assert color(markers[("truth/box", 0)]) == pytest.approx(ok, abs=1e-6)  # others stay
     assert markers[("truth/label", LAST)].action == Marker.DELETE
 
     bad = theta.copy()
     bad[LAST] = with_margin(theta[LAST], -0.5 * mu)  # f(Φ) indefinite: no box
-    send(tester, pubs, model, q, bad)
 
     def no_box(markers):
         box, lead = markers.get(("truth/box", LAST)), markers.get(("truth/lead", LAST))
         return (box is not None and box.action == Marker.DELETE and lead is not None
                 and color(lead) == pytest.approx(INCONSISTENT_COLOR[:3], abs=1e-6))
 
-    markers = latest(tester, received, no_box, "the inconsistent look", node)
+    markers = latest(scene, q, bad, no_box, "the inconsistent look")
     assert "inconsistent" in markers[("truth/label", LAST)].text
     assert warn != ok and warn != error
