@@ -50,7 +50,7 @@ ROS_REQUIRES = [
     "ros-jazzy-rmw-fastrtps-cpp>=8.4,<9",
 ]
 #: Package data: the repo's config/ mapped onto robot_tv_dynamics/config in the wheel.
-CONFIG_PATTERNS = ["*.yaml", "loading/*.yaml", "loading/*.csv", "examples/*.yaml",
+CONFIG_PATTERNS = ["*.yaml", "*.xml", "loading/*.yaml", "loading/*.csv", "examples/*.yaml",
                    "foxglove/*.json"]
 
 setup(
@@ -65,7 +65,8 @@ setup(
         ("share/" + package_name, ["package.xml"]),
         # The globs may match nothing yet (an empty folder is installed then).
         ("share/" + package_name + "/launch", sorted(glob("launch/*.launch.py"))),
-        ("share/" + package_name + "/config", sorted(glob("config/*.yaml"))),
+        ("share/" + package_name + "/config",
+         sorted(glob("config/*.yaml") + glob("config/*.xml"))),
         ("share/" + package_name + "/config/loading", sorted(glob("config/loading/*.yaml"))),
         ("share/" + package_name + "/config/examples", sorted(glob("config/examples/*.yaml"))),
         ("share/" + package_name + "/config/foxglove", sorted(glob("config/foxglove/*.json"))),

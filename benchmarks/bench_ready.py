@@ -20,6 +20,13 @@ before the spawn) records, on the monotonic clock from the spawn:
   reports on ``/diagnostics`` only when it rejects a command: subscribed and its
   ``ready:`` line), and ``ratio``: ``ready_s`` over plain_rclpy's in the same repeat.
 
+Discovery: by default the probe and every spawned node read the package's Fast DDS
+profile (``config/fastdds_discovery.xml``, what the bring-up and the demo give their
+processes: announcements every second instead of every 3 s), unless a profile is set in
+the environment; ``--dds-defaults`` runs both with Fast DDS's own timing. The profile
+matters in the participant that is already running: a new node whose first exchange with
+it was missed is found at that participant's next announcement.
+
 The dynamics node's Jacobian extremes come from the cache on a second start with the
 same URDF; the first repeat uses an empty cache directory (``cold``: the node is ready
 first and computes them in the background), later ones the filled one (``warm``). The
@@ -27,7 +34,8 @@ goal is 2 s (the machine's load matters: report it; the ratio says how much of i
 the node's own).
 
     source scripts/ros_env.sh
-    python benchmarks/bench_ready.py [--repeat 3] [--nodes dynamics_node,...] [--json out.json]
+    python benchmarks/bench_ready.py [--repeat 3] [--nodes dynamics_node,...] [--dds-defaults]
+                                     [--json out.json]
 
 ``--domain`` defaults to ``$ROS_DOMAIN_ID`` when that is set (else 78).
 """
@@ -126,9 +134,23 @@ def main(argv: list[str] | None = None) -> int:
                         default=int(os.environ.get("ROS_DOMAIN_ID", "").strip() or 78),
                         help="ROS_DOMAIN_ID, private to this run (default $ROS_DOMAIN_ID, "
                              "else 78)")
+    parser.add_argument("--dds-defaults", action="store_true",
+                        help="run the probe and the nodes with Fast DDS's own discovery "
+                             "timing, not the package's discovery profile")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args(argv)
     os.environ["ROS_DOMAIN_ID"] = str(args.domain)
+    from robot_tv_dynamics.ros.bringup import PROFILE_ENV, use_discovery_profile
+
+    if args.dds_defaults:
+        for name in PROFILE_ENV:
+            os.environ.pop(name, None)
+        print("discovery: Fast DDS's defaults (announcements every 3 s)")
+    else:  # as the bring-up and the demo run them: the probe is the running system
+        profile = use_discovery_profile()
+        given = ", ".join(os.environ[n] for n in PROFILE_ENV if os.environ.get(n))
+        print(f"discovery: the package's profile {profile}" if profile
+              else f"discovery: the profile set in the environment ({given})")
     import rclpy
 
     from robot_tv_dynamics.paths import example_robot_urdf

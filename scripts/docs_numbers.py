@@ -47,7 +47,10 @@ NAME:
   docs/simulation.md, docs/estimation.md). Speed figures: dated and stamped, never
   checked by a test.
 * ``bench_estimator_node``, ``bench_ready``: ``bench_estimator.py --node`` for each method
-  (docs/estimation.md) and ``bench_ready.py --repeat 3`` (docs/cli.md). Speed figures.
+  (docs/estimation.md) and ``bench_ready.py --repeat 3``, with the package's discovery
+  profile and with ``--dds-defaults`` (docs/cli.md). Speed figures.
+* ``bench_bringup``: ``bench_bringup.py --cycles 20``, 20 bring-up start/stop cycles by
+  group SIGINT (docs/ros_interface.md). Exit codes and stop times of a shared machine.
 
 * ``weighted_bounds``: the paper's, the scalar-weighted, the COM-block-weighted and the
   sampled true extremes of M(q, Θ) over the joint box, nominal Θ, UR5 and Panda (fingers
@@ -1014,7 +1017,9 @@ BENCHMARKS: dict[str, Any] = {
     "bench_estimator": ("bench_estimator.py", ("--samples", "2000")),
     "bench_estimator_node": [("bench_estimator.py", ("--node", "--method", method))
                              for method in ("geometric", "classical", "projected")],
-    "bench_ready": ("bench_ready.py", ("--repeat", "3")),
+    "bench_ready": [("bench_ready.py", ("--repeat", "3")),
+                    ("bench_ready.py", ("--repeat", "3", "--dds-defaults"))],
+    "bench_bringup": ("bench_bringup.py", ("--cycles", "20")),
 }
 
 

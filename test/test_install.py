@@ -117,12 +117,14 @@ def test_the_wheel_imports_and_builds_a_model_without_ros(core_venv, tmp_path):
             "m = RobotModel.from_urdf(example_robot_urdf())\n"
             "print(json.dumps({'nv': m.nv, 'file': robot_tv_dynamics.__file__,\n"
             "  'config': [w for w, _ in config_dir_candidates()],\n"
+            "  'profile': (config_dir_candidates()[0][1] / 'fastdds_discovery.xml').is_file(),\n"
             "  'rclpy': importlib.util.find_spec('rclpy') is not None}))")
     info = json.loads(check(run([str(core_venv / "python"), "-c", code], cwd=tmp_path),
                             "import"))
     assert info["nv"] == 9
     assert "site-packages" in info["file"], "imported the source tree, not the install"
     assert info["config"] == ["package data"]
+    assert info["profile"], "the Fast DDS discovery profile is not in the package data"
     assert not info["rclpy"]
 
 

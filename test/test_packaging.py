@@ -126,6 +126,7 @@ def test_colcon_build_installs_python_package(colcon_install: Path):
 
 def test_colcon_build_installs_launch_and_config_files(colcon_install: Path):
     for pattern, folder in (("launch/*.launch.py", "launch"), ("config/*.yaml", "config"),
+                            ("config/*.xml", "config"),
                             ("config/foxglove/*.json", "config/foxglove")):
         for source in glob(str(REPO / pattern)):
             installed = colcon_install / "share" / PACKAGE / folder / Path(source).name

@@ -56,6 +56,14 @@ PARENT_ENV = "ROBOT_TV_DYNAMICS_PARENT_PID"
 #: otherwise each keep a pool of OpenBLAS threads competing for the same cores. Only the
 #: children a bring-up starts get it; importing a module of the package sets nothing.
 CHILD_ENV_DEFAULTS = {"OPENBLAS_NUM_THREADS": "1"}
+#: The environment variables that name a Fast DDS XML profile file (Fast DDS 2 reads the
+#: first, 3 the second); a bring-up sets both to :data:`DISCOVERY_PROFILE` when neither is
+#: set.
+PROFILE_ENV = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE")
+#: The package's Fast DDS discovery profile (config/): start-up announcements for 1 s and
+#: one every second after, instead of every 3 s: a participant whose first exchange with
+#: another was missed is found within a second, not 3.
+DISCOVERY_PROFILE = "fastdds_discovery.xml"
 
 PACKAGE = "robot_tv_dynamics"
 #: Executables started always, and the one ``use_sim`` adds (as in the launch file).
@@ -248,6 +256,36 @@ def monitor_group_command(
             + _ros_arguments(urdf, config, namespace, parameters, None) + list(ros_args))
 
 
+def child_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with the bring-up's defaults where it does not set them.
+
+    :data:`CHILD_ENV_DEFAULTS` (one BLAS thread), and the package's Fast DDS discovery
+    profile in both :data:`PROFILE_ENV` variables unless one of them is set (a user's own
+    profile wins whole: the two files are not merged).
+    """
+    environment = {**CHILD_ENV_DEFAULTS, **env}
+    if not any(environment.get(name) for name in PROFILE_ENV):
+        profile = str(package_config_dir() / DISCOVERY_PROFILE)
+        environment.update(dict.fromkeys(PROFILE_ENV, profile))
+    return environment
+
+
+def use_discovery_profile() -> str | None:
+    """Give this process the discovery profile of :func:`child_environment`, if unset.
+
+    For a process that is itself a participant beside the nodes (the demo's recorder):
+    call it before the process's first ``rclpy.init`` (Fast DDS reads the file once).
+
+    Returns:
+        The profile's path if it was set here, else None (one was set already).
+    """
+    if any(os.environ.get(name) for name in PROFILE_ENV):
+        return None
+    profile = str(package_config_dir() / DISCOVERY_PROFILE)
+    os.environ.update(dict.fromkeys(PROFILE_ENV, profile))
+    return profile
+
+
 @dataclass
 class BringUp:
     """The running node processes.
@@ -278,8 +316,8 @@ class BringUp:
 
         The process starts in its own session (``start_new_session``, unless ``popen``
         says otherwise) with :data:`~robot_tv_dynamics.ros.node_base.PARENT_ENV` set to
-        this process's pid and :data:`CHILD_ENV_DEFAULTS` where the environment does not
-        set them; a node of the package (:func:`is_package_node`) starts with
+        this process's pid and :func:`child_environment`'s defaults where the environment
+        does not set them; a node of the package (:func:`is_package_node`) starts with
         SIGINT ignored, until its first import installs the package's handlers
         (:mod:`robot_tv_dynamics.early_stop`), so that a stop in the first milliseconds
         cannot kill it (:meth:`stop` repeats the SIGINT).
@@ -287,8 +325,7 @@ class BringUp:
         Returns:
             The started process.
         """
-        environment = {**CHILD_ENV_DEFAULTS,
-                       **(dict(env) if env is not None else dict(os.environ))}
+        environment = child_environment(dict(env) if env is not None else dict(os.environ))
         environment[PARENT_ENV] = str(os.getpid())
         popen.setdefault("start_new_session", True)
         if is_package_node(command):  # a SIGINT before its handlers exist would kill it
