@@ -76,7 +76,7 @@ def package_config_dir() -> Path:
         raise InvalidInputError(
             "config", f"the {PACKAGE} config files were found neither in a source tree, "
             "nor in an ament share directory, nor as package data: reinstall the package "
-            f"(pip install {PACKAGE}, or colcon build)")
+            "from its source tree (pip install PATH_TO_THE_CHECKOUT, or colcon build)")
     return candidates[0][1]
 
 
