@@ -49,7 +49,12 @@ def run_cycle(after: float, domain: int, log_dir: Path, index: int) -> dict:
     with log.open("wb") as out:
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT,
                                    start_new_session=True)
-    time.sleep(after)
+    try:
+        time.sleep(after)
+    except BaseException:  # the benchmark itself stopped (Ctrl-C, SIGTERM): stop this one too
+        os.killpg(process.pid, signal.SIGINT)
+        process.wait(STOP_LIMIT)
+        raise
     signalled = time.monotonic()
     os.killpg(process.pid, signal.SIGINT)
     try:
@@ -72,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--domain", type=int, default=77, help="ROS_DOMAIN_ID (private)")
     parser.add_argument("--json", metavar="FILE", help="also write the results here")
     args = parser.parse_args(argv)
+    # a SIGTERM (kill, timeout) ends the run as Ctrl-C does: the running bring-up is stopped,
+    # not left running in its own session
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     log_dir = Path(tempfile.mkdtemp(prefix="bench_bringup_"))
     cycles = []
     for index in range(args.cycles):
