@@ -74,7 +74,7 @@ def test_launch_file_only_wires_nodes_and_parameters():
                 for alias in n.names}
     imported |= {n.module.split(".")[0] for n in ast.walk(tree)
                  if isinstance(n, ast.ImportFrom) and n.module}
-    assert imported <= {"launch", "launch_ros"}
+    assert imported <= {"launch", "launch_ros", "os"}  # os: is a DDS profile set?
     nodes = calls(tree, "Node")
     assert nodes, "no launch_ros Node"
     for node in nodes:
@@ -314,6 +314,15 @@ class _LaunchConfiguration(_Recorded):
         return context[self.args[0]]
 
 
+#: Where the stubbed FindPackageShare says the package is installed.
+SHARE = "/opt/share/robot_tv_dynamics"
+
+
+class _FindPackageShare(_Recorded):
+    def perform(self, context):
+        return SHARE
+
+
 def _stub_launch_modules(monkeypatch):
     """Minimal launch / launch_ros modules: enough to run the launch file's code."""
     import types
@@ -327,7 +336,7 @@ def _stub_launch_modules(monkeypatch):
                                  "PythonExpression": _Recorded},
         "launch_ros": {},
         "launch_ros.actions": {"Node": _Recorded},
-        "launch_ros.substitutions": {"FindPackageShare": _Recorded},
+        "launch_ros.substitutions": {"FindPackageShare": _FindPackageShare},
     }
     for name, attributes in modules.items():
         module = types.ModuleType(name)
@@ -395,6 +404,26 @@ def test_config_urdf_path_is_kept_unless_the_urdf_argument_is_given(monkeypatch,
     assert condition.args[0].args[0] == "use_sim"
     assert all("condition" not in nodes[name] for name in NODES if name != "estimator_node")
     assert "condition" in nodes["estimator_node"]
+
+
+def test_launch_gives_every_node_the_discovery_profile_as_the_bring_up(monkeypatch):
+    from robot_tv_dynamics.ros import bringup
+
+    for name in bringup.PROFILE_ENV:
+        monkeypatch.delenv(name, raising=False)
+    launched = _launched_nodes(monkeypatch, use_sim="true")
+    profile = f"{SHARE}/config/{bringup.DISCOVERY_PROFILE}"
+    assert len(launched) == 5  # the estimator_node name holds the last of its two
+    for name, node in launched.items():
+        assert node["additional_env"] == dict.fromkeys(bringup.PROFILE_ENV, profile), name
+    # the bring-up sets the same variables (to its own install's file)
+    child = bringup.child_environment({})
+    assert {k: Path(child[k]).name for k in bringup.PROFILE_ENV} == dict.fromkeys(
+        bringup.PROFILE_ENV, bringup.DISCOVERY_PROFILE)
+    # a profile named where ros2 launch runs: the nodes get none of the package's
+    monkeypatch.setenv("FASTDDS_DEFAULT_PROFILES_FILE", "/my.xml")
+    for name, node in _launched_nodes(monkeypatch, use_sim="true").items():
+        assert node["additional_env"] == {}, name
 
 
 def test_readme_documents_the_launch_arguments():
