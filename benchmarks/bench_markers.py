@@ -4,8 +4,9 @@ Run: ``source scripts/ros_env.sh && .venv/bin/python benchmarks/bench_markers.py
 for the Panda (9 bodies, example-robot-data) with three sources (the true Θ and two
 estimates, as in the demo):
 
-- in this process: ms to build one MarkerArray (FK once, three scenes, the messages) and
-  its serialized size;
+- in this process: ms to build and serialize one MarkerArray (FK once, three scenes, the
+  messages), with new messages and refilled from a ``MarkerStore`` as markers_node does
+  (after the first array: only the markers drawn), and its serialized size;
 - ``markers_node`` as a process on a private DDS domain, fed joint_states and three Θ
   streams at 50 Hz for 20 s, ``inertia_markers`` subscribed: arrays received per second and
   the node's CPU (user + system time from /proc) as a share of one core.
@@ -32,7 +33,7 @@ from visualization_msgs.msg import MarkerArray  # noqa: E402
 
 from robot_tv_dynamics import RobotModel  # noqa: E402
 from robot_tv_dynamics.ros import conversions as cv  # noqa: E402
-from robot_tv_dynamics.ros.markers import marker_array, scene_markers  # noqa: E402
+from robot_tv_dynamics.ros.markers import MarkerStore, marker_array, scene_markers  # noqa: E402
 from robot_tv_dynamics.visualization import inertia_scene  # noqa: E402
 
 SOURCES = ("truth", "estimates/classical", "estimates/projected")
@@ -40,26 +41,28 @@ SECONDS = 20.0
 RATE = 50.0
 
 
-def build(model: RobotModel, q: np.ndarray) -> MarkerArray:
+def build(model: RobotModel, q: np.ndarray, store: MarkerStore | None) -> MarkerArray:
     kinematics = model.kinematics(q)
     markers = []
     for k, source in enumerate(SOURCES):
         scene = inertia_scene(model, model.theta_nominal, None, kinematics)
         markers += scene_markers(scene, source, model.n_bodies, "panda_link0", Time(),
-                                 offset=(0.0, float(k), 0.0))
-    return marker_array(markers)
+                                 offset=(0.0, float(k), 0.0), store=store)
+    return marker_array(markers) if store is None else store.array(markers)
 
 
 def in_process(model: RobotModel) -> None:
     q = np.zeros(model.nv)
-    array = build(model, q)
     runs = 200
-    start = time.perf_counter()
-    for _ in range(runs):
-        build(model, q)
-    cost = (time.perf_counter() - start) / runs
-    print(f"one MarkerArray ({len(array.markers)} markers, {len(SOURCES)} sources): "
-          f"{cost * 1e3:.2f} ms to build, {len(serialize_message(array)) / 1e3:.1f} kB")
+    for how, store in (("new messages", None), ("refilled, as markers_node", MarkerStore())):
+        build(model, q, store)
+        start = time.perf_counter()
+        for _ in range(runs):
+            array = build(model, q, store)
+            size = len(serialize_message(array))
+        cost = (time.perf_counter() - start) / runs
+        print(f"one MarkerArray, {how} ({len(array.markers)} markers, {len(SOURCES)} "
+              f"sources): {cost * 1e3:.2f} ms to build and serialize, {size / 1e3:.1f} kB")
 
 
 def over_dds(model: RobotModel, urdf: str, logs: Path) -> None:

@@ -14,6 +14,12 @@ and per source ``skeleton`` (LINE_LIST joint origin → child joint origin), ``j
 without mass gets DELETE for its ``lead``/``box``/``label``: no marker is drawn for
 it, and one drawn before disappears. Every marker has ``frame_locked`` false and no
 lifetime: it stays until the next array replaces it.
+
+A publisher sending an array many times a second passes one :class:`MarkerStore` to
+every :func:`scene_markers` call: each (namespace, id) then refills its message of the
+previous array instead of building a new one, and a DELETE is sent only for a marker
+the previous array drew (:meth:`MarkerStore.array` adds one for every drawn marker an
+array no longer has, e.g. a source or body gone).
 """
 
 from __future__ import annotations
@@ -71,6 +77,59 @@ def _delete(ns: str, marker_id: int, frame_id: str, stamp: Time) -> Marker:
     return marker
 
 
+class MarkerStore:
+    """The messages of one publisher's arrays, kept from one array to the next.
+
+    Filling a kept message costs a fraction of building a new ``Marker`` (each builds a
+    header, a pose, a texture and more), and a DELETE for a marker that is not drawn is
+    left out: an array is then mostly the markers it draws.
+    """
+
+    def __init__(self) -> None:
+        """An empty store: its first array is all new messages and sends no DELETE."""
+        self._messages: dict[tuple[str, int], Marker] = {}
+        self._drawn: set[tuple[str, int]] = set()  # ADDed by the previous array
+
+    def marker(self, ns: str, marker_id: int, kind: int, frame_id: str,
+               stamp: Time) -> Marker:
+        """The kept message of (ns, id), refilled as :func:`_marker` makes a new one."""
+        marker = self._messages.get((ns, marker_id))
+        if marker is None:
+            marker = self._messages[(ns, marker_id)] = _marker(
+                ns, marker_id, kind, frame_id, stamp)
+            return marker
+        marker.header.frame_id = frame_id
+        marker.header.stamp = stamp
+        marker.type = kind
+        marker.action = Marker.ADD
+        o = marker.pose.orientation
+        o.x = o.y = o.z = 0.0
+        o.w = 1.0
+        return marker
+
+    def delete(self, ns: str, marker_id: int, frame_id: str, stamp: Time) -> Marker | None:
+        """A DELETE of (ns, id) if the previous array drew it, else None (nothing to do)."""
+        if (ns, marker_id) not in self._drawn:
+            return None
+        marker = self.marker(ns, marker_id, Marker.SPHERE, frame_id, stamp)
+        marker.action = Marker.DELETE
+        return marker
+
+    def array(self, markers: Sequence[Marker]) -> MarkerArray:
+        """The array of ``markers`` plus a DELETE of every marker drawn before and not now.
+
+        The messages are reused by the next array: publish (serialize) this one first.
+        """
+        markers = list(markers)
+        listed = {(m.ns, m.id) for m in markers}
+        for key in sorted(self._drawn - listed):
+            gone = self._messages[key]
+            gone.action = Marker.DELETE
+            markers.append(gone)
+        self._drawn = {(m.ns, m.id) for m in markers if m.action == Marker.ADD}
+        return MarkerArray(markers=markers)
+
+
 def _place(marker: Marker, position: np.ndarray, rotation: np.ndarray | None = None) -> None:
     marker.pose.position.x, marker.pose.position.y, marker.pose.position.z = (
         float(v) for v in position)
@@ -88,6 +147,7 @@ def scene_markers(
     offset: Sequence[float] = (0.0, 0.0, 0.0),
     body_frames: Sequence[str] | None = None,
     title: str | None = None,
+    store: MarkerStore | None = None,
 ) -> list[Marker]:
     """The markers of one source's scene (see the module docstring).
 
@@ -102,10 +162,20 @@ def scene_markers(
         body_frames: per body the frame of its poses (the link names) when the scene
             is in body frames; None for base-frame poses.
         title: text drawn under the base (None: ``source``; "": none).
+        store: the publisher's kept messages (None: new messages, every DELETE sent);
+            publish its :meth:`MarkerStore.array` of the markers.
 
     Returns:
         The markers, body markers first.
     """
+    new = _marker if store is None else store.marker
+
+    def deleted(ns: str, marker_id: int, frame: str) -> list[Marker]:
+        if store is None:
+            return [_delete(ns, marker_id, frame, stamp)]
+        gone = store.delete(ns, marker_id, frame, stamp)
+        return [] if gone is None else [gone]
+
     shift = np.asarray(offset, dtype=np.float64) if scene.in_base_frame else np.zeros(3)
     if body_frames is None and not scene.in_base_frame:
         raise InvalidInputError("body_frames", "a scene in body frames needs the link names")
@@ -115,41 +185,42 @@ def scene_markers(
         frame = frame_id if body_frames is None else body_frames[l]
         body = drawn.get(l)
         if body is None:
-            markers += [_delete(f"{source}/{kind}", l, frame, stamp) for kind in BODY_KINDS]
+            for kind in BODY_KINDS:
+                markers += deleted(f"{source}/{kind}", l, frame)
             continue
         geometry, look = body.geometry, body.look
-        lead = _marker(f"{source}/lead", l, Marker.SPHERE, frame, stamp)
+        lead = new(f"{source}/lead", l, Marker.SPHERE, frame, stamp)
         _place(lead, body.com + shift)
         diameter = max(2.0 * geometry.lead_radius, MIN_SIDE)
         lead.scale.x = lead.scale.y = lead.scale.z = diameter
         lead.color = _color(look.ball)
         markers.append(lead)
         if geometry.box is not None:
-            box = _marker(f"{source}/box", l, Marker.CUBE, frame, stamp)
+            box = new(f"{source}/box", l, Marker.CUBE, frame, stamp)
             _place(box, body.com + shift, body.rotation)
             sides = np.maximum(np.asarray(geometry.box.dimensions), MIN_SIDE)
             box.scale.x, box.scale.y, box.scale.z = (float(v) for v in sides)
             box.color = _color(look.box)
             markers.append(box)
         else:
-            markers.append(_delete(f"{source}/box", l, frame, stamp))
+            markers += deleted(f"{source}/box", l, frame)
         if look.label:
-            label = _marker(f"{source}/label", l, Marker.TEXT_VIEW_FACING, frame, stamp)
+            label = new(f"{source}/label", l, Marker.TEXT_VIEW_FACING, frame, stamp)
             _place(label, body.com + shift + np.array([0.0, 0.0, diameter + TEXT_HEIGHT]))
             label.scale.z = TEXT_HEIGHT
             label.color = _color(look.ball)
             label.text = look.label
             markers.append(label)
         else:
-            markers.append(_delete(f"{source}/label", l, frame, stamp))
+            markers += deleted(f"{source}/label", l, frame)
     if scene.skeleton is not None:
         bones = scene.skeleton
-        lines = _marker(f"{source}/skeleton", 0, Marker.LINE_LIST, frame_id, stamp)
+        lines = new(f"{source}/skeleton", 0, Marker.LINE_LIST, frame_id, stamp)
         lines.scale.x = LINE_WIDTH
         lines.color = _color(SKELETON_COLOR)
         lines.points = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
                         for p in bones.segment_points().reshape(-1, 3) + shift]
-        joints = _marker(f"{source}/joints", 0, Marker.SPHERE_LIST, frame_id, stamp)
+        joints = new(f"{source}/joints", 0, Marker.SPHERE_LIST, frame_id, stamp)
         joints.scale.x = joints.scale.y = joints.scale.z = JOINT_DIAMETER
         joints.color = _color(SKELETON_COLOR)
         joints.points = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
@@ -157,7 +228,7 @@ def scene_markers(
         markers += [lines, joints]
     text = source if title is None else title
     if text:
-        caption = _marker(f"{source}/title", 0, Marker.TEXT_VIEW_FACING, frame_id, stamp)
+        caption = new(f"{source}/title", 0, Marker.TEXT_VIEW_FACING, frame_id, stamp)
         _place(caption, shift + np.array([0.0, 0.0, -0.12]))
         caption.scale.z = 1.5 * TEXT_HEIGHT
         caption.color = _color(SKELETON_COLOR)

@@ -47,7 +47,7 @@ from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos
 from robot_tv_dynamics.ros.conversions import BodyArrayReader, JointStateReader, parse_dim_label
 from robot_tv_dynamics.ros.joint_state_cdr import subscribe_joint_states
-from robot_tv_dynamics.ros.markers import marker_array, scene_markers
+from robot_tv_dynamics.ros.markers import MarkerStore, scene_markers
 from robot_tv_dynamics.ros.parameters import ParameterSpec
 from robot_tv_dynamics.ros.stamped_topics import (
     DeprecationNotice,
@@ -199,6 +199,7 @@ class MarkersNode(node_base.ModelNode):
         self._q_time: float | None = None  # the pose's stamp on the axis (None: unstamped)
         self._waiting_logged = False
         self._markers_pub = self.create_publisher(MarkerArray, "inertia_markers", qos.RELIABLE_QOS)
+        self._store = MarkerStore()  # the arrays' messages, refilled at every publish
         stream = qos.stream_qos(10)
         # every JointState-shaped input as bytes: a stamped Θ or table has a hundred-odd
         # names, parsed once per layout instead of once per message (450 messages/s in
@@ -410,8 +411,8 @@ class MarkersNode(node_base.ModelNode):
             markers += scene_markers(
                 scene, source.name, model.n_bodies, self._frame, stamp,
                 offset=(0.0, k * cfg.estimate_spacing, 0.0),
-                body_frames=None if base else model.body_names)
-        self._markers_pub.publish(marker_array(markers))
+                body_frames=None if base else model.body_names, store=self._store)
+        self._markers_pub.publish(self._store.array(markers))
 
 
 def main(args: list[str] | None = None) -> int:

@@ -10,6 +10,7 @@ zero mass are left out.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -67,6 +68,16 @@ class InertiaScene:
     in_base_frame: bool
 
 
+@functools.lru_cache(maxsize=1024)
+def _geometry(phi: bytes, density: float) -> InertiaGeometry | None:
+    """:func:`inertia_geometry` of a Φ given as its float64 bytes, kept for the next scene.
+
+    A scene drawn ten times a second mostly repeats its Φ rows (the bodies whose Θ does
+    not change); the geometry is immutable, so a repeated row costs a look-up.
+    """
+    return inertia_geometry(np.frombuffer(phi, dtype=np.float64), density)
+
+
 def inertia_scene(
     model: RobotModel,
     theta: npt.ArrayLike,
@@ -99,7 +110,7 @@ def inertia_scene(
             "levels", f"has {len(levels)} entries for {model.n_bodies} bodies")
     bodies = []
     for l, name in enumerate(model.body_names):
-        geometry = inertia_geometry(theta[l], density)
+        geometry = _geometry(theta[l].tobytes(), float(density))
         if geometry is None:
             continue
         box_rotation = geometry.box.rotation if geometry.box is not None else np.eye(3)

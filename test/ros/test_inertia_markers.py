@@ -87,3 +87,55 @@ def test_link_frame_mode_poses_bodies_in_their_links(panda):
     p = lead.pose.position
     np.testing.assert_allclose([p.x, p.y, p.z], com, atol=1e-12)
     assert markers[("truth/skeleton", 0)].header.frame_id == "panda_link0"
+
+
+def test_a_store_refills_its_messages_and_deletes_only_what_it_drew(panda):
+    """Arrays from one MarkerStore equal fresh ones, minus the DELETEs of undrawn markers."""
+    from robot_tv_dynamics.ros.markers import MarkerStore
+
+    store = MarkerStore()
+    theta = np.array(panda.theta_nominal)
+    bad = theta.copy()
+    bad[6] = phi_from_mass_com_inertia(1.0, [0.0, 0.0, 0.1], np.diag([1.0, 0.1, 0.1]))
+
+    def arrays(theta, q, sources=("truth",)):
+        scene = inertia_scene(panda, theta, None, panda.kinematics(q))
+        fresh = [m for s in sources for m in scene_markers(scene, s, panda.n_bodies,
+                                                           "panda_link0", Time())]
+        kept = store.array([m for s in sources for m in scene_markers(
+            scene, s, panda.n_bodies, "panda_link0", Time(), store=store)])
+        return by_key(fresh), by_key(kept.markers)
+
+    def same(a, b):
+        assert (a.type, a.action, a.text, a.header.frame_id) == (
+            b.type, b.action, b.text, b.header.frame_id)
+        for field in ("position", "orientation"):
+            x, y = getattr(a.pose, field), getattr(b.pose, field)
+            assert [x.x, x.y, x.z] == pytest.approx([y.x, y.y, y.z], abs=1e-15)
+        assert (a.scale.x, a.scale.y, a.scale.z) == (b.scale.x, b.scale.y, b.scale.z)
+        assert [(p.x, p.y, p.z) for p in a.points] == [(p.x, p.y, p.z) for p in b.points]
+
+    fresh, kept = arrays(theta, np.zeros(panda.nv), ("truth", "estimates/a"))
+    assert all(m.action == Marker.ADD for m in kept.values())  # nothing drawn before
+    assert {k for k, m in fresh.items() if m.action == Marker.ADD} == set(kept)
+    for q, th in ((np.full(panda.nv, 0.4), bad), (np.full(panda.nv, -0.3), theta)):
+        fresh, kept = arrays(th, q)
+        for key, marker in kept.items():
+            if marker.action == Marker.ADD:
+                same(marker, fresh[key])
+        deleted = {k for k, m in kept.items() if m.action == Marker.DELETE}
+        if th is bad:  # the box of body 6 goes, its label comes; source a is gone
+            assert ("truth/box", 6) in deleted and kept[("truth/label", 6)].text
+            assert {k for k in deleted if k[0].startswith("estimates/a")} == {
+                k for k in fresh_first_keys(panda, "estimates/a")}
+        else:  # the label goes, the box comes back
+            assert deleted == {("truth/label", 6)}
+            assert kept[("truth/box", 6)].action == Marker.ADD
+    _, kept = arrays(theta, np.zeros(panda.nv))
+    assert all(m.action == Marker.ADD for m in kept.values())  # each DELETE sent once
+
+
+def fresh_first_keys(panda, source):
+    scene = inertia_scene(panda, panda.theta_nominal, None, panda.kinematics(np.zeros(panda.nv)))
+    return {(m.ns, m.id) for m in scene_markers(scene, source, panda.n_bodies, "panda_link0",
+                                                Time()) if m.action == Marker.ADD}

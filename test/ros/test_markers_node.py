@@ -176,7 +176,7 @@ def test_the_colour_follows_the_monitors_status_of_the_body(scene):
     near[LAST] = with_margin(theta[LAST], 0.05 * mu)  # consistent, below ε: ERROR
     markers = latest(scene, q, near, box_colour(error), "a red box (ERROR, μ < ε)")
     assert color(markers[("truth/box", 0)]) == pytest.approx(ok, abs=1e-6)  # others stay
-    assert markers[("truth/label", LAST)].action == Marker.DELETE
+    assert ("truth/label", LAST) not in markers  # never drawn: no label, no DELETE of one
 
     bad = theta.copy()
     bad[LAST] = with_margin(theta[LAST], -0.5 * mu)  # f(Φ) indefinite: no box
@@ -188,4 +188,11 @@ def test_the_colour_follows_the_monitors_status_of_the_body(scene):
 
     markers = latest(scene, q, bad, no_box, "the inconsistent look")
     assert "inconsistent" in markers[("truth/label", LAST)].text
+
+    _, _, received, _, _ = scene
+    since = len(received)
+    latest(scene, q, theta, lambda m: box_colour(ok)(m) and ("truth/label", LAST) not in m,
+           "the green box back and no label (deleted once, then not sent)")
+    labels = [keyed(array).get(("truth/label", LAST)) for array in received[since:]]
+    assert any(label is not None and label.action == Marker.DELETE for label in labels)
     assert warn != ok and warn != error
