@@ -338,10 +338,8 @@ def test_markers_draw_theta_at_the_stamp_of_the_pose(tester, tmp_path, panda, pa
         tester.spin_for(0.2)
         for seconds, scale in ((0.5 * (t1 + t2), 2.0), (t2, 3.0), (t1, 1.0)):
             want = 2 * lead_radius(scale * light[LAST, 0])
-            for _ in range(3):  # best effort: send the pose a few times
-                joint.publish(pose(seconds))
-                tester.spin_for(0.05)
-            tester.spin_until(
+            tester.publish_until(  # best effort: the pose again until it is drawn
+                lambda seconds=seconds: joint.publish(pose(seconds)),
                 lambda want=want: received and ball(received[-1]) is not None
                 and abs(ball(received[-1]) - want) <= 1e-9 * want, TIMEOUT,
                 f"the ball of Θ at the pose's stamp ({scale}× the mass)", node)
@@ -357,10 +355,8 @@ def test_markers_draw_theta_at_the_stamp_of_the_pose(tester, tmp_path, panda, pa
         for seconds, level in ((0.5 * (t1 + t2), Level.ERROR), (t2, Level.OK),
                                (t1 + 0.999, Level.ERROR)):
             want = LEVEL_COLORS[level][:3]
-            for _ in range(3):
-                joint.publish(pose(seconds))
-                tester.spin_for(0.05)
-            tester.spin_until(
+            tester.publish_until(
+                lambda seconds=seconds: joint.publish(pose(seconds)),
                 lambda want=want: received and box_colour(received[-1]) is not None
                 and np.allclose(box_colour(received[-1]), want, atol=1e-6), TIMEOUT,
                 f"the {level.name} colour at pose stamp {seconds - t1:.3f} s", node)
