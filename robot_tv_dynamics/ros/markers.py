@@ -59,15 +59,22 @@ def _quaternion(rotation: np.ndarray) -> tuple[float, float, float, float]:
 
 def _marker(ns: str, marker_id: int, kind: int, frame_id: str, stamp: Time) -> Marker:
     marker = Marker()
-    marker.header.frame_id = frame_id
-    marker.header.stamp = stamp
     marker.ns = ns
     marker.id = marker_id
-    marker.type = kind
-    marker.action = Marker.ADD
-    marker.pose.orientation.w = 1.0
     marker.lifetime = Duration()
     marker.frame_locked = False
+    return _refill(marker, kind, frame_id, stamp)
+
+
+def _refill(marker: Marker, kind: int, frame_id: str, stamp: Time) -> Marker:
+    """``marker`` as an ADD of ``kind`` with an identity orientation (the rest is the caller's)."""
+    marker.header.frame_id = frame_id
+    marker.header.stamp = stamp
+    marker.type = kind
+    marker.action = Marker.ADD
+    o = marker.pose.orientation
+    o.x = o.y = o.z = 0.0
+    o.w = 1.0
     return marker
 
 
@@ -98,14 +105,7 @@ class MarkerStore:
             marker = self._messages[(ns, marker_id)] = _marker(
                 ns, marker_id, kind, frame_id, stamp)
             return marker
-        marker.header.frame_id = frame_id
-        marker.header.stamp = stamp
-        marker.type = kind
-        marker.action = Marker.ADD
-        o = marker.pose.orientation
-        o.x = o.y = o.z = 0.0
-        o.w = 1.0
-        return marker
+        return _refill(marker, kind, frame_id, stamp)
 
     def delete(self, ns: str, marker_id: int, frame_id: str, stamp: Time) -> Marker | None:
         """A DELETE of (ns, id) if the previous array drew it, else None (nothing to do)."""
