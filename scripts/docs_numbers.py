@@ -4,6 +4,7 @@ Usage (in the package's environment, with ``source scripts/ros_env.sh`` for the 
 
     python scripts/docs_numbers.py [NAME ...]      # run NAME's commands, rewrite its fragments
     python scripts/docs_numbers.py --render        # rewrite the fragments from the kept data
+    python scripts/docs_numbers.py --figures       # redraw the figures from the kept data
     python scripts/docs_numbers.py --list
 
 Each number sits in a fragment of a Markdown page, between ``<!-- numbers: NAME -->`` and
@@ -53,6 +54,10 @@ NAME:
   profile and with ``--dds-defaults`` (docs/cli.md). Speed figures.
 * ``bench_bringup``: ``bench_bringup.py --cycles 20``, 20 bring-up start/stop cycles by
   group SIGINT (docs/ros_interface.md). Exit codes and stop times of a shared machine.
+* ``bench_bounds``, ``bench_bounds_workers``: ``bench_bounds.py`` on the UR5, the Panda
+  and the locked-finger Panda (≈ 30 min: certified searches read at 1 and 10 min) and
+  ``bench_bounds.py --workers`` (1 vs 2 Dask workers; docs/concepts.md). Gaps reached in
+  a wall-time budget on a shared machine: dated and stamped, never checked by a test.
 
 * ``weighted_bounds``: the paper's, the scalar-weighted, the COM-block-weighted and the
   sampled true extremes of M(q, Θ) over the joint box, nominal Θ, UR5 and Panda (fingers
@@ -68,7 +73,8 @@ NAME:
   re-run by a test; test/control/ checks the claims they rest on.
 * ``adaptive_5s``: the four 5 s ``adapt --suite`` runs of docs/adaptive.md (≈ 30 min of
   CPU; the kept data are the rows of their suite.csv). Not re-run by a test;
-  test/test_docs_numbers.py checks the page's claims against the kept rows.
+  test/test_docs_numbers.py checks the page's claims against the kept rows. The figure
+  docs/adaptive_suite.png is drawn from the same rows (``--figures`` redraws it).
 * ``bench_demo``: ``benchmarks/bench_demo.py --runs 3`` on both arms (docs/demo.md). Speed
   figures of a shared machine: dated and stamped, never checked by a test.
 """
@@ -1027,6 +1033,8 @@ BENCHMARKS: dict[str, Any] = {
     "bench_ready": [("bench_ready.py", ("--repeat", "3")),
                     ("bench_ready.py", ("--repeat", "3", "--dds-defaults"))],
     "bench_bringup": ("bench_bringup.py", ("--cycles", "20")),
+    "bench_bounds": ("bench_bounds.py", ("--robots", "ur5", "panda", "panda-locked")),
+    "bench_bounds_workers": ("bench_bounds.py", ("--workers",)),
 }
 
 
@@ -1037,7 +1045,7 @@ def run_benchmark(name: str) -> dict[str, Any]:
     runs = []
     for script, argv in (spec if isinstance(spec, list) else [spec]):
         result = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *argv],
-                                capture_output=True, text=True, check=True, timeout=1800)
+                                capture_output=True, text=True, check=True, timeout=7200)
         runs.append({"command": " ".join(["python", f"benchmarks/{script}", *argv]),
                      "output": result.stdout.rstrip("\n").splitlines()})
     if not isinstance(spec, list):
@@ -1572,6 +1580,29 @@ SECTIONS: dict[str, tuple[Callable[[], dict[str, Any]],
 }
 
 
+def figure_adaptive_5s(data: dict[str, Any], path: Path) -> None:
+    """docs/adaptive_suite.png: every 5 s run of the kept rows, as ``adapt --suite`` draws it."""
+    sys.path.insert(0, str(REPO))
+    from robot_tv_dynamics.control.report import suite_figure
+
+    suite_figure(data["rows"], path)
+
+
+#: The figures drawn from a section's kept data: name → (file, drawing function).
+FIGURES: dict[str, tuple[Path, Callable[[dict[str, Any], Path], None]]] = {
+    "adaptive_5s": (REPO / "docs" / "adaptive_suite.png", figure_adaptive_5s),
+}
+
+
+def draw_figures(names: list[str]) -> None:
+    """Redraw the figures of ``names`` from their kept data."""
+    for name in names:
+        if name in FIGURES:
+            path, draw = FIGURES[name]
+            draw(load(name)["data"], path)
+            print(f"drew {path.relative_to(REPO)}")
+
+
 def pages() -> list[Path]:
     """The Markdown pages that may hold fragments."""
     return [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -1622,6 +1653,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--render", action="store_true",
                         help="only rewrite the fragments from docs/numbers/*.json")
     parser.add_argument("--list", action="store_true", help="list the fragments and exit")
+    parser.add_argument("--figures", action="store_true",
+                        help=f"only redraw the figures ({', '.join(FIGURES)}) from the kept "
+                             "data")
     parser.add_argument("--add-adaptive-60s", nargs="+", metavar="FOLDER", type=Path,
                         help="add these 60 s suites' --out folders (the ADAPTIVE_COMMANDS "
                              "after those kept, in order) to adaptive_60s, then render")
@@ -1636,6 +1670,9 @@ def main(argv: list[str] | None = None) -> int:
         for page, name, _ in fragments():
             print(f"{page.relative_to(REPO)}: {name}")
         return 0
+    if args.figures:
+        draw_figures(args.names or list(FIGURES))
+        return 0
     if not args.render:
         DATA.mkdir(parents=True, exist_ok=True)
         for name in args.names or list(SECTIONS):
@@ -1645,6 +1682,7 @@ def main(argv: list[str] | None = None) -> int:
             (DATA / f"{name}.json").write_text(json.dumps(record, indent=1,
                                                           ensure_ascii=False) + "\n",
                                                encoding="utf-8")
+        draw_figures(args.names or list(SECTIONS))
     for page in render_pages():
         print(f"rewrote {page.relative_to(REPO)}")
     return 0
