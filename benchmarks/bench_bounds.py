@@ -1,11 +1,16 @@
 """Timing of the Jacobian extremes γ, δ: sampled estimate and certified bracket.
 
-Run: ``python benchmarks/bench_bounds.py [--quick] [--robots ur5 panda]``.
+Run: ``python benchmarks/bench_bounds.py [--quick] [--robots ur5 panda panda-locked]``
+and ``python benchmarks/bench_bounds.py --workers [--seconds S]``.
 
-For each robot: the wall time of the sampled estimate (goal ≤ 5 s), and one certified
-branch-and-bound run whose relative gap is read at checkpoints (1 min and 10 min by
-default; goal: ≤ 5 % within 10 min on the UR5). ``--quick`` uses 10 s and 30 s.
-The certified run is single-threaded numpy; note the machine load in the output.
+For each robot (``panda-locked``: the Panda with both fingers locked at 0, the 7-dof arm):
+the wall time of the sampled estimate (goal ≤ 5 s), and one certified branch-and-bound
+run whose relative gap is read at checkpoints (1 min and 10 min by default; goal: ≤ 5 %
+within 10 min on the UR5). ``--quick`` uses 10 s and 30 s. The certified run is
+single-threaded numpy; note the machine load in the output.
+
+``--workers``: the 9-dof Panda's certified γ/δ and exact λ_min(M) brackets, each search
+up to S seconds (default 60), with 1 worker (serial) and with 2 local Dask workers.
 """
 
 from __future__ import annotations
@@ -28,9 +33,22 @@ from robot_tv_dynamics.bounds import (  # noqa: E402
     sampled_jacobian_extremes,
 )
 
+#: The robots of the table: name → (example-robot-data URDF, locked joints).
+ROBOTS = {
+    "ur5": ("ur5", {}),
+    "panda": ("panda", {}),
+    "panda-locked": ("panda", {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0}),
+}
+
+
+def load(name: str) -> RobotModel:
+    """The robot ``name`` of :data:`ROBOTS`."""
+    urdf, locked = ROBOTS[name]
+    return RobotModel.from_urdf(find_example_robot_urdf(urdf), locked or None)
+
 
 def bench(name: str, checkpoints: list[float]) -> dict[str, object]:
-    model = RobotModel.from_urdf(find_example_robot_urdf(name))
+    model = load(name)
     start = time.perf_counter()
     sampled = sampled_jacobian_extremes(model)
     sampled_s = time.perf_counter() - start
@@ -68,8 +86,15 @@ def bench(name: str, checkpoints: list[float]) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="checkpoints 10 s and 30 s")
-    parser.add_argument("--robots", nargs="+", default=["ur5", "panda"])
+    parser.add_argument("--robots", nargs="+", default=["ur5", "panda"], choices=ROBOTS)
+    parser.add_argument("--workers", action="store_true",
+                        help="the 9-dof Panda's searches with 1 and 2 Dask workers instead")
+    parser.add_argument("--seconds", type=float, default=60.0,
+                        help="with --workers: the budget of each search [s] (default 60)")
     args = parser.parse_args()
+    if args.workers:
+        bench_workers(seconds=args.seconds)
+        return
     checkpoints = [10.0, 30.0] if args.quick else [60.0, 600.0]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"cores {os.cpu_count()}, load average at start {load:.2f}")
@@ -106,7 +131,11 @@ def bench_workers(name: str = "panda", seconds: float = 60.0) -> list[dict[str, 
     from robot_tv_dynamics.bounds.mass import exact_mass_extremes
     from robot_tv_dynamics.bounds.parallel import DaskBoxEvaluation, dask_client
 
-    model = RobotModel.from_urdf(find_example_robot_urdf(name))
+    model = load(name)
+    load_start = os.getloadavg()[0]
+    print(f"cores {os.cpu_count()}, load average at start {load_start:.2f}; {name}, each "
+          f"search up to {seconds:g} s (the budget is checked between batches of boxes)",
+          flush=True)
     rows: list[dict[str, object]] = []
     for workers in (1, 2):
         with dask_client(workers=workers) as client:
@@ -121,21 +150,26 @@ def bench_workers(name: str = "panda", seconds: float = 60.0) -> list[dict[str, 
             exact = exact_mass_extremes(model, time_limit=seconds, target_gap=0.01,
                                         evaluations=factory_or_none)
             exact_s = time.perf_counter() - start
-        row = {"robot": name, "workers": workers, "load": os.getloadavg()[0],
-               "gamma_bracket": ext.inf_lambda_min_JtJ_bracket, "jacobian_gap": ext.gap,
-               "jacobian_boxes": ext.evaluations, "jacobian_s": round(jac_s, 1),
-               "exact_min_bracket": exact.lambda_min_bracket,
-               "exact_max_bracket": exact.lambda_max_bracket,
-               "exact_boxes": exact.boxes, "exact_s": round(exact_s, 1)}
-        print(row, flush=True)
-        rows.append(row)
+        rows.append({"workers": workers, "load": os.getloadavg()[0],
+                     "gamma": ext.inf_lambda_min_JtJ_bracket, "jacobian_gap": ext.gap,
+                     "jacobian_boxes": ext.evaluations, "jacobian_s": jac_s,
+                     "exact_min": exact.lambda_min_bracket,
+                     "exact_max": exact.lambda_max_bracket,
+                     "exact_min_gap": exact.gap_min, "exact_boxes": exact.boxes,
+                     "exact_s": exact_s})
+    print("\n| workers | γ bracket | gap | boxes, wall [s] | exact λ_min(M) bracket [kg·m²] "
+          "| gap | exact λ_max(M) bracket [kg·m²] | boxes, wall [s] | load average after |")
+    print("|---" * 9 + "|")
+    for row in rows:
+        g_lo, g_hi = row["gamma"]  # type: ignore[misc]
+        m_lo, m_hi = row["exact_min"]  # type: ignore[misc]
+        x_lo, x_hi = row["exact_max"]  # type: ignore[misc]
+        print(f"| {row['workers']} | [{g_lo:.5g}, {g_hi:.5g}] | {100 * row['jacobian_gap']:.3g} % "
+              f"| {row['jacobian_boxes']}, {row['jacobian_s']:.1f} | [{m_lo:.3g}, {m_hi:.3g}] "
+              f"| {100 * row['exact_min_gap']:.3g} % | [{x_lo:.4g}, {x_hi:.4g}] "
+              f"| {row['exact_boxes']}, {row['exact_s']:.1f} | {row['load']:.2f} |")
     return rows
 
 
 if __name__ == "__main__":
-    if "--workers" in sys.argv:
-        seconds = float(sys.argv[sys.argv.index("--seconds") + 1]) if "--seconds" in sys.argv \
-            else 60.0
-        bench_workers(seconds=seconds)
-    else:
-        main()
+    main()

@@ -320,6 +320,11 @@ def test_what_docs_adaptive_says_of_the_60s_runs_holds_in_their_kept_rows():
     poor = pick("panda", "slotine-li", "poor", lasted=True)
     assert -0.125 <= values("inf_margin_every_step", poor).min()
     assert values("inf_margin_every_step", poor).max() <= -0.075
+    inf_lam = values("inf_lambda_min_M_hat", poor)  # M(q, Θ̂) indefinite: −0.06 to −0.12
+    assert -0.125 <= inf_lam.min() and inf_lam.max() <= -0.055
+    # the UR5's constant scenario, persistent excitation: the first μ ≤ 0 at 45 ms
+    constant = [r for r in pick("ur5", "slotine-li", "persistent") if r["scenario"] == "constant"]
+    assert [float(r["first_violation_s"]) for r in constant] == pytest.approx([0.045])
     rms = values("tracking_rms_rad", pick("ur5", "slotine-li", "poor"))
     assert 0.115e-3 <= rms.min() and rms.max() <= 0.195e-3
     rms = values("tracking_rms_rad", pick("ur5", "natural", "poor"))
@@ -398,6 +403,51 @@ def test_the_batch_seed_table_meets_the_goals_the_page_states():
         assert summary["inside"] >= 0.9 * 4 * summary["n"]
     short = numbers.batch_summary(kept["studies"][2]["rows"], kept["blocks"])
     assert short["above_1cm"]  # the shorter recording misses 1 cm on some seeds
+
+
+def test_the_precision_paragraph_agrees_with_the_kept_studies():
+    """docs/estimation.md's σ_c ≈ k·√(1/T_L + 1/T_R): the mean σ_c it quotes of both studies,
+    k ≈ 12, 12, 9–10 mm·√s from either, 7 of 40 short seeds and none of 20 long ones > 1 cm."""
+    kept = numbers.load("batch_seeds")["data"]
+    text = " ".join((numbers.REPO / "docs" / "estimation.md").read_text(encoding="utf-8")
+                    .split())
+    assert "k ≈ 12, 12, 9–10 mm·√s" in text and "7 of its 40 seeds" in text
+    for study, quoted in ((kept["studies"][0], (2.7, 2.8, 2.2)),
+                          (kept["studies"][2], (5.1, 5.3, 4.0))):
+        summary = numbers.batch_summary(study["rows"], kept["blocks"])
+        assert f"{', '.join(f'{v:.1f}' for v in quoted)} mm" in text
+        np.testing.assert_allclose(summary["mean_sigma"], quoted, atol=0.05)
+        k = np.array(summary["mean_sigma"]) / np.sqrt(1 / study["identify_s"]
+                                                      + 1 / study["loaded_s"])
+        np.testing.assert_allclose(k[:2], (12, 12), atol=0.55)
+        assert 8.95 <= k[2] <= 10.05, k
+    assert len(numbers.batch_summary(kept["studies"][2]["rows"], kept["blocks"])
+               ["above_1cm"]) == 7
+    assert not numbers.batch_summary(kept["studies"][0]["rows"], kept["blocks"])["above_1cm"]
+
+
+def test_what_docs_concepts_says_of_the_certified_searches_holds_in_their_kept_runs():
+    """The lines under the certified table quote its rows: each value here is the page's."""
+    rows = numbers.load("weighted_certified")["data"]["rows"]
+    ur5, free, locked = rows["UR5"], rows["Panda, fingers free"], rows["Panda, fingers locked"]
+    assert ur5["alpha1"] == pytest.approx(1.87e-3, abs=0.005e-3)
+    assert free["alpha1"] == pytest.approx(8.56e-4, abs=0.005e-4)
+    assert locked["alpha1"] == pytest.approx(8.56e-4, abs=0.005e-4)
+    assert ur5["upper_bracket"] == pytest.approx([5.167, 5.196], abs=0.0005)
+    assert ur5["exact_max"] == pytest.approx([4.70, 5.20], abs=0.005)
+    assert locked["alpha2"] == pytest.approx(16.6, abs=0.05)
+    assert free["upper_bracket"][1] > free["paper_alpha2"] * (1 - 1e-9)
+    assert ur5["alpha1"] / ur5["paper_alpha1"] == pytest.approx(28, abs=0.5)
+    assert free["alpha1"] / free["paper_alpha1"] == pytest.approx(7e3, rel=0.05)
+    assert ur5["exact_min"][0] == pytest.approx(6.66e-3, abs=0.005e-3)
+    assert free["exact_min"][0] == pytest.approx(1.31e-3, abs=0.005e-3)
+    assert locked["exact_min"][0] == pytest.approx(1.31e-3, abs=0.005e-3)
+    # α₁ʷ against the exact bracket's ends: 0.28 / 0.12 (UR5), 0.65 / 0.19 (locked Panda)
+    for row, ends in ((ur5, (0.28, 0.12)), (locked, (0.65, 0.19))):
+        got = (row["alpha1"] / row["exact_min"][0], row["alpha1"] / row["exact_min"][1])
+        assert got == pytest.approx(ends, abs=0.005)
+    for row in rows.values():  # every α₁ʷ is the lower end of its own bracket
+        assert row["alpha1"] == row["lower_bracket"][0]
 
 
 # ------------------------------------------------------------------------ URDF margins
