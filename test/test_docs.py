@@ -256,3 +256,19 @@ def test_no_text_refers_to_files_or_issues_a_user_cannot_open():
             if UNOPENABLE.search(line):
                 found.append(f"{path.relative_to(REPO)}:{number}: {line.strip()[:100]}")
     assert not found, "\n".join(found)
+
+
+#: A path of the repository named in a page: a file under one of its top-level folders
+#: (not an installed path such as ``share/robot_tv_dynamics/config/…``, not a glob).
+REPO_PATH = re.compile(r"(?<![\w/.*-])((?:robot_tv_dynamics|test|benchmarks|scripts|config|"
+                       r"launch|docs|resource|\.ci)/[\w/.-]*[\w/])(?![\w*])")
+#: Named paths that a clone does not hold: what a command writes, what a wheel installs.
+NOT_IN_A_CLONE = {"docs/_build/html", "robot_tv_dynamics/config"}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_repository_path_a_page_names_exists(page):
+    missing = sorted({found.group(1) for found in REPO_PATH.finditer(page.read_text(
+        encoding="utf-8")) if found.group(1).rstrip("/") not in NOT_IN_A_CLONE
+        and not (REPO / found.group(1).rstrip("/")).exists()})
+    assert not missing, missing
