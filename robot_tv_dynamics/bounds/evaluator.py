@@ -364,10 +364,18 @@ class BoxEvaluator:
             a lower bound of λ_min(JᵀJ) over each box; ``delta_hi`` an upper bound of
             σ_max(J)² over each box; ``split_min``/``split_max`` the dimension to bisect
             for each extreme.
+
+        The lower side is bisected along the box's widest dimension relative to the
+        searched box (so the boxes it keeps shrink evenly in every joint): the lower
+        bound of λ_min only bites once a box is small in *every* joint, and bisecting
+        the dimension that weighs most on the smallest eigenvector's row kept some
+        joints wide (UR5 in 60 s: the exact inf λ_min(M) bracket [0.0147, 0.0158]
+        against the search-free [0.0067, 0.0158]; γ's gap 6 % against 14 %).
         """
-        if self.trig is not None:
-            return self._taylor_boxes(lo, hi, self.trig)
-        return self._interval_boxes(lo, hi)
+        out = (self._taylor_boxes(lo, hi, self.trig) if self.trig is not None
+               else self._interval_boxes(lo, hi))
+        out["split_min"] = np.argmax((hi - lo) / (self.upper - self.lower), axis=1)
+        return out
 
     def _taylor_boxes(self, lo: Array, hi: Array, trig: _TrigModel) -> dict[str, Array]:
         """Second-order Taylor model at the centre + exact third-order remainder bound."""

@@ -136,6 +136,32 @@ def test_one_box_encloses_the_ur5s_lambda_min_only_while_it_is_small(
     assert 0.0158 <= lam_min.min() and lam_min.max() <= 0.0172
 
 
+@pytest.mark.slow
+def test_the_ur5s_certified_lower_end_reaches_half_of_lambda_min_by_search(
+        arms: dict[str, RobotModel]) -> None:
+    """Bisecting the lower side's boxes along their widest joint shrinks them evenly, so the
+    search's own lower end of inf λ_min(M) leaves the search-free floor (6.66·10⁻³) and
+    passes half of the sampled λ_min (a relative gap of 0.45) within a box budget."""
+    model = arms["ur5"]
+    exact = exact_mass_extremes(model, sides=("min",), target_gap=0.45, time_limit=600.0,
+                                samples=256, max_boxes=150_000)
+    lam = crba(model, model.theta_nominal, random_q(model, np.random.default_rng(3), 500))
+    lo, hi = exact.lambda_min_bracket
+    assert exact.converged, (exact.lambda_min_bracket, exact.boxes)
+    assert 0.5 * np.min(lam[:, 0]) <= lo <= np.min(lam[:, 0]) * (1 + 1e-9)
+    assert lo > 0.0067  # above the floor the search starts from
+
+
+def test_the_lower_side_is_bisected_along_the_widest_joint(arms: dict[str, RobotModel]) -> None:
+    model = arms["panda_locked"]
+    ev = gram_evaluator(model, exact_weights(model.theta_nominal))
+    lo = np.repeat(ev.lower[None], 3, axis=0)
+    hi = lo + 0.1 * (ev.upper - ev.lower)
+    for k in range(3):  # one joint at a time twice as wide (relative to the searched box)
+        hi[k, k + 1] = lo[k, k + 1] + 0.2 * (ev.upper[k + 1] - ev.lower[k + 1])
+    assert ev.boxes(lo, hi)["split_min"].tolist() == [1, 2, 3]
+
+
 def test_exact_bracket_contains_sampled_nominal(arms: dict[str, RobotModel]) -> None:
     model = arms["ur5"]
     exact = exact_mass_extremes(model, samples=128, max_boxes=2000, time_limit=120.0)
