@@ -34,7 +34,9 @@ from robot_tv_dynamics.model import RobotModel
 CACHE_DIR_AUTO = "auto"
 
 # ---------------------------------------------------------------------------- cache
-_CACHE_VERSION = 1
+#: Version of the Jacobian-extremes records (2: the certified search bisects its lower
+#: side along the widest joint; older certified brackets are valid but wider).
+_CACHE_VERSION = 2
 
 
 def default_cache_dir() -> Path:
