@@ -1,7 +1,7 @@
 """Timing of the Jacobian extremes γ, δ: sampled estimate and certified bracket.
 
 Run: ``python benchmarks/bench_bounds.py [--quick] [--robots ur5 panda panda-locked]``
-and ``python benchmarks/bench_bounds.py --workers [--seconds S]``.
+and ``python benchmarks/bench_bounds.py --workers [--seconds S] [--robots ...]``.
 
 For each robot (``panda-locked``: the Panda with both fingers locked at 0, the 7-dof arm):
 the wall time of the sampled estimate (goal ≤ 5 s), and one certified branch-and-bound
@@ -9,8 +9,9 @@ run whose relative gap is read at checkpoints (1 min and 10 min by default; goal
 within 10 min on the UR5). ``--quick`` uses 10 s and 30 s. The certified run is
 single-threaded numpy; note the machine load in the output.
 
-``--workers``: the 9-dof Panda's certified γ/δ and exact λ_min(M) brackets, each search
-up to S seconds (default 60), with 1 worker (serial) and with 2 local Dask workers.
+``--workers``: the certified γ/δ and exact λ_min(M) brackets of each robot (default: the
+locked-finger Panda, the 7-dof arm), each search up to S seconds (default 60), with
+1 worker (serial) and with 2 local Dask workers.
 """
 
 from __future__ import annotations
@@ -86,15 +87,20 @@ def bench(name: str, checkpoints: list[float]) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="checkpoints 10 s and 30 s")
-    parser.add_argument("--robots", nargs="+", default=["ur5", "panda"], choices=ROBOTS)
+    parser.add_argument("--robots", nargs="+", choices=ROBOTS,
+                        help="default: ur5 panda; with --workers: panda-locked")
     parser.add_argument("--workers", action="store_true",
-                        help="the 9-dof Panda's searches with 1 and 2 Dask workers instead")
+                        help="the certified searches with 1 and 2 Dask workers instead")
     parser.add_argument("--seconds", type=float, default=60.0,
                         help="with --workers: the budget of each search [s] (default 60)")
     args = parser.parse_args()
     if args.workers:
-        bench_workers(seconds=args.seconds)
+        for k, name in enumerate(args.robots or ["panda-locked"]):
+            if k:
+                print()
+            bench_workers(name, seconds=args.seconds)
         return
+    args.robots = args.robots or ["ur5", "panda"]
     checkpoints = [10.0, 30.0] if args.quick else [60.0, 600.0]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"cores {os.cpu_count()}, load average at start {load:.2f}")
@@ -120,7 +126,7 @@ def main() -> None:
 
 
 # ------------------------------------------------------------------- parallel (Dask)
-def bench_workers(name: str = "panda", seconds: float = 60.0) -> list[dict[str, object]]:
+def bench_workers(name: str = "panda-locked", seconds: float = 60.0) -> list[dict[str, object]]:
     """Certified γ/δ and exact λ_min(M) of the same arm, 1 worker (serial) vs 2 (Dask).
 
     Run: ``python benchmarks/bench_bounds.py --workers [--seconds S]`` (not part of the

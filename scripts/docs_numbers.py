@@ -1034,7 +1034,8 @@ BENCHMARKS: dict[str, Any] = {
                     ("bench_ready.py", ("--repeat", "3", "--dds-defaults"))],
     "bench_bringup": ("bench_bringup.py", ("--cycles", "20")),
     "bench_bounds": ("bench_bounds.py", ("--robots", "ur5", "panda", "panda-locked")),
-    "bench_bounds_workers": ("bench_bounds.py", ("--workers",)),
+    "bench_bounds_workers": ("bench_bounds.py", ("--workers", "--robots", "panda-locked",
+                                                 "panda")),
 }
 
 

@@ -369,8 +369,7 @@ class BoxEvaluator:
         searched box (so the boxes it keeps shrink evenly in every joint): the lower
         bound of λ_min only bites once a box is small in *every* joint, and bisecting
         the dimension that weighs most on the smallest eigenvector's row kept some
-        joints wide (UR5 in 60 s: the exact inf λ_min(M) bracket [0.0147, 0.0158]
-        against the search-free [0.0067, 0.0158]; γ's gap 6 % against 14 %).
+        joints wide (docs/concepts.md has the UR5's brackets with both rules).
         """
         out = (self._taylor_boxes(lo, hi, self.trig) if self.trig is not None
                else self._interval_boxes(lo, hi))

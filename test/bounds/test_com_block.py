@@ -215,3 +215,19 @@ def test_an_inconsistent_body_has_no_com_block(arms: dict[str, RobotModel]) -> N
     # the candidates of weighted_bounds leave it out (as before the COM block existed)
     assert COM_BLOCK not in dict(lower_weight_candidates(theta))
     assert COM_BLOCK not in dict(upper_weight_candidates(theta))
+
+
+def test_the_com_block_and_the_scalar_weight_are_not_ordered_nor_bounded_by_the_margins():
+    """docs/concepts.md: L_l − z_l I₆ indefinite for every body drawn; λ_min(L_l) ≥ μ_l and
+    λ_max(U_l) ≤ 2ν_l each fail for some: "COM block ≥ scalar ≥ paper" is no theorem."""
+    theta = random_consistent_theta(2000, np.random.default_rng(0))
+    lower, upper = com_block_lower(theta), com_block_upper(theta)
+    lower_block = np.swapaxes(lower, 1, 2) @ lower
+    upper_block = np.swapaxes(upper, 1, 2) @ upper
+    zmin, _ = spatial_inertia_extremes(theta)
+    difference = np.linalg.eigvalsh(lower_block - zmin[:, None, None] * np.eye(6))
+    assert np.all((difference[:, 0] < 0.0) & (difference[:, -1] > 0.0))
+    mu = np.array([consistency_margin(phi) for phi in theta])
+    nu = np.array([consistency_size(phi) for phi in theta])
+    assert np.any(np.linalg.eigvalsh(lower_block)[:, 0] < mu)
+    assert np.any(np.linalg.eigvalsh(upper_block)[:, -1] > 2.0 * nu)
