@@ -42,14 +42,14 @@ ROBOTS = {
 }
 
 
-def load(name: str) -> RobotModel:
+def robot(name: str) -> RobotModel:
     """The robot ``name`` of :data:`ROBOTS`."""
     urdf, locked = ROBOTS[name]
     return RobotModel.from_urdf(find_example_robot_urdf(urdf), locked or None)
 
 
 def bench(name: str, checkpoints: list[float]) -> dict[str, object]:
-    model = load(name)
+    model = robot(name)
     start = time.perf_counter()
     sampled = sampled_jacobian_extremes(model)
     sampled_s = time.perf_counter() - start
@@ -137,7 +137,7 @@ def bench_workers(name: str = "panda-locked", seconds: float = 60.0) -> list[dic
     from robot_tv_dynamics.bounds.mass import exact_mass_extremes
     from robot_tv_dynamics.bounds.parallel import DaskBoxEvaluation, dask_client
 
-    model = load(name)
+    model = robot(name)
     load_start = os.getloadavg()[0]
     print(f"cores {os.cpu_count()}, load average at start {load_start:.2f}; {name}, each "
           f"search up to {seconds:g} s (the budget is checked between batches of boxes)",

@@ -371,10 +371,13 @@ class BoxEvaluator:
         the dimension that weighs most on the smallest eigenvector's row kept some
         joints wide (docs/concepts.md has the UR5's brackets with both rules).
         """
-        out = (self._taylor_boxes(lo, hi, self.trig) if self.trig is not None
-               else self._interval_boxes(lo, hi))
-        out["split_min"] = np.argmax((hi - lo) / (self.upper - self.lower), axis=1)
-        return out
+        if self.trig is not None:
+            return self._taylor_boxes(lo, hi, self.trig)
+        return self._interval_boxes(lo, hi)
+
+    def _widest(self, lo: Array, hi: Array) -> Array:
+        """The lower side's split of each box: its widest joint relative to the searched box."""
+        return np.argmax((hi - lo) / (self.upper - self.lower), axis=1)
 
     def _taylor_boxes(self, lo: Array, hi: Array, trig: _TrigModel) -> dict[str, Array]:
         """Second-order Taylor model at the centre + exact third-order remainder bound."""
@@ -401,12 +404,12 @@ class BoxEvaluator:
         a = np.swapaxes(jf, 1, 2) @ jf
         lam, vec = np.linalg.eigh(a)
         rem = trig.remainder(centre, r).reshape(b, n, n)
-        gamma_lo, delta_hi, split_lo, split_hi = eigenvalue_enclosure(
+        gamma_lo, delta_hi, split_hi = eigenvalue_enclosure(
             lam, vec, grad, hess, None, r, remainder=rem)
         pad = ROUNDING * (np.maximum(lam[:, -1], 0.0) + 1.0)
         return {"q": q, "lam_min": lam[:, 0], "lam_max": lam[:, -1],
                 "gamma_lo": np.maximum(gamma_lo - pad, 0.0), "delta_hi": delta_hi + pad,
-                "split_min": split_lo, "split_max": split_hi}
+                "split_min": self._widest(lo, hi), "split_max": split_hi}
 
     def _interval_boxes(self, lo: Array, hi: Array) -> dict[str, Array]:
         """Interval enclosure of ∂²(JᵀJ) over the box (second-order remainder)."""
@@ -467,11 +470,12 @@ class BoxEvaluator:
         s_max = np.sqrt(np.maximum(lam[:, -1], 0.0))
         gamma_lo = np.maximum(s_min - eps_j, 0.0) ** 2
         delta_hi = (s_max + eps_j) ** 2
-        schur_lo, schur_hi, split_lo, split_hi = eigenvalue_enclosure(lam, vec, g, pm_, pr_, r)
+        schur_lo, schur_hi, split_hi = eigenvalue_enclosure(lam, vec, g, pm_, pr_, r)
         gamma_lo = np.maximum(np.maximum(gamma_lo, schur_lo) - pad, 0.0)
         delta_hi = np.minimum(delta_hi, schur_hi) + pad
         return {"q": q, "lam_min": lam[:, 0], "lam_max": lam[:, -1], "gamma_lo": gamma_lo,
-                "delta_hi": delta_hi, "split_min": split_lo, "split_max": split_hi}
+                "delta_hi": delta_hi, "split_min": self._widest(lo, hi),
+                "split_max": split_hi}
 
 
 

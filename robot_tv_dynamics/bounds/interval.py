@@ -89,7 +89,7 @@ def adjoint_matrix(rotation: Array, translation: Array) -> Array:
 def eigenvalue_enclosure(
     lam: Array, vec: Array, grad: Array, hess_mid: Array, hess_rad: Array | None, r: Array,
     remainder: Array | None = None,
-) -> tuple[Array, Array, Array, Array]:
+) -> tuple[Array, Array, Array]:
     r"""Bounds of λ_min and λ_max of A(q) = J(q)ᵀJ(q) over boxes |q − c| ≤ r (active dims).
 
     In the eigenbasis U of A(c) (eigenvalues λ_i), Ã(q) = Uᵀ A(q) U = Λ + Ẽ with
@@ -116,9 +116,10 @@ def eigenvalue_enclosure(
             polynomial at c) over the box, or None.
 
     Returns:
-        (lower bound of λ_min, upper bound of λ_max, split dimension for the lower bound,
-        split dimension for the upper bound): the split dimension is the one contributing
-        most to the edge eigenvector's row of Ē.
+        (lower bound of λ_min, upper bound of λ_max, split dimension for the upper bound):
+        the split dimension is the one contributing most to the largest eigenvector's row
+        of Ē. (The lower side is split along the widest joint instead:
+        :meth:`~robot_tv_dynamics.bounds.evaluator.BoxEvaluator.boxes`.)
     """
     b, n = lam.shape
     gt = np.swapaxes(vec, 1, 2)[:, None] @ grad @ vec[:, None]  # (B, d, n, n)
@@ -155,16 +156,12 @@ def eigenvalue_enclosure(
     m_hi[:, idx, idx] = lam + e_hi
     row = np.moveaxis(np.abs(gt), 1, 3) + 0.5 * np.einsum(
         "bimjk,bk->bimj", np.abs(proj) + proj_rad, r)  # [b, i, m, k]
-    score_lo = r * np.sum(row[:, 0], axis=1)
     score_hi = r * np.sum(row[:, -1], axis=1)
     if remainder is not None:
         share = r / np.maximum(np.sum(r, axis=1, keepdims=True), 1e-300)
-        score_lo = score_lo + share * np.sum(rem[:, 0], axis=1, keepdims=True)
         score_hi = score_hi + share * np.sum(rem[:, -1], axis=1, keepdims=True)
-    split_lo = np.argmax(score_lo, axis=1)
-    split_hi = np.argmax(score_hi, axis=1)
-    return (np.linalg.eigvalsh(m_lo)[:, 0], np.linalg.eigvalsh(m_hi)[:, -1], split_lo,
-            split_hi)
+    return (np.linalg.eigvalsh(m_lo)[:, 0], np.linalg.eigvalsh(m_hi)[:, -1],
+            np.argmax(score_hi, axis=1))
 
 
 #: Largest grid (5 points per searched revolute joint, 3 per prismatic) for fitting the

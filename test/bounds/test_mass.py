@@ -110,7 +110,7 @@ def test_certified_weighted_and_exact_order(arms: dict[str, RobotModel], name: s
 
 def test_one_box_encloses_the_ur5s_lambda_min_only_while_it_is_small(
         arms: dict[str, RobotModel]) -> None:
-    """docs/concepts.md's reason the certified lower end does not leave 0 in a minute.
+    """docs/concepts.md's reason the lower side's boxes must shrink in every joint.
 
     One box around the UR5's sampled minimiser of λ_min(M(q)), half-width r in each searched
     joint: the enclosure is within 0.5 % of λ_min at the centre for r = 0.15 rad and says
@@ -140,8 +140,8 @@ def test_one_box_encloses_the_ur5s_lambda_min_only_while_it_is_small(
 def test_the_ur5s_certified_lower_end_reaches_half_of_lambda_min_by_search(
         arms: dict[str, RobotModel]) -> None:
     """Bisecting the lower side's boxes along their widest joint shrinks them evenly, so the
-    search's own lower end of inf λ_min(M) leaves the search-free floor (6.66·10⁻³) and
-    passes half of the sampled λ_min (a relative gap of 0.45) within a box budget."""
+    search's own lower end of inf λ_min(M) passes half of the sampled λ_min (a relative
+    gap of 0.45) within a box budget; the earlier split left it at 6.66·10⁻³ after 60 s."""
     model = arms["ur5"]
     exact = exact_mass_extremes(model, sides=("min",), target_gap=0.45, time_limit=600.0,
                                 samples=256, max_boxes=150_000)
@@ -149,7 +149,7 @@ def test_the_ur5s_certified_lower_end_reaches_half_of_lambda_min_by_search(
     lo, hi = exact.lambda_min_bracket
     assert exact.converged, (exact.lambda_min_bracket, exact.boxes)
     assert 0.5 * np.min(lam[:, 0]) <= lo <= np.min(lam[:, 0]) * (1 + 1e-9)
-    assert lo > 0.0067  # above the floor the search starts from
+    assert lo > 0.0067  # above where the earlier split stayed
 
 
 def test_the_lower_side_is_bisected_along_the_widest_joint(arms: dict[str, RobotModel]) -> None:
