@@ -98,8 +98,10 @@ def eigenvalue_enclosure(
     every t. Entrywise bounds follow: off the diagonal
     |Ẽ_im| ≤ Ē_im = Σ_k r_k |g̃_k,im| + ½ Σ_jk r_j r_k (|u_iᵀ P_jk u_m| + |u_i|ᵀ rad_jk |u_m|);
     on the diagonal, with V = u_iᵀ P u_i (d × d) and W = |u_i|ᵀ rad |u_i|,
-    Ẽ_ii ≥ −Σ_k r_k |g̃_k,ii| + ½ (min(λ_min(V), 0) Σ r_k² − Σ_jk r_j r_k W_jk)
-    (and the mirror image above). For a unit x,
+    Ẽ_ii ≥ −Σ_k r_k |g̃_k,ii| + ½ (q_lo − Σ_jk r_j r_k W_jk) with q_lo the larger of
+    min(λ_min(V), 0) Σ r_k² and Σ_k min(V_kk, 0) r_k² − Σ_{j≠k} |V_jk| r_j r_k (the
+    second is the tighter one on boxes much wider in some joints than in others), and
+    the mirror image above. For a unit x,
     xᵀÃx ≥ Σ_i (λ_i + e_i) x_i² − Σ_{i≠m} Ē_im |x_i||x_m| = |x|ᵀ M |x| ≥ λ_min(M), with the
     comparison matrix M = diag(λ + e) − offdiag(Ē); likewise λ_max(Ã) ≤ λ_max(M⁺).
 
@@ -139,11 +141,21 @@ def eigenvalue_enclosure(
     idx = np.arange(n)
     diag_v = proj[:, idx, idx]  # (B, n, d, d)
     diag_w = np.einsum("bj,bijk,bk->bi", r, proj_rad[:, idx, idx], r)
-    eig_v = np.linalg.eigvalsh(0.5 * (diag_v + np.swapaxes(diag_v, -1, -2)))
+    sym_v = 0.5 * (diag_v + np.swapaxes(diag_v, -1, -2))
+    eig_v = np.linalg.eigvalsh(sym_v)
     r2 = np.sum(r ** 2, axis=1)[:, None]
+    # entrywise: δᵀVδ ∈ Σ_k V_kk δ_k² ± Σ_{j≠k} |V_jk| r_j r_k, with δ_k² ∈ [0, r_k²]
+    dk = np.arange(d)
+    v_diag = sym_v[..., dk, dk]  # (B, n, d)
+    cross = np.einsum("bj,bijk,bk->bi", r, np.abs(sym_v), r) - np.einsum(
+        "bk,bik->bi", r ** 2, np.abs(v_diag))
+    quad_lo = np.maximum(np.minimum(eig_v[..., 0], 0.0) * r2,
+                         np.einsum("bk,bik->bi", r ** 2, np.minimum(v_diag, 0.0)) - cross)
+    quad_hi = np.minimum(np.maximum(eig_v[..., -1], 0.0) * r2,
+                         np.einsum("bk,bik->bi", r ** 2, np.maximum(v_diag, 0.0)) + cross)
     lin_diag = linear[:, idx, idx]
-    e_lo = -lin_diag + 0.5 * (np.minimum(eig_v[..., 0], 0.0) * r2 - diag_w)
-    e_hi = lin_diag + 0.5 * (np.maximum(eig_v[..., -1], 0.0) * r2 + diag_w)
+    e_lo = -lin_diag + 0.5 * (quad_lo - diag_w)
+    e_hi = lin_diag + 0.5 * (quad_hi + diag_w)
     if remainder is not None:
         rem = np.abs(vt) @ remainder @ np.abs(vec)
         off = off + rem
