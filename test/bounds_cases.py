@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pinocchio as pin
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.inertia import (
     phi_from_pseudo_inertia,
+    phi_to_pinocchio,
 )
 
 # --------------------------------------------------------------------------- helpers
@@ -41,3 +43,16 @@ def random_q(model: RobotModel, rng: np.random.Generator, count: int) -> np.ndar
 def extreme_values(model: RobotModel, qs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     lam = np.array([np.linalg.eigvalsh(j.T @ j) for j in map(model.body_jacobians_local, qs)])
     return lam[:, 0], lam[:, -1]
+
+
+def crba_eigenvalues(model: RobotModel, theta: np.ndarray, qs: np.ndarray) -> np.ndarray:
+    """Eigenvalues of M(q, Θ) = pinocchio.crba with Θ's inertias, (K, nv) ascending."""
+    pm = pin.Model(model.pinocchio_model)
+    for l in range(model.n_bodies):
+        pm.inertias[l + 1] = phi_to_pinocchio(theta[l])
+    data = pm.createData()
+    out = []
+    for q in qs:
+        m = pin.crba(pm, data, model.pinocchio_configuration(q))
+        out.append(np.linalg.eigvalsh(np.triu(m) + np.triu(m, 1).T))
+    return np.array(out)

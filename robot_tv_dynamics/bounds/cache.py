@@ -35,8 +35,9 @@ CACHE_DIR_AUTO = "auto"
 
 # ---------------------------------------------------------------------------- cache
 #: Version of the Jacobian-extremes records (2: the certified search bisects its lower
-#: side along the widest joint; older certified brackets are valid but wider).
-_CACHE_VERSION = 2
+#: side along the widest joint; 3: the eigenvalue enclosure bounds each diagonal
+#: curvature joint by joint too; older certified brackets are valid but wider).
+_CACHE_VERSION = 3
 
 
 def default_cache_dir() -> Path:

@@ -67,6 +67,17 @@ class _BoxHeap:
         return self.sign * self.heap[0][0] if self.heap else self.sign * math.inf
 
 
+def bisect(entries: list[tuple[float, int, Array, Array, int]]) -> tuple[Array, Array]:
+    """Both halves of each queued box (bound, count, lo, hi, split): (lo, hi), each (2B, d)."""
+    lo = np.repeat(np.array([e[2] for e in entries]), 2, axis=0)
+    hi = np.repeat(np.array([e[3] for e in entries]), 2, axis=0)
+    for p, (_, _, plo, phi, split) in enumerate(entries):
+        mid = 0.5 * (plo[split] + phi[split])
+        hi[2 * p, split] = mid
+        lo[2 * p + 1, split] = mid
+    return lo, hi
+
+
 def certified_jacobian_extremes(
     model: RobotModel,
     *,
@@ -237,15 +248,7 @@ def branch_and_bound(
         turn += 1
         side = open_sides[turn % len(open_sides)]
         heap = heaps[side]
-        parents = [heapq.heappop(heap.heap) for _ in range(min(batch, len(heap.heap)))]
-        lo = np.empty((2 * len(parents), evaluator.d))
-        hi = np.empty_like(lo)
-        for p, (_, _, plo, phi, split) in enumerate(parents):
-            mid = 0.5 * (plo[split] + phi[split])
-            lo[2 * p], hi[2 * p] = plo, phi
-            lo[2 * p + 1], hi[2 * p + 1] = plo, phi
-            hi[2 * p, split] = mid
-            lo[2 * p + 1, split] = mid
+        lo, hi = bisect([heapq.heappop(heap.heap) for _ in range(min(batch, len(heap.heap)))])
         result = evaluate(lo, hi)
         boxes += lo.shape[0]
         incumbent.update(result["q"], result["lam_min"], result["lam_max"])

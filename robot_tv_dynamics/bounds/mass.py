@@ -29,6 +29,7 @@ from robot_tv_dynamics.bounds.box import joint_search_box
 from robot_tv_dynamics.bounds.certified import BoxEvaluation, branch_and_bound
 from robot_tv_dynamics.bounds.evaluator import BoxEvaluator, relative_gap
 from robot_tv_dynamics.bounds.extremes import CERTIFIED, METHODS, SAMPLED, finite_or_none
+from robot_tv_dynamics.bounds.local_inverse import local_inverse_floor, positive_definite
 from robot_tv_dynamics.bounds.sampled import sample_extremes, search_bounds
 from robot_tv_dynamics.bounds.structural import (
     Incumbent,
@@ -54,6 +55,10 @@ from robot_tv_dynamics.model import RobotModel
 
 #: Sobol points used to choose among the candidate weights.
 _CHOICE_SAMPLES = 256
+#: Share of a certified search's budget the local-left-inverse floor may use first, and
+#: the relative gap it stops at (it is a bound of λ_min, not λ_min: closer is not needed).
+_LOCAL_SHARE = 0.25
+_LOCAL_GAP = 0.01
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,10 @@ class GramExtremes:
         boxes: boxes (certified) or configurations (sampled) evaluated.
         elapsed_s: wall time [s].
         converged: certified: the target gap was reached on the searched sides.
+        local_inverse: certified: the lower bound 1/sup_q λ_max(K𝓛⁻¹Kᵀ) of the local left
+            inverse (:mod:`~robot_tv_dynamics.bounds.local_inverse`), a floor of the λ_min
+            bracket's lower end; 0 when not searched (sampled method, max side only, or
+            a weight that is not positive definite).
     """
 
     method: str
@@ -83,6 +92,7 @@ class GramExtremes:
     boxes: int = 0
     elapsed_s: float = 0.0
     converged: bool = False
+    local_inverse: float = 0.0
 
     @property
     def gap_min(self) -> float:
@@ -103,7 +113,8 @@ class GramExtremes:
                 "gap_max": finite_or_none(self.gap_max),
                 "argmin_q": np.asarray(self.argmin_q).tolist(),
                 "argmax_q": np.asarray(self.argmax_q).tolist(),
-                "boxes": self.boxes, "elapsed_s": self.elapsed_s, "converged": self.converged}
+                "boxes": self.boxes, "elapsed_s": self.elapsed_s, "converged": self.converged,
+                "local_inverse_lower_bound": self.local_inverse}
 
 
 @dataclass(frozen=True)
@@ -212,6 +223,13 @@ def gram_extremes(
     gram_weights = np.swapaxes(weights, 1, 2) @ weights
     floor = max(floor, structural_weighted_lower_bound(structural_left_inverse(model),
                                                        gram_weights))
+    local = 0.0
+    if "min" in sides and positive_definite(gram_weights):
+        # the same with the left inverse following q: a search of its own, cheap
+        local = local_inverse_floor(
+            evaluator, gram_weights, time_limit=_LOCAL_SHARE * time_limit,
+            target_gap=min(target_gap, _LOCAL_GAP), max_boxes=max_boxes).lower
+        floor = max(floor, local)
     if evaluator.d == 0:
         lam = (incumbent.gamma, incumbent.gamma)
         lmax = (incumbent.delta, incumbent.delta)
@@ -228,7 +246,8 @@ def gram_extremes(
     gaps = [relative_gap(*lam) if "min" in sides else 0.0,
             relative_gap(*lmax) if "max" in sides else 0.0]
     return GramExtremes(CERTIFIED, label, lam, lmax, incumbent.gamma_q, incumbent.delta_q,
-                        count + boxes, time.monotonic() - start, max(gaps) <= target_gap)
+                        count + boxes, time.monotonic() - start, max(gaps) <= target_gap,
+                        local)
 
 
 #: Label of the COM block weights (:func:`~robot_tv_dynamics.bounds.weights.com_block_lower`).

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
-from bounds_cases import random_consistent_theta, random_q
+from bounds_cases import crba_eigenvalues, random_consistent_theta, random_q
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.arrays import skew
@@ -37,19 +37,6 @@ from robot_tv_dynamics.inertia import (
 )
 
 ARMS = ("panda", "ur5", "panda_locked")
-
-
-def crba_eigenvalues(model: RobotModel, theta: np.ndarray, qs: np.ndarray) -> np.ndarray:
-    """Eigenvalues of M(q, Θ) = pinocchio.crba with Θ's inertias, (K, nv) ascending."""
-    pm = pin.Model(model.pinocchio_model)
-    for l in range(model.n_bodies):
-        pm.inertias[l + 1] = phi_to_pinocchio(theta[l])
-    data = pm.createData()
-    out = []
-    for q in qs:
-        m = pin.crba(pm, data, model.pinocchio_configuration(q))
-        out.append(np.linalg.eigvalsh(np.triu(m) + np.triu(m, 1).T))
-    return np.array(out)
 
 
 def com_parts(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,0 +1,197 @@
+"""The local left inverse: λ_min(Σ J_lᵀL_lJ_l) ≥ 1/λ_max(K𝓛⁻¹Kᵀ) and its certified search.
+
+The checks use Pinocchio's own Jacobians and CRBA (not the evaluator's kinematics).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from bounds_cases import crba_eigenvalues, random_consistent_theta, random_q
+
+from robot_tv_dynamics import RobotModel
+from robot_tv_dynamics.bounds.box import local_jacobians
+from robot_tv_dynamics.bounds.local_inverse import (
+    LocalInverse,
+    local_inverse_floor,
+    positive_definite,
+)
+from robot_tv_dynamics.bounds.mass import (
+    exact_mass_extremes,
+    gram_evaluator,
+    lower_weight_candidates,
+)
+from robot_tv_dynamics.bounds.structural import (
+    structural_left_inverse,
+    structural_weighted_lower_bound,
+)
+from robot_tv_dynamics.bounds.weights import exact_weights
+
+ARMS = ("ur5", "panda", "panda_locked")
+
+
+def local(model: RobotModel, theta: np.ndarray) -> LocalInverse:
+    weights = exact_weights(theta)
+    return LocalInverse(gram_evaluator(model, weights), np.swapaxes(weights, 1, 2) @ weights)
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_the_local_rows_are_a_left_inverse_of_pinocchios_jacobians(
+        arms: dict[str, RobotModel], arm: str) -> None:
+    model = arms[arm]
+    li = local(model, model.theta_nominal)
+    rng = np.random.default_rng(1)
+    qs = random_q(model, rng, 5)
+    # any a_l with a_lᵀS_l = 1 works, not only the optimal one
+    a = rng.normal(size=(5, model.n_bodies, 6))
+    motion = li.ev.motion
+    a += (1.0 - np.einsum("bli,li->bl", a, motion))[..., None] * motion / np.sum(
+        motion ** 2, axis=1)[:, None]
+    for choice in (None, a):
+        k = li.rows(qs, choice)
+        for b, q in enumerate(qs):
+            jac = local_jacobians(model, q).reshape(6 * model.n_bodies, model.nv)
+            np.testing.assert_allclose(k[b] @ jac, np.eye(model.nv), atol=1e-9)
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_the_bound_is_below_lambda_min_of_pinocchios_mass_matrix(
+        arms: dict[str, RobotModel], arm: str) -> None:
+    """Random consistent Θ, random q: 1/λ_max(G) ≤ λ_min(M(q, Θ)) for the optimal a_l and
+    for random ones; the optimal one is at least the constant left inverse's bound."""
+    model = arms[arm]
+    rng = np.random.default_rng(2)
+    for _ in range(4):
+        theta = random_consistent_theta(model.n_bodies, rng, spread=0.5)
+        li = local(model, theta)
+        qs = random_q(model, rng, 40)
+        lam = crba_eigenvalues(model, theta, qs)[:, 0]
+        bound = li.values(qs)
+        assert np.all(bound <= lam * (1 + 1e-9))
+        assert np.all(bound > 0.0)
+        a = rng.normal(size=(40, model.n_bodies, 6))
+        motion = li.ev.motion
+        a += (1.0 - np.einsum("bli,li->bl", a, motion))[..., None] * motion / np.sum(
+            motion ** 2, axis=1)[:, None]
+        other = 1.0 / np.linalg.eigvalsh(li.gram(qs, a))[:, -1]
+        assert np.all(other <= lam * (1 + 1e-9))
+        weights = exact_weights(theta)
+        constant = structural_weighted_lower_bound(structural_left_inverse(model),
+                                                   np.swapaxes(weights, 1, 2) @ weights)
+        assert np.all(bound >= constant * (1 - 1e-6))
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_the_box_enclosure_contains_every_sampled_lambda_max(
+        arms: dict[str, RobotModel], arm: str) -> None:
+    """Boxes from a hundredth of the joint range to all of it (revolute halves past π)."""
+    model = arms[arm]
+    li = local(model, model.theta_nominal)
+    ev = li.ev
+    rng = np.random.default_rng(4)
+    for scale in (0.01, 0.1, 0.4, 1.0):
+        centre = ev.lower + rng.random((12, ev.d)) * (ev.upper - ev.lower)
+        half = 0.5 * scale * (ev.upper - ev.lower)
+        lo = np.clip(centre - half * rng.random((12, ev.d)), ev.lower, ev.upper)
+        hi = np.clip(centre + half * rng.random((12, ev.d)), ev.lower, ev.upper)
+        out = li.boxes(lo, hi)
+        a = li.directions(ev.full(0.5 * (lo + hi)))
+        for b in range(12):
+            points = lo[b] + rng.random((150, ev.d)) * (hi[b] - lo[b])
+            top = np.linalg.eigvalsh(li.gram(ev.full(points), np.repeat(a[b:b + 1], 150,
+                                                                         axis=0)))[:, -1]
+            assert top.max() <= out["upper"][b]
+            assert out["value"][b] <= out["upper"][b]
+
+
+def test_the_pandas_floor_is_within_a_factor_two_of_lambda_min(
+        arms: dict[str, RobotModel]) -> None:
+    """The certified local-inverse floor of the locked Panda's M(q) passes half of the sampled
+    inf λ_min(M) and doubles the constant left inverse's (the old loading floor)."""
+    model = arms["panda_locked"]
+    weights = exact_weights(model.theta_nominal)
+    gram = np.swapaxes(weights, 1, 2) @ weights
+    ev = gram_evaluator(model, weights)
+    found = local_inverse_floor(ev, gram, time_limit=120.0, target_gap=0.01, max_boxes=20_000)
+    lam = crba_eigenvalues(model, model.theta_nominal,
+                           random_q(model, np.random.default_rng(5), 500))[:, 0]
+    constant = structural_weighted_lower_bound(structural_left_inverse(model), gram)
+    assert found.converged, found
+    assert 0.5 * lam.min() <= found.lower <= found.best <= lam.min()
+    assert found.lower >= 2.0 * constant
+
+
+def test_the_exact_bracket_starts_at_the_local_inverse_floor(
+        arms: dict[str, RobotModel]) -> None:
+    model = arms["panda_locked"]
+    exact = exact_mass_extremes(model, sides=("min",), samples=128, max_boxes=2000,
+                                time_limit=60.0)
+    lo, hi = exact.lambda_min_bracket
+    assert exact.local_inverse > 0.0
+    assert lo >= exact.local_inverse
+    assert lo >= 0.5 * hi  # within a factor 2 (the old lower end was 0.29 of hi)
+    assert exact.to_dict()["local_inverse_lower_bound"] == exact.local_inverse
+
+
+def test_singular_weights_are_refused() -> None:
+    weights = np.repeat(np.eye(6)[None], 3, axis=0)
+    weights[1, 3:, 3:] = 0.0  # a point mass: no rotational inertia
+    assert positive_definite(np.repeat(np.eye(6)[None], 3, axis=0))
+    assert not positive_definite(weights)
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_lopsided_boxes_of_the_mass_matrix_are_enclosed(arms: dict[str, RobotModel],
+                                                        arm: str) -> None:
+    """The eigenvalue enclosure bounds each diagonal curvature joint by joint as well as by
+    its largest eigenvalue: on boxes wide in one joint and narrow in the others the Gram
+    enclosure of M still contains every sampled λ_min and λ_max."""
+    model = arms[arm]
+    ev = gram_evaluator(model, exact_weights(model.theta_nominal))
+    rng = np.random.default_rng(6)
+    for wide in range(ev.d):
+        centre = ev.lower + rng.random((6, ev.d)) * (ev.upper - ev.lower)
+        half = np.full(ev.d, 0.002) * (ev.upper - ev.lower)
+        half[wide] = 0.2 * (ev.upper[wide] - ev.lower[wide])
+        lo = np.clip(centre - half, ev.lower, ev.upper)
+        hi = np.clip(centre + half, ev.lower, ev.upper)
+        out = ev.boxes(lo, hi)
+        for b in range(6):
+            points = lo[b] + rng.random((200, ev.d)) * (hi[b] - lo[b])
+            lam_min, lam_max = ev.values(ev.full(points))
+            assert out["gamma_lo"][b] <= lam_min.min()
+            assert lam_max.max() <= out["delta_hi"][b]
+
+
+def test_the_numbers_docs_concepts_quotes_for_the_locked_panda(
+        arms: dict[str, RobotModel]) -> None:
+    """2.82·10⁻³ at every sampled q, 1.31·10⁻³ for the constant K, λ_min(M) ≥ 4.55·10⁻³.
+
+    The searched joints vary; the first and the last, on which M does not depend, stay at
+    the box's base values (G depends on the last one: any value gives a valid bound)."""
+    model = arms["panda_locked"]
+    li = local(model, model.theta_nominal)
+    ev = li.ev
+    qs = ev.full(ev.lower + np.random.default_rng(7).random((300, ev.d)) * (ev.upper - ev.lower))
+    bound = li.values(qs)
+    assert bound.min() == pytest.approx(2.82e-3, abs=0.005e-3)
+    assert bound.max() == pytest.approx(2.82e-3, abs=0.01e-3)
+    weights = exact_weights(model.theta_nominal)
+    constant = structural_weighted_lower_bound(structural_left_inverse(model),
+                                               np.swapaxes(weights, 1, 2) @ weights)
+    assert constant == pytest.approx(1.31e-3, abs=0.005e-3)
+    assert crba_eigenvalues(model, model.theta_nominal, qs)[:, 0].min() >= 4.545e-3
+
+
+def test_the_com_block_weights_gain_five_per_cent(arms: dict[str, RobotModel]) -> None:
+    """docs/concepts.md: with the COM block weights the local inverse adds 5 % to the
+    constant left inverse's 8.56·10⁻⁴ (the certified α₁ʷ of the locked Panda, 8.96·10⁻⁴)."""
+    model = arms["panda_locked"]
+    weights = dict(lower_weight_candidates(model.theta_nominal))["com block"]
+    gram = np.swapaxes(weights, 1, 2) @ weights
+    constant = structural_weighted_lower_bound(structural_left_inverse(model), gram)
+    found = local_inverse_floor(gram_evaluator(model, weights), gram, time_limit=60.0,
+                                target_gap=0.01, max_boxes=20_000)
+    assert constant == pytest.approx(8.56e-4, abs=0.005e-4)
+    assert found.lower == pytest.approx(8.96e-4, abs=0.005e-4)
+    assert found.lower / constant == pytest.approx(1.05, abs=0.005)
