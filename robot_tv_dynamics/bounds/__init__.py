@@ -42,6 +42,9 @@ One module per concept, imported in this order (each imports only those above it
   :data:`BOUND_LABELS`) and γ, δ at its start-up;
 - :mod:`~robot_tv_dynamics.bounds.weights`: per-body weights L_l ⪯ Z(Φ_l) ⪯ U_l
   (scalar, 2×2 block, exact);
+- :mod:`~robot_tv_dynamics.bounds.local_inverse`: the certified lower bound of
+  inf_q λ_min(Σ J_lᵀL_lJ_l) from a left inverse of J that reads each joint from the two
+  bodies it joins;
 - :mod:`~robot_tv_dynamics.bounds.mass`: the weighted α₁ʷ, α₂ʷ and the exact extremes
   of M(q, Θ) (sampled or certified), proved in docs/concepts.md;
 - :mod:`~robot_tv_dynamics.bounds.floor`: per-arm certified lower bounds searched once
@@ -81,6 +84,11 @@ from robot_tv_dynamics.bounds.floor import (
     cached_lower_bound,
 )
 from robot_tv_dynamics.bounds.live import LIVE_LABELS, LiveLowerBounds, LiveSample
+from robot_tv_dynamics.bounds.local_inverse import (
+    LocalInverse,
+    LocalInverseFloor,
+    local_inverse_floor,
+)
 from robot_tv_dynamics.bounds.mass import (
     GramExtremes,
     WeightedBounds,
@@ -149,6 +157,8 @@ __all__ = [
     "InstantaneousBounds",
     "JacobianExtremes",
     "JointSearchBox",
+    "LocalInverse",
+    "LocalInverseFloor",
     "ProgressCallback",
     "RunningBounds",
     "SearchProgress",
@@ -170,6 +180,7 @@ __all__ = [
     "jacobian_extremes_at",
     "joint_search_box",
     "lemma3_sigma_max_q0",
+    "local_inverse_floor",
     "load_cached_extremes",
     "mass_rate_bound",
     "rate_spatial_inertia_norm",
