@@ -5,9 +5,12 @@ r"""The joint box the Jacobian extremes run over, reduced to the joints J depend
 the first joint of each chain, nor on a prismatic joint preceded only by prismatic
 joints. A revolute joint with no child body (the UR5's wrist 3) changes J only by an
 orthogonal factor blockdiag(Rᵀ, Rᵀ) on its own body's rows, so the singular values of J
-do not depend on it. Revolute ranges wider than 2π are cut to one period (J is
-2π-periodic in them). UR5: 4 searched joints (shoulder lift, elbow, wrist 1, wrist 2).
-Panda: 8 (joints 2–7 and the two finger joints, whose ranges are 0.04 m).
+do not depend on it; a weighted Gram matrix Σ J_lᵀL_lJ_l does not depend on it only when
+L_l is symmetric about the joint axis (commutes with that rotation), so a weighted search
+passes its weights and keeps the joint otherwise. Revolute ranges wider than 2π are cut
+to one period (J is 2π-periodic in them). UR5: 4 searched joints for JᵀJ (shoulder lift,
+elbow, wrist 1, wrist 2), 5 for the exact M. Panda: 8 (joints 2–7 and the two finger
+joints, whose ranges are 0.04 m).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 import pinocchio as pin
 
-from robot_tv_dynamics.arrays import frozen_copy
+from robot_tv_dynamics.arrays import frozen_copy, skew
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
 
@@ -26,6 +29,9 @@ from robot_tv_dynamics.model import RobotModel
 #: "unlimited" as ±1e30 or ±1.79e308, since urdfdom rejects a missing <limit> and reads a
 #: <limit> without lower/upper as [0, 0]; no arm has a kilometre-long slide).
 MAX_PRISMATIC_RANGE = 1.0e3
+#: Relative size of ad(S)ᵀL + L ad(S) below which a body's weight counts as symmetric
+#: about its joint axis (rounding of URDF inertias written about an axis of symmetry).
+_SYMMETRY_TOLERANCE = 1.0e-12
 
 
 # ---------------------------------------------------------------------------- structure
@@ -77,6 +83,7 @@ class KinematicChain:
     linear: Array  # ‖S_k linear‖
     offset: Array  # ‖joint placement translation‖ [m]
     leaf: npt.NDArray[np.bool_]
+    motion: Array  # S_k in frame k, (nv, 6), [v; ω]
 
 
 def kinematic_chain(model: RobotModel) -> KinematicChain:
@@ -98,7 +105,8 @@ def kinematic_chain(model: RobotModel) -> KinematicChain:
                        for j in range(1, pm.njoints)])
     return KinematicChain(parent=parent, ancestors=ancestors,
                   omega=np.linalg.norm(own[:, 3:], axis=1),
-                  linear=np.linalg.norm(own[:, :3], axis=1), offset=offset, leaf=leaf)
+                  linear=np.linalg.norm(own[:, :3], axis=1), offset=offset, leaf=leaf,
+                  motion=own)
 
 
 def local_jacobians(model: RobotModel, q: Array) -> Array:
@@ -117,11 +125,29 @@ def _finite_limits(model: RobotModel) -> tuple[Array, Array]:
     return np.maximum(lower, -MAX_PRISMATIC_RANGE), np.minimum(upper, MAX_PRISMATIC_RANGE)
 
 
-def joint_search_box(model: RobotModel) -> JointSearchBox:
+def _symmetric_about_axis(motion: Array, weight: Array | None) -> bool:
+    """Whether J_lᵀL_lJ_l stays the same when body l turns about its own joint S_l.
+
+    Turning by θ maps body l's rows by X(θ) = exp(−θ ad(S_l)); XᵀL_lX = L_l for every θ
+    exactly when ad(S_l)ᵀL_l + L_l ad(S_l) = 0 (L_l = I₆ for JᵀJ: a pure rotation about
+    an axis through the frame origin). Checked to rounding, relative to ‖ad(S_l)‖‖L_l‖.
+    """
+    v, w = motion[:3], motion[3:]
+    ad = np.zeros((6, 6))
+    ad[:3, :3] = ad[3:, 3:] = skew(w)
+    ad[:3, 3:] = skew(v)
+    weight = np.eye(6) if weight is None else np.asarray(weight, dtype=np.float64)
+    commutator = ad.T @ weight + weight @ ad
+    scale = np.linalg.norm(ad) * np.linalg.norm(weight)
+    return bool(np.linalg.norm(commutator) <= _SYMMETRY_TOLERANCE * scale)
+
+
+def joint_search_box(model: RobotModel, gram_weights: Array | None = None) -> JointSearchBox:
     """The box of joint positions the Jacobian extremes run over, and which joints matter.
 
     A joint is dropped (held at a value inside its range) when the singular values of
-    the stacked LOCAL Jacobian J(q) provably do not depend on it:
+    the stacked LOCAL Jacobian J(q) (or, with ``gram_weights``, the eigenvalues of
+    Σ_l J_lᵀL_lJ_l) provably do not depend on it:
 
     - its range is a single point;
     - its motion axis is zero (J's column is zero; J does not depend on it either);
@@ -129,11 +155,16 @@ def joint_search_box(model: RobotModel) -> JointSearchBox:
       ∂J/∂q_k = Σ ad(J_i) J_k over i < k is empty);
     - it is prismatic and every joint before it is prismatic (brackets of two
       translations vanish);
-    - it is revolute without child bodies: it multiplies its own body's rows by the
-      orthogonal blockdiag(Rᵀ, Rᵀ) (the axis passes through the body-frame origin).
+    - it is revolute without child bodies and its body's weight is symmetric about
+      its axis: it multiplies its own body's rows by blockdiag(Rᵀ, Rᵀ) (the axis passes
+      through the body-frame origin), which leaves I₆ and any L_l commuting with the
+      rotation unchanged. A body whose L_l is not symmetric (the exact weight of the
+      UR5's wrist 3, whose centre of mass is off the axis) keeps the joint searched.
 
     Args:
         model: the arm.
+        gram_weights: the weights L_l of a weighted Gram matrix, (N, 6, 6), in each
+            body's joint frame; None = JᵀJ (L_l = I₆).
 
     Returns:
         The reduced box.
@@ -165,9 +196,12 @@ def joint_search_box(model: RobotModel) -> JointSearchBox:
         elif prismatic[k] and all(prismatic[i] for i in before):
             notes.append(f"{names[k]}: prismatic after prismatic joints only "
                          "(J does not depend on it)")
-        elif revolute[k] and chain.leaf[k]:
+        elif revolute[k] and chain.leaf[k] and _symmetric_about_axis(
+                chain.motion[k], None if gram_weights is None else gram_weights[k]):
             notes.append(f"{names[k]}: revolute without child bodies "
-                         "(changes J by an orthogonal factor only)")
+                         "(changes J by an orthogonal factor only"
+                         + (")" if gram_weights is None
+                            else ", its body's weight symmetric about the axis)"))
         elif prismatic[k] and huge[k]:
             notes.append(f"{names[k]}: prismatic without finite limits "
                          f"[{lower[k]:g}, {upper[k]:g}] m")

@@ -57,8 +57,10 @@ from robot_tv_dynamics.model import RobotModel
 #: Version of the search behind the cached records: a change of the enclosure, the
 #: search or the record makes older files stale (2: the lower side bisected along the
 #: widest joint, which lets the UR5's floor leave its search-free end; 3: the local
-#: left inverse's floor, which doubles the Panda's).
-ALGORITHM_VERSION = 3
+#: left inverse's floor, which doubles the Panda's; 4: a childless joint whose body's
+#: weight is not symmetric about its axis is searched, which older records left out and
+#: so could overstate the floor).
+ALGORITHM_VERSION = 4
 
 #: Record kinds (file name prefixes in the cache folder).
 LOADING_FLOOR = "loading_floor"

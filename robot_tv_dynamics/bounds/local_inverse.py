@@ -42,8 +42,12 @@ from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
 
 #: Relative padding of the certified upper end of λ_max(G): covers the rounding of L_l⁻¹
-#: (whose condition number is that of a spatial inertia, up to ~10⁶) and of a_lᵀS_l = 1.
+#: (condition number up to ``MAX_CONDITION``) and of a_lᵀS_l = 1.
 _PAD = 1e3 * ROUNDING
+#: Largest condition number of an L_l the padding covers (rounding of L_l⁻¹ ≈ cond·10⁻¹⁶
+#: relative, 10³ below ``_PAD``); the spatial inertias of the Panda and the UR5 stay
+#: below 2·10⁴. A stiffer weight is not used (:func:`positive_definite` says no).
+MAX_CONDITION = 1e6
 
 
 @dataclass(frozen=True)
@@ -77,12 +81,18 @@ class LocalInverse:
             weights: L_l, (N, 6, 6), symmetric positive definite.
 
         Raises:
-            InvalidInputError: some L_l is not positive definite (the bound needs L_l⁻¹;
-                :func:`positive_definite` tells beforehand).
+            InvalidInputError: some L_l is not positive definite with a condition number
+                up to ``MAX_CONDITION`` (the bound needs L_l⁻¹; :func:`positive_definite`
+                tells beforehand), or a joint's motion axis is zero (no a_l with
+                a_lᵀS_l = 1; λ_min is 0 there).
         """
         if not positive_definite(weights):
             raise InvalidInputError("weights", "the local left inverse needs positive "
-                                    "definite weights L_l (it uses L_l⁻¹)")
+                                    "definite weights L_l (it uses L_l⁻¹) with condition "
+                                    f"numbers up to {MAX_CONDITION:g}")
+        if not np.all(np.any(evaluator.motion != 0.0, axis=1)):
+            raise InvalidInputError("evaluator", "a joint's motion axis is zero: J has no "
+                                    "left inverse (λ_min is 0 for every q)")
         self.ev = evaluator
         sym = 0.5 * (weights + np.swapaxes(weights, 1, 2))
         self.inverse = np.linalg.inv(sym)  # L_l⁻¹, (N, 6, 6)
@@ -283,10 +293,11 @@ class LocalInverse:
 
 
 def positive_definite(weights: Array) -> bool:
-    """Every L_l positive definite to working precision (the local inverse needs L_l⁻¹)."""
+    """Every L_l positive definite with cond(L_l) ≤ ``MAX_CONDITION`` (the local inverse
+    needs L_l⁻¹ to within its padding)."""
     eig = np.linalg.eigvalsh(0.5 * (weights + np.swapaxes(weights, 1, 2)))
-    return bool(np.all(np.isfinite(eig))
-                and np.all(eig[:, 0] > 1e-12 * np.maximum(eig[:, -1], 1e-300)))
+    return bool(np.all(np.isfinite(eig)) and np.all(eig[:, -1] > 0.0)
+                and np.all(eig[:, 0] * MAX_CONDITION >= eig[:, -1]))
 
 
 def local_inverse_floor(
@@ -308,9 +319,12 @@ def local_inverse_floor(
         batch: boxes bisected per step.
 
     Returns:
-        A :class:`LocalInverseFloor`.
+        A :class:`LocalInverseFloor`; ``lower`` 0 at once when a joint's motion axis is
+        zero (λ_min is 0 there).
     """
     start = time.monotonic()
+    if not np.all(np.any(evaluator.motion != 0.0, axis=1)):
+        return LocalInverseFloor(0.0, 0.0, 0, time.monotonic() - start, True)
     local = LocalInverse(evaluator, weights)
     if evaluator.d == 0:
         value = float(local.values(evaluator.full(np.zeros((1, 0))))[0]) * (1.0 - _PAD)

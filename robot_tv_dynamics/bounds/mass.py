@@ -39,6 +39,7 @@ from robot_tv_dynamics.bounds.structural import (
 from robot_tv_dynamics.bounds.weights import (
     BLOCK_RHO,
     BLOCK_S,
+    axis_symmetric_bound,
     block_weights,
     com_block_lower,
     com_block_upper,
@@ -59,6 +60,9 @@ _CHOICE_SAMPLES = 256
 #: the relative gap it stops at (it is a bound of λ_min, not λ_min: closer is not needed).
 _LOCAL_SHARE = 0.25
 _LOCAL_GAP = 0.01
+#: Share of a certified search's budget its axis-symmetric bounds may use (split between
+#: the searched sides; :func:`_axis_symmetric_searches`).
+_SYMMETRIC_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -153,10 +157,13 @@ class WeightedBounds:
 def gram_evaluator(model: RobotModel, weights: Array) -> BoxEvaluator:
     """The box evaluator of Σ_l J_lᵀ W_lᵀW_l J_l over the joint box (row weights W_l).
 
+    The box is reduced for these weights: a childless revolute joint whose body's
+    W_lᵀW_l is not symmetric about its axis stays searched.
+
     Raises:
         InvalidInputError: a joint without finite limits.
     """
-    box = joint_search_box(model)
+    box = joint_search_box(model, np.swapaxes(weights, 1, 2) @ weights)
     if box.unbounded:
         raise InvalidInputError("model", f"unbounded joints {list(box.unbounded)}: the "
                                 "weighted and exact searches need a finite joint box")
@@ -230,6 +237,10 @@ def gram_extremes(
             evaluator, gram_weights, time_limit=_LOCAL_SHARE * time_limit,
             target_gap=min(target_gap, _LOCAL_GAP), max_boxes=max_boxes).lower
         floor = max(floor, local)
+    relaxed_floor, relaxed_ceiling, relaxed_boxes = _axis_symmetric_searches(
+        model, evaluator, gram_weights, sides, floor, ceiling, samples=samples, seed=seed,
+        time_limit=time_limit, target_gap=target_gap, max_boxes=max_boxes, batch=batch)
+    floor, ceiling = max(floor, relaxed_floor), min(ceiling, relaxed_ceiling)
     if evaluator.d == 0:
         lam = (incumbent.gamma, incumbent.gamma)
         lmax = (incumbent.delta, incumbent.delta)
@@ -246,8 +257,67 @@ def gram_extremes(
     gaps = [relative_gap(*lam) if "min" in sides else 0.0,
             relative_gap(*lmax) if "max" in sides else 0.0]
     return GramExtremes(CERTIFIED, label, lam, lmax, incumbent.gamma_q, incumbent.delta_q,
-                        count + boxes, time.monotonic() - start, max(gaps) <= target_gap,
-                        local)
+                        count + boxes + relaxed_boxes, time.monotonic() - start,
+                        max(gaps) <= target_gap, local)
+
+
+def _square_root(gram: Array) -> Array:
+    """Row weights W_l with W_lᵀW_l = L_l (symmetric square roots), (N, 6, 6)."""
+    w, v = np.linalg.eigh(0.5 * (gram + np.swapaxes(gram, 1, 2)))
+    return (v * np.sqrt(np.maximum(w, 0.0))[:, None, :]) @ np.swapaxes(v, 1, 2)
+
+
+def _axis_symmetric_searches(
+    model: RobotModel, evaluator: BoxEvaluator, gram: Array, sides: tuple[str, ...],
+    floor: float, ceiling: float, *, samples: int, seed: int, time_limit: float,
+    target_gap: float, max_boxes: int | None, batch: int,
+) -> tuple[float, float, int]:
+    """A floor and a ceiling from the childless joints' bodies made symmetric about their axes.
+
+    A childless revolute joint stays in the box when its body's weight is not symmetric
+    about its axis (:func:`~robot_tv_dynamics.bounds.box.joint_search_box`); a full-range
+    joint more multiplies the boxes the lower side needs about twentyfold. With that
+    body's L_l replaced by an axis-symmetric L'_l ⪯ L_l (U'_l ⪰ U_l above,
+    :func:`~robot_tv_dynamics.bounds.weights.axis_symmetric_bound`) the joint drops out
+    again, and the certified inf λ_min (sup λ_max) of that Gram matrix bounds this one's.
+    Searched, serially, for half the budget, where the 256 Sobol points say it can beat
+    the floor (ceiling) already known: on the UR5's exact M it loses nothing (its wrist 3
+    only has unequal moments about two perpendicular axes); on the locked Panda's, whose
+    joint 7 carries its centre of mass off the axis, it would, and is skipped.
+
+    Returns:
+        (floor, ceiling, boxes): 0 and ∞ where not searched.
+    """
+    plain = joint_search_box(model).active
+    kept = [int(k) for k in evaluator.active if not plain[k]]
+    found_floor, found_ceiling, boxes = 0.0, math.inf, 0
+    if not kept:
+        return found_floor, found_ceiling, boxes
+    for side in sides:
+        upper = side == "max"
+        relaxed = np.array(gram)
+        for k in kept:
+            relaxed[k] = axis_symmetric_bound(relaxed[k], evaluator.motion[k], upper)
+        rows = _square_root(relaxed)
+        ev = gram_evaluator(model, rows)
+        if ev.d >= evaluator.d:
+            continue  # still not symmetric to rounding: nothing gained
+        lam_min, lam_max = _sobol_values(ev, _CHOICE_SAMPLES, seed)
+        if (float(np.max(lam_max)) >= (1.0 - target_gap) * ceiling if upper
+                else float(np.min(lam_min)) <= (1.0 + target_gap) * floor):
+            continue  # cannot beat what is known
+        found = gram_extremes(
+            model, rows, "axis-symmetric", CERTIFIED, sides=(side,),
+            samples=min(samples, _CHOICE_SAMPLES), seed=seed,
+            time_limit=_SYMMETRIC_SHARE * time_limit / len(sides), target_gap=target_gap,
+            max_boxes=max_boxes, batch=batch, evaluator=ev,
+            floor=0.0 if upper else floor, ceiling=ceiling if upper else math.inf)
+        boxes += found.boxes
+        if upper:
+            found_ceiling = found.lambda_max_bracket[1]
+        else:
+            found_floor = found.lambda_min_bracket[0]
+    return found_floor, found_ceiling, boxes
 
 
 #: Label of the COM block weights (:func:`~robot_tv_dynamics.bounds.weights.com_block_lower`).

@@ -328,3 +328,77 @@ def com_block_upper(theta: npt.ArrayLike) -> Array:
     big_b = (i_hi + extra) * (1.0 + _SAFETY)
     return _with_scalar(band, com_block_weights(big_a, big_b, band.center),
                         zmax * (1.0 + _SAFETY))
+
+
+# ------------------------------------------------------------- symmetric about the axis
+def _rotations(motion: Array, count: int) -> Array:
+    """blockdiag(R, R) for ``count`` equally spaced turns about S's unit axis, (count, 6, 6)."""
+    axis = motion[3:] / np.linalg.norm(motion[3:])
+    hat = skew(axis)
+    out = np.zeros((count, 6, 6))
+    for c, angle in enumerate(2.0 * np.pi * np.arange(count) / count):
+        rot = np.eye(3) + np.sin(angle) * hat + (1.0 - np.cos(angle)) * hat @ hat
+        out[c, :3, :3] = out[c, 3:, 3:] = rot
+    return out
+
+
+def _axis_average(x: Array, rotations: Array) -> Array:
+    """The average of R x Rᵀ over a full turn (exact: its entries have degree ≤ 2 in the
+    angle, and ``rotations`` samples six equally spaced angles)."""
+    out = np.mean(rotations @ x @ np.swapaxes(rotations, 1, 2), axis=0)
+    return 0.5 * (out + out.T)
+
+
+def _absolute(x: Array) -> Array:
+    w, v = np.linalg.eigh(x)
+    return (v * np.abs(w)) @ v.T
+
+
+def axis_symmetric_bound(weight: Array, motion: Array, upper: bool) -> Array:
+    r"""A weight symmetric about a revolute joint's axis below (or above) ``weight``.
+
+    With S̄(X) the average of R X Rᵀ over a turn about the axis, D = L − S̄(L) and
+    E = S̄(|D|): L' = S̄(L) − κE with κ the smallest value making D + κE ⪰ 0 satisfies
+    L' ⪯ L (and U' = S̄(U) + κ'E with U' − U = κ'E − D ⪰ 0 above), and both commute with
+    the rotation, so the Gram matrix no longer depends on the joint when the body has no
+    child. For a body whose centre of mass is on the axis and whose inertia is not
+    symmetric about it (the UR5's wrist 3), L' keeps the smaller perpendicular moment
+    and the axial one: nothing the mass matrix's λ_min needs is lost.
+
+    Args:
+        weight: L_l (or U_l), (6, 6), positive semidefinite, in the body's joint frame.
+        motion: the joint's motion subspace S_l = [v; ω] there (revolute: v = 0).
+        upper: the bound above instead of below.
+
+    Returns:
+        The symmetric bound (6, 6), positive semidefinite. Below, when S̄(L) − κE is not
+        positive semidefinite (D large against S̄(L)), c S̄(L) with the largest c ≤ 1
+        keeping it below L.
+    """
+    weight = 0.5 * (weight + weight.T)
+    rotations = _rotations(motion, 6)
+    mean = _axis_average(weight, rotations)
+    d = weight - mean
+    e = _axis_average(_absolute(d), rotations)
+    w, v = np.linalg.eigh(e)
+    keep = w > 1e-12 * max(float(w[-1]), 1e-300)
+    if not np.any(keep):
+        return mean
+    basis = v[:, keep] / np.sqrt(w[keep])  # E restricted to its range, whitened
+    # D's range lies in E's (vᵀ E v = 0 forces vᵀ|D|v = 0), so the pencil is finite
+    sign = 1.0 if upper else -1.0
+    kappa = max(0.0, float(np.max(np.linalg.eigvalsh(sign * basis.T @ d @ basis))))
+    bound = mean + sign * kappa * (1.0 + 1e-9) * e
+    w, v = np.linalg.eigh(bound)
+    if w[0] < -1e-12 * max(float(w[-1]), 1e-300):
+        return _scaled_mean(weight, mean)  # (only below: U' ⪰ U ⪰ 0)
+    return (v * np.maximum(w, 0.0)) @ v.T  # rounding-level clip (the searches pad 1e-10)
+
+
+def _scaled_mean(weight: Array, mean: Array) -> Array:
+    """c S̄(L) ⪯ L with c = λ_min of the pencil (L, S̄(L)) on S̄(L)'s range (c ∈ [0, 1])."""
+    w, v = np.linalg.eigh(mean)
+    keep = w > 1e-12 * max(float(w[-1]), 1e-300)
+    basis = v[:, keep] / np.sqrt(w[keep])
+    c = max(0.0, float(np.min(np.linalg.eigvalsh(basis.T @ weight @ basis))))
+    return c * (1.0 - 1e-9) * mean
