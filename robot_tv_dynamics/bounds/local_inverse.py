@@ -293,8 +293,10 @@ class LocalInverse:
 
 
 def positive_definite(weights: Array) -> bool:
-    """Every L_l positive definite with cond(L_l) ≤ ``MAX_CONDITION`` (the local inverse
-    needs L_l⁻¹ to within its padding)."""
+    """Every L_l positive definite with cond(L_l) ≤ ``MAX_CONDITION``.
+
+    The local inverse needs L_l⁻¹ to within its padding.
+    """
     eig = np.linalg.eigvalsh(0.5 * (weights + np.swapaxes(weights, 1, 2)))
     return bool(np.all(np.isfinite(eig)) and np.all(eig[:, -1] > 0.0)
                 and np.all(eig[:, 0] * MAX_CONDITION >= eig[:, -1]))

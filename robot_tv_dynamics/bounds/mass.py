@@ -48,6 +48,7 @@ from robot_tv_dynamics.bounds.weights import (
     lower_block_keep,
     scalar_weights,
     spatial_inertia_extremes,
+    square_root,
     upper_block,
 )
 from robot_tv_dynamics.exceptions import InvalidInputError
@@ -261,12 +262,6 @@ def gram_extremes(
                         max(gaps) <= target_gap, local)
 
 
-def _square_root(gram: Array) -> Array:
-    """Row weights W_l with W_lᵀW_l = L_l (symmetric square roots), (N, 6, 6)."""
-    w, v = np.linalg.eigh(0.5 * (gram + np.swapaxes(gram, 1, 2)))
-    return (v * np.sqrt(np.maximum(w, 0.0))[:, None, :]) @ np.swapaxes(v, 1, 2)
-
-
 def _axis_symmetric_searches(
     model: RobotModel, evaluator: BoxEvaluator, gram: Array, sides: tuple[str, ...],
     floor: float, ceiling: float, *, samples: int, seed: int, time_limit: float,
@@ -298,7 +293,7 @@ def _axis_symmetric_searches(
         relaxed = np.array(gram)
         for k in kept:
             relaxed[k] = axis_symmetric_bound(relaxed[k], evaluator.motion[k], upper)
-        rows = _square_root(relaxed)
+        rows = square_root(relaxed)
         ev = gram_evaluator(model, rows)
         if ev.d >= evaluator.d:
             continue  # still not symmetric to rounding: nothing gained

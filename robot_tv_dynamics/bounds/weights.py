@@ -23,6 +23,11 @@ W_lᵀW_l = L_l (or U_l) as row weights of the stacked Jacobian. This module bui
   ranges, :class:`ComBand`) both blocks lose a common factor that grows with how far the
   COM moves (docs/concepts.md, "COM block weight").
 
+- axis-symmetric (:func:`axis_symmetric_bound`): a weight below (above) one body's that
+  commutes with the turn about its joint axis, so a Gram matrix built with it does not
+  depend on that joint when the body has no child (the certified searches use it to
+  drop such a joint again).
+
 Weights over a loading band are the elementwise inf (lower) / sup (upper) over the
 band's samples of Θ(t).
 """
@@ -181,6 +186,18 @@ def exact_weights(theta: npt.ArrayLike) -> Array:
         bad = [int(i) for i in np.flatnonzero(w[:, 0] < 0.0)]
         raise InvalidInputError("theta", f"Z(Φ) is not positive semidefinite for bodies "
                                 f"{bad}: the load or model is physically inconsistent")
+    return _square_root(w, v)
+
+
+def square_root(gram: Array) -> Array:
+    """Row weights W_l with W_lᵀW_l = L_l (symmetric square roots of PSD L_l), (N, 6, 6).
+
+    Rounding-level negative eigenvalues count as 0.
+    """
+    return _square_root(*np.linalg.eigh(0.5 * (gram + np.swapaxes(gram, 1, 2))))
+
+
+def _square_root(w: Array, v: Array) -> Array:
     return (v * np.sqrt(np.maximum(w, 0.0))[:, None, :]) @ np.swapaxes(v, 1, 2)
 
 
@@ -343,8 +360,11 @@ def _rotations(motion: Array, count: int) -> Array:
 
 
 def _axis_average(x: Array, rotations: Array) -> Array:
-    """The average of R x Rᵀ over a full turn (exact: its entries have degree ≤ 2 in the
-    angle, and ``rotations`` samples six equally spaced angles)."""
+    """The average of R x Rᵀ over a full turn.
+
+    Exact: its entries have degree ≤ 2 in the angle, and ``rotations`` samples six
+    equally spaced angles.
+    """
     out = np.mean(rotations @ x @ np.swapaxes(rotations, 1, 2), axis=0)
     return 0.5 * (out + out.T)
 
@@ -396,7 +416,7 @@ def axis_symmetric_bound(weight: Array, motion: Array, upper: bool) -> Array:
 
 
 def _scaled_mean(weight: Array, mean: Array) -> Array:
-    """c S̄(L) ⪯ L with c = λ_min of the pencil (L, S̄(L)) on S̄(L)'s range (c ∈ [0, 1])."""
+    """The scaled mean c S̄(L) ⪯ L: c ∈ [0, 1] the λ_min of the pencil (L, S̄(L)) on its range."""
     w, v = np.linalg.eigh(mean)
     keep = w > 1e-12 * max(float(w[-1]), 1e-300)
     basis = v[:, keep] / np.sqrt(w[keep])

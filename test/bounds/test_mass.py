@@ -225,7 +225,7 @@ def test_the_exact_lower_end_stays_below_a_refined_minimum_for_random_theta(
         qs = random_q(model, rng, 3000)
         lam = crba(model, theta, qs)[:, 0]
 
-        def smallest(q: np.ndarray) -> float:
+        def smallest(q: np.ndarray, theta: np.ndarray = theta) -> float:
             return float(crba(model, theta, np.clip(q, limits.lower, limits.upper)[None])[0, 0])
 
         best = min(minimize(smallest, qs[j], method="Nelder-Mead",
