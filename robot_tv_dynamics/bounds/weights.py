@@ -393,7 +393,10 @@ def axis_symmetric_bound(weight: Array, motion: Array, upper: bool) -> Array:
     Returns:
         The symmetric bound (6, 6), positive semidefinite. Below, when S̄(L) − κE is not
         positive semidefinite (D large against S̄(L)), c S̄(L) with the largest c ≤ 1
-        keeping it below L.
+        keeping it below L, and 0 when that fails too. Every candidate is checked
+        against ``weight`` and moved by the (commuting) δI₆ that makes the order hold to
+        rounding: E's spectrum is cut at 10⁻¹² of its largest value, which can leave
+        L' above L by up to ~10⁻⁶‖D‖.
     """
     weight = 0.5 * (weight + weight.T)
     rotations = _rotations(motion, 6)
@@ -403,16 +406,38 @@ def axis_symmetric_bound(weight: Array, motion: Array, upper: bool) -> Array:
     w, v = np.linalg.eigh(e)
     keep = w > 1e-12 * max(float(w[-1]), 1e-300)
     if not np.any(keep):
-        return mean
+        return _or_zero(_ordered(weight, mean, upper))
     basis = v[:, keep] / np.sqrt(w[keep])  # E restricted to its range, whitened
     # D's range lies in E's (vᵀ E v = 0 forces vᵀ|D|v = 0), so the pencil is finite
     sign = 1.0 if upper else -1.0
     kappa = max(0.0, float(np.max(np.linalg.eigvalsh(sign * basis.T @ d @ basis))))
     bound = mean + sign * kappa * (1.0 + 1e-9) * e
     w, v = np.linalg.eigh(bound)
-    if w[0] < -1e-12 * max(float(w[-1]), 1e-300):
-        return _scaled_mean(weight, mean)  # (only below: U' ⪰ U ⪰ 0)
-    return (v * np.maximum(w, 0.0)) @ v.T  # rounding-level clip (the searches pad 1e-10)
+    if upper or w[0] >= -1e-12 * max(float(w[-1]), 1e-300):
+        found = _ordered(weight, (v * np.maximum(w, 0.0)) @ v.T, upper)
+        if found is not None:
+            return found
+    return _or_zero(_ordered(weight, _scaled_mean(weight, mean), upper))
+
+
+def _or_zero(bound: Array | None) -> Array:
+    """``bound``, or 0 (below every PSD weight, and symmetric about any axis) when None."""
+    return np.zeros((6, 6)) if bound is None else bound
+
+
+def _ordered(weight: Array, bound: Array, upper: bool) -> Array | None:
+    """``bound`` moved by δI₆ until it is below (above) ``weight`` to rounding.
+
+    δ = max(0, −λ_min(±(weight − bound))) + 10⁻¹³‖weight‖. None below when bound − δI₆
+    is not positive semidefinite.
+    """
+    gap = bound - weight if upper else weight - bound
+    scale = float(np.max(np.abs(np.linalg.eigvalsh(weight)))) if weight.any() else 0.0
+    delta = max(0.0, -float(np.linalg.eigvalsh(gap)[0])) + 1e-13 * scale
+    if upper:
+        return bound + delta * np.eye(6)
+    shifted = bound - delta * np.eye(6)
+    return shifted if float(np.linalg.eigvalsh(shifted)[0]) >= 0.0 else None
 
 
 def _scaled_mean(weight: Array, mean: Array) -> Array:

@@ -264,9 +264,10 @@ def test_inconsistent_theta_is_a_typed_error(arms: dict[str, RobotModel]) -> Non
 
 
 def test_axis_symmetric_bounds_are_below_and_above_and_symmetric() -> None:
-    """Random PSD weights and axes: L' ⪯ L ⪯ U', both commute with the turn about the axis
-    (so a childless joint drops out of their box); the UR5's wrist 3 keeps its moments
-    0.01714 (perpendicular, the smaller) and 0.01714 (axial) below, 0.03382 above."""
+    """Random PSD weights and axes: L' ⪯ L ⪯ U' (to the last bit), both commute with the turn
+    about the axis (so a childless joint drops out of their box); the UR5's wrist 3 keeps
+    its moments 0.01714 (perpendicular, the smaller) and 0.01714 (axial) below, 0.03382
+    above."""
     from robot_tv_dynamics.arrays import skew
     from robot_tv_dynamics.bounds.weights import axis_symmetric_bound
 
@@ -281,11 +282,20 @@ def test_axis_symmetric_bounds_are_below_and_above_and_symmetric() -> None:
         lower = axis_symmetric_bound(weight, motion, upper=False)
         upper = axis_symmetric_bound(weight, motion, upper=True)
         scale = np.linalg.norm(weight)
-        assert np.linalg.eigvalsh(weight - lower)[0] >= -1e-12 * scale
-        assert np.linalg.eigvalsh(upper - weight)[0] >= -1e-12 * scale
+        assert np.linalg.eigvalsh(weight - lower)[0] >= 0.0
+        assert np.linalg.eigvalsh(upper - weight)[0] >= 0.0
         assert np.linalg.eigvalsh(lower)[0] >= 0.0
         for bound in (lower, upper):
             assert np.linalg.norm(ad.T @ bound + bound @ ad) <= 1e-12 * scale
+    # a coupling far below the rest: cutting E's spectrum at 10⁻¹² of its top once left L'
+    # above L by 10⁻⁷ (and U' below U); the δI₆ shift restores the order
+    z_axis = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+    for top in (False, True):
+        weight = np.diag([1e-3, 2.001, 1e-3, 1.0, 1.0, 1.0]) if not top \
+            else np.diag([2.001, 1e-3, 1e-3, 1.0, 1.0, 1.0])
+        weight[0, 2] = weight[2, 0] = 1e-7
+        bound = axis_symmetric_bound(weight, z_axis, upper=top)
+        assert np.linalg.eigvalsh(bound - weight if top else weight - bound)[0] >= 0.0
     wrist = np.diag([0.1879, 0.1879, 0.1879, 0.01714, 0.01714, 0.03382])
     y_axis = np.array([0.0, 0.0, 0.0, 0.0, 1.0, 0.0])
     assert np.allclose(axis_symmetric_bound(wrist, y_axis, upper=False),
