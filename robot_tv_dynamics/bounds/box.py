@@ -21,7 +21,8 @@ import numpy as np
 import numpy.typing as npt
 import pinocchio as pin
 
-from robot_tv_dynamics.arrays import frozen_copy, skew
+from robot_tv_dynamics.arrays import frozen_copy
+from robot_tv_dynamics.bounds.interval import ad_matrix
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
 
@@ -132,10 +133,7 @@ def _symmetric_about_axis(motion: Array, weight: Array | None) -> bool:
     exactly when ad(S_l)ᵀL_l + L_l ad(S_l) = 0 (L_l = I₆ for JᵀJ: a pure rotation about
     an axis through the frame origin). Checked to rounding, relative to ‖ad(S_l)‖‖L_l‖.
     """
-    v, w = motion[:3], motion[3:]
-    ad = np.zeros((6, 6))
-    ad[:3, :3] = ad[3:, 3:] = skew(w)
-    ad[:3, 3:] = skew(v)
+    ad = ad_matrix(motion)
     weight = np.eye(6) if weight is None else np.asarray(weight, dtype=np.float64)
     commutator = ad.T @ weight + weight @ ad
     scale = np.linalg.norm(ad) * np.linalg.norm(weight)
@@ -159,7 +157,8 @@ def joint_search_box(model: RobotModel, gram_weights: Array | None = None) -> Jo
       its axis: it multiplies its own body's rows by blockdiag(Rᵀ, Rᵀ) (the axis passes
       through the body-frame origin), which leaves I₆ and any L_l commuting with the
       rotation unchanged. A body whose L_l is not symmetric (the exact weight of the
-      UR5's wrist 3, whose centre of mass is off the axis) keeps the joint searched.
+      UR5's wrist 3, whose moments about the two axes perpendicular to it differ) keeps
+      the joint searched.
 
     Args:
         model: the arm.

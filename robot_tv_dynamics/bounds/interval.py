@@ -26,7 +26,7 @@ def interval_matmul(am: Array, ar: Array, bm: Array, br: Array) -> tuple[Array, 
     return am @ bm, np.abs(am) @ br + ar @ (np.abs(bm) + br)
 
 
-def _ad(twist: Array, absolute: bool = False) -> Array:
+def ad_matrix(twist: Array, absolute: bool = False) -> Array:
     """ad(t) = [[S(ω), S(v)], [0, S(ω)]] of twists (..., 6), (v, ω) linear first.
 
     With ``absolute`` the entries are replaced by their absolute values: the radius
@@ -57,8 +57,8 @@ def interval_lie_brackets(am: Array, ar: Array, bm: Array, br: Array) -> tuple[A
     """
     p, q = am.shape[-2], bm.shape[-1]
     lead = am.shape[:-2]
-    adm = _ad(am).reshape(lead + (p * 6, 6))
-    adr = _ad(ar, absolute=True).reshape(lead + (p * 6, 6))
+    adm = ad_matrix(am).reshape(lead + (p * 6, 6))
+    adr = ad_matrix(ar, absolute=True).reshape(lead + (p * 6, 6))
     mid, rad = interval_matmul(adm, adr, bm, br)
     return mid.reshape(lead + (p, 6, q)), rad.reshape(lead + (p, 6, q))
 
