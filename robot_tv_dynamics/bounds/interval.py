@@ -128,14 +128,11 @@ def eigenvalue_enclosure(
     linear = np.einsum("bk,bkim->bim", r, np.abs(gt))
     vt = np.swapaxes(vec, 1, 2)
     d = r.shape[1]
-    hm = hess_mid.reshape(b, n, n, d * d)
-    proj = np.einsum("bai,bimk,bmc->back", vt, hm, vec).reshape(b, n, n, d, d)
+    proj = _congruence(vt, hess_mid, vec)
     if hess_rad is None:
         proj_rad = np.zeros_like(proj)
     else:
-        hr = hess_rad.reshape(b, n, n, d * d)
-        proj_rad = np.einsum("bai,bimk,bmc->back", np.abs(vt), hr, np.abs(vec)).reshape(
-            b, n, n, d, d)
+        proj_rad = _congruence(np.abs(vt), hess_rad, np.abs(vec))
     quad = 0.5 * np.einsum("bj,bimjk,bk->bim", r, np.abs(proj) + proj_rad, r)
     off = linear + quad
     idx = np.arange(n)
@@ -174,6 +171,14 @@ def eigenvalue_enclosure(
         score_hi = score_hi + share * np.sum(rem[:, -1], axis=1, keepdims=True)
     return (np.linalg.eigvalsh(m_lo)[:, 0], np.linalg.eigvalsh(m_hi)[:, -1],
             np.argmax(score_hi, axis=1))
+
+
+def _congruence(left: Array, tensor: Array, right: Array) -> Array:
+    """The products left · tensor[..., j, k] · right for every (j, k), (B, n, n, d, d)."""
+    b, n, _, d, _ = tensor.shape
+    stacked = np.moveaxis(tensor.reshape(b, n, n, d * d), 3, 1)  # (B, d², n, n)
+    out = left[:, None] @ stacked @ right[:, None]
+    return np.moveaxis(out, 1, 3).reshape(b, n, n, d, d)
 
 
 #: Largest grid (5 points per searched revolute joint, 3 per prismatic) for fitting the
