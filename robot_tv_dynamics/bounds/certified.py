@@ -11,6 +11,7 @@ import itertools
 import math
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -47,8 +48,21 @@ from robot_tv_dynamics.model import RobotModel
 
 #: Evaluates boxes (lo, hi), each (B, d), to the dict of :meth:`BoxEvaluator.boxes`.
 BoxEvaluation = Callable[[Array, Array], dict[str, Array]]
-#: Builds a :data:`BoxEvaluation` for an evaluator (e.g. scattering it to Dask workers).
-EvaluationFactory = Callable[[BoxEvaluator], BoxEvaluation]
+
+
+class BoxSource(Protocol):
+    """Anything whose ``boxes(lo, hi)`` encloses its search's quantity over boxes.
+
+    :class:`BoxEvaluator` and :class:`~robot_tv_dynamics.bounds.local_inverse.LocalInverse`.
+    """
+
+    def boxes(self, lo: Array, hi: Array) -> dict[str, Array]:
+        """The enclosures of boxes (lo, hi), each (B, d)."""
+        ...
+
+
+#: Builds a :data:`BoxEvaluation` for a box source (e.g. scattering it to Dask workers).
+EvaluationFactory = Callable[[BoxSource], BoxEvaluation]
 
 
 class _BoxHeap:

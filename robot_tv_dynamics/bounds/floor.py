@@ -59,8 +59,9 @@ from robot_tv_dynamics.model import RobotModel
 #: widest joint, which lets the UR5's floor leave its search-free end; 3: the local
 #: left inverse's floor, which doubles the Panda's; 4: a childless joint whose body's
 #: weight is not symmetric about its axis is searched, which older records left out and
-#: so could overstate the floor).
-ALGORITHM_VERSION = 4
+#: so could overstate the floor; 5: the local inverse's rows read the neighbouring
+#: joints too, which lifts the floor where the search has the boxes).
+ALGORITHM_VERSION = 5
 
 #: Record kinds (file name prefixes in the cache folder).
 LOADING_FLOOR = "loading_floor"
@@ -197,7 +198,7 @@ def _search(model: RobotModel, kind: str, time_limit: float, target_gap: float,
     ev = gram_evaluator(model, weights)
     found = gram_extremes(model, weights, label, CERTIFIED, sides=("min",), evaluator=ev,
                           time_limit=time_limit, target_gap=target_gap, floor=floor,
-                          evaluate=None if evaluations is None else evaluations(ev))
+                          evaluations=evaluations)
     return _from_search(kind, found, profile, time_limit, target_gap, floor)
 
 

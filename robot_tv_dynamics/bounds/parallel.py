@@ -20,14 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from robot_tv_dynamics.bounds.evaluator import BoxEvaluator
+from robot_tv_dynamics.bounds.certified import BoxSource
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
 
 
-def _evaluate_chunk(evaluator: BoxEvaluator, lo: Array, hi: Array) -> dict[str, Array]:
+def _evaluate_chunk(source: BoxSource, lo: Array, hi: Array) -> dict[str, Array]:
     """One chunk of boxes on a worker."""
-    return evaluator.boxes(lo, hi)
+    return source.boxes(lo, hi)
 
 
 class DaskBoxEvaluation:
@@ -38,11 +38,15 @@ class DaskBoxEvaluation:
         workers: number of workers the chunks are cut for.
     """
 
-    def __init__(self, client: Any, evaluator: BoxEvaluator) -> None:
-        """Scatter the evaluator (with its fitted trig model) to every worker once."""
+    def __init__(self, client: Any, source: BoxSource) -> None:
+        """Scatter the box source to every worker once.
+
+        An evaluator goes with its fitted trig model; a local left inverse with its
+        evaluator.
+        """
         self.client = client
         self.workers = max(1, len(client.scheduler_info().get("workers", {})))
-        self._remote = client.scatter(evaluator, broadcast=True)
+        self._remote = client.scatter(source, broadcast=True)
 
     def __call__(self, lo: Array, hi: Array) -> dict[str, Array]:
         """Evaluate the boxes [lo, hi] (B, d each), one chunk per worker, in order."""

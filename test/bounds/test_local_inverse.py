@@ -42,11 +42,8 @@ def test_the_local_rows_are_a_left_inverse_of_pinocchios_jacobians(
     li = local(model, model.theta_nominal)
     rng = np.random.default_rng(1)
     qs = random_q(model, rng, 5)
-    # any a_l with a_lᵀS_l = 1 works, not only the optimal one
-    a = rng.normal(size=(5, model.n_bodies, 6))
-    motion = li.ev.motion
-    a += (1.0 - np.einsum("bli,li->bl", a, motion))[..., None] * motion / np.sum(
-        motion ** 2, axis=1)[:, None]
+    # any b_jl with b_jlᵀS_l = δ_jl works, not only the chosen ones
+    a = li.constrained(rng.normal(size=(5, model.n_bodies, model.n_bodies, 6)))
     for choice in (None, a):
         k = li.rows(qs, choice)
         for b, q in enumerate(qs):
@@ -69,10 +66,7 @@ def test_the_bound_is_below_lambda_min_of_pinocchios_mass_matrix(
         bound = li.values(qs)
         assert np.all(bound <= lam * (1 + 1e-9))
         assert np.all(bound > 0.0)
-        a = rng.normal(size=(40, model.n_bodies, 6))
-        motion = li.ev.motion
-        a += (1.0 - np.einsum("bli,li->bl", a, motion))[..., None] * motion / np.sum(
-            motion ** 2, axis=1)[:, None]
+        a = li.constrained(rng.normal(size=(40, model.n_bodies, model.n_bodies, 6)))
         other = 1.0 / np.linalg.eigvalsh(li.gram(qs, a))[:, -1]
         assert np.all(other <= lam * (1 + 1e-9))
         weights = exact_weights(theta)
@@ -95,7 +89,7 @@ def test_the_box_enclosure_contains_every_sampled_lambda_max(
         lo = np.clip(centre - half * rng.random((12, ev.d)), ev.lower, ev.upper)
         hi = np.clip(centre + half * rng.random((12, ev.d)), ev.lower, ev.upper)
         out = li.boxes(lo, hi)
-        a = li.directions(ev.full(0.5 * (lo + hi)))
+        a = li.coefficients(ev.full(0.5 * (lo + hi)))
         for b in range(12):
             points = lo[b] + rng.random((150, ev.d)) * (hi[b] - lo[b])
             top = np.linalg.eigvalsh(li.gram(ev.full(points), np.repeat(a[b:b + 1], 150,
@@ -106,30 +100,31 @@ def test_the_box_enclosure_contains_every_sampled_lambda_max(
 
 def test_the_pandas_floor_is_within_a_factor_two_of_lambda_min(
         arms: dict[str, RobotModel]) -> None:
-    """The certified local-inverse floor of the locked Panda's M(q) passes half of the sampled
-    inf λ_min(M) and doubles the constant left inverse's (the old loading floor)."""
+    """The certified local-inverse floor of the locked Panda's M(q) passes 0.72 of the sampled
+    inf λ_min(M) in 100 000 boxes and is 2.4 times the constant left inverse's (the old
+    loading floor); the rows reading only their own two bodies stopped at 0.62."""
     model = arms["panda_locked"]
     weights = exact_weights(model.theta_nominal)
     gram = np.swapaxes(weights, 1, 2) @ weights
     ev = gram_evaluator(model, weights)
-    found = local_inverse_floor(ev, gram, time_limit=120.0, target_gap=0.01, max_boxes=20_000)
+    found = local_inverse_floor(ev, gram, time_limit=600.0, target_gap=0.01,
+                                max_boxes=100_000)
     lam = crba_eigenvalues(model, model.theta_nominal,
                            random_q(model, np.random.default_rng(5), 500))[:, 0]
     constant = structural_weighted_lower_bound(structural_left_inverse(model), gram)
-    assert found.converged, found
-    assert 0.5 * lam.min() <= found.lower <= found.best <= lam.min()
-    assert found.lower >= 2.0 * constant
+    assert 0.72 * lam.min() <= found.lower <= found.best <= lam.min()
+    assert found.lower >= 2.4 * constant
 
 
 def test_the_exact_bracket_starts_at_the_local_inverse_floor(
         arms: dict[str, RobotModel]) -> None:
     model = arms["panda_locked"]
-    exact = exact_mass_extremes(model, sides=("min",), samples=128, max_boxes=2000,
-                                time_limit=60.0)
+    exact = exact_mass_extremes(model, sides=("min",), samples=128, max_boxes=60_000,
+                                time_limit=120.0)
     lo, hi = exact.lambda_min_bracket
     assert exact.local_inverse > 0.0
     assert lo >= exact.local_inverse
-    assert lo >= 0.5 * hi  # within a factor 2 (the old lower end was 0.29 of hi)
+    assert lo >= 0.55 * hi  # the constant left inverse's lower end was 0.29 of hi
     assert exact.to_dict()["local_inverse_lower_bound"] == exact.local_inverse
 
 
@@ -165,7 +160,9 @@ def test_lopsided_boxes_of_the_mass_matrix_are_enclosed(arms: dict[str, RobotMod
 
 def test_the_numbers_docs_concepts_quotes_for_the_locked_panda(
         arms: dict[str, RobotModel]) -> None:
-    """2.74–2.83·10⁻³ at the sampled q, 1.31·10⁻³ for the constant K, λ_min(M) ≥ 4.49·10⁻³.
+    """At the sampled q 4.29–5.88·10⁻³ (0.85–0.97 of λ_min(M)) with the rows reading their
+    neighbours, 2.74–2.83·10⁻³ with rows of two bodies, 1.31·10⁻³ for the constant K,
+    λ_min(M) ≥ 4.49·10⁻³.
 
     The searched joints vary (joint 7 too: its body is not symmetric about its axis, so M
     depends on it); the first, on which M does not depend, stays at its base value."""
@@ -175,24 +172,36 @@ def test_the_numbers_docs_concepts_quotes_for_the_locked_panda(
     assert ev.active.tolist() == [1, 2, 3, 4, 5, 6]
     qs = ev.full(ev.lower + np.random.default_rng(7).random((300, ev.d)) * (ev.upper - ev.lower))
     bound = li.values(qs)
-    assert bound.min() == pytest.approx(2.74e-3, abs=0.005e-3)
-    assert bound.max() == pytest.approx(2.83e-3, abs=0.005e-3)
+    lam = crba_eigenvalues(model, model.theta_nominal, qs)[:, 0]
+    assert bound.min() == pytest.approx(4.29e-3, abs=0.005e-3)
+    assert bound.max() == pytest.approx(5.88e-3, abs=0.005e-3)
+    assert np.min(bound / lam) == pytest.approx(0.85, abs=0.005)
+    two = LocalInverse(ev, np.linalg.inv(li.inverse), 0)
+    assert two.values(qs).min() == pytest.approx(2.74e-3, abs=0.005e-3)
+    assert two.values(qs).max() == pytest.approx(2.83e-3, abs=0.005e-3)
     weights = exact_weights(model.theta_nominal)
     constant = structural_weighted_lower_bound(structural_left_inverse(model),
                                                np.swapaxes(weights, 1, 2) @ weights)
     assert constant == pytest.approx(1.31e-3, abs=0.005e-3)
-    assert crba_eigenvalues(model, model.theta_nominal, qs)[:, 0].min() >= 4.49e-3
+    assert lam.min() >= 4.49e-3
 
 
-def test_the_com_block_weights_gain_five_per_cent(arms: dict[str, RobotModel]) -> None:
-    """docs/concepts.md: with the COM block weights the local inverse adds 4.5 % to the
-    constant left inverse's 8.56·10⁻⁴ (the certified α₁ʷ of the locked Panda, 8.95·10⁻⁴)."""
+def test_the_com_block_floor_is_within_a_factor_two_of_the_exact_minimum(
+        arms: dict[str, RobotModel]) -> None:
+    """docs/concepts.md: with the COM block weights the local inverse certifies, in 100 000
+    boxes, more than 0.54 of the sampled inf λ_min(M) of the locked Panda (4.39·10⁻³ over
+    2048 Sobol points and refinement; 2000 random configurations find none lower), 2.8 times the
+    constant left inverse's 8.56·10⁻⁴."""
     model = arms["panda_locked"]
     weights = dict(lower_weight_candidates(model.theta_nominal))["com block"]
     gram = np.swapaxes(weights, 1, 2) @ weights
     constant = structural_weighted_lower_bound(structural_left_inverse(model), gram)
-    found = local_inverse_floor(gram_evaluator(model, weights), gram, time_limit=60.0,
-                                target_gap=0.01, max_boxes=20_000)
+    found = local_inverse_floor(gram_evaluator(model, weights), gram, time_limit=600.0,
+                                target_gap=0.01, max_boxes=100_000)
+    lam = crba_eigenvalues(model, model.theta_nominal,
+                           random_q(model, np.random.default_rng(8), 2000))[:, 0]
     assert constant == pytest.approx(8.56e-4, abs=0.005e-4)
-    assert found.lower == pytest.approx(8.95e-4, abs=0.005e-4)
-    assert found.lower / constant == pytest.approx(1.045, abs=0.005)
+    assert found.lower >= 0.54 * 4.39e-3
+    assert found.lower <= found.best <= lam.min()
+    assert lam.min() >= 4.39e-3
+    assert found.lower / constant >= 2.8
