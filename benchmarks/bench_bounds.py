@@ -134,6 +134,7 @@ def bench_workers(name: str = "panda-locked", seconds: float = 60.0) -> list[dic
     Wall times and gaps reached within ``seconds`` each; on a machine shared with other
     jobs the 2-worker speed-up is bounded by the free cores (``os.getloadavg`` printed).
     """
+    from robot_tv_dynamics.bounds.certified import BoxSource
     from robot_tv_dynamics.bounds.mass import exact_mass_extremes
     from robot_tv_dynamics.bounds.parallel import DaskBoxEvaluation, dask_client
 
@@ -145,8 +146,8 @@ def bench_workers(name: str = "panda-locked", seconds: float = 60.0) -> list[dic
     rows: list[dict[str, object]] = []
     for workers in (1, 2):
         with dask_client(workers=workers) as client:
-            def factory(ev: object) -> DaskBoxEvaluation:
-                return DaskBoxEvaluation(client, ev)  # type: ignore[arg-type]
+            def factory(source: BoxSource) -> DaskBoxEvaluation:
+                return DaskBoxEvaluation(client, source)
             factory_or_none = None if workers == 1 else factory
             start = time.perf_counter()
             ext = certified_jacobian_extremes(model, time_limit=seconds, target_gap=0.01,

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from robot_tv_dynamics.bounds.box import joint_search_box
-from robot_tv_dynamics.bounds.certified import BoxEvaluation, branch_and_bound
+from robot_tv_dynamics.bounds.certified import BoxEvaluation, EvaluationFactory, branch_and_bound
 from robot_tv_dynamics.bounds.evaluator import BoxEvaluator, relative_gap
 from robot_tv_dynamics.bounds.extremes import CERTIFIED, METHODS, SAMPLED, finite_or_none
 from robot_tv_dynamics.bounds.local_inverse import local_inverse_floor, positive_definite
@@ -57,9 +57,12 @@ from robot_tv_dynamics.model import RobotModel
 
 #: Sobol points used to choose among the candidate weights.
 _CHOICE_SAMPLES = 256
-#: Share of a certified search's budget the local-left-inverse floor may use first, and
+#: Share of what is left of a certified search's budget after sampling that the
+#: local-left-inverse floor may use first (searching λ_min and λ_max; λ_min alone), and
 #: the relative gap it stops at (it is a bound of λ_min, not λ_min: closer is not needed).
-_LOCAL_SHARE = 0.25
+#: On the arms measured the search proper never raised the local floor of λ_min.
+_LOCAL_SHARE = 0.5
+_LOCAL_SHARE_ALONE = 0.85
 _LOCAL_GAP = 0.01
 #: Share of a certified search's budget its axis-symmetric bounds may use (split between
 #: the searched sides; :func:`_axis_symmetric_searches`).
@@ -188,6 +191,7 @@ def gram_extremes(
     time_limit: float = 60.0, target_gap: float = 0.01, max_boxes: int | None = None,
     batch: int = 128, evaluate: BoxEvaluation | None = None,
     evaluator: BoxEvaluator | None = None, floor: float = 0.0, ceiling: float = math.inf,
+    evaluations: EvaluationFactory | None = None,
 ) -> GramExtremes:
     """Search inf λ_min / sup λ_max of Σ_l J_lᵀ W_lᵀW_l J_l over the joint box.
 
@@ -204,6 +208,9 @@ def gram_extremes(
         max_boxes: certified: optional cap on boxes (reproducible runs).
         batch: certified: boxes bisected per step.
         evaluate: certified: optional parallel box map built on ``evaluator``.
+        evaluations: certified: optional factory of parallel box maps (e.g. on Dask):
+            builds ``evaluate`` when that is not given, and the local-left-inverse
+            floor's.
         evaluator: an evaluator already built for these weights (None: built here).
         floor: a lower bound of inf λ_min already known (e.g. a weighted α₁ for the
             exact M): the certified lower end is never below it, nor below the
@@ -219,6 +226,8 @@ def gram_extremes(
         raise InvalidInputError("method", f'"{method}" is not one of {METHODS}')
     start = time.monotonic()
     evaluator = gram_evaluator(model, weights) if evaluator is None else evaluator
+    if evaluate is None and evaluations is not None and method == CERTIFIED:
+        evaluate = evaluations(evaluator)
     incumbent = Incumbent()
     refine = 4 if method == SAMPLED else 2
     budget = time_limit if method == SAMPLED else min(0.25 * time_limit, 5.0)
@@ -233,10 +242,16 @@ def gram_extremes(
                                                        gram_weights))
     local = 0.0
     if "min" in sides and positive_definite(gram_weights):
-        # the same with the left inverse following q: a search of its own, cheap
-        local = local_inverse_floor(
-            evaluator, gram_weights, time_limit=_LOCAL_SHARE * time_limit,
-            target_gap=min(target_gap, _LOCAL_GAP), max_boxes=max_boxes).lower
+        # the same with the left inverse following q: a search of its own; rows of two
+        # bodies first (they converge in few boxes), then rows reading the neighbours too
+        share = _LOCAL_SHARE_ALONE if tuple(sides) == ("min",) else _LOCAL_SHARE
+        until = time.monotonic() + share * max(time_limit - (time.monotonic() - start), 0.0)
+        for width, part in ((0, 0.1), (1, 1.0)):
+            left = until - time.monotonic()
+            local = max(local, local_inverse_floor(
+                evaluator, gram_weights, time_limit=part * max(left, 0.0),
+                target_gap=min(target_gap, _LOCAL_GAP), max_boxes=max_boxes,
+                width=width, evaluations=evaluations).lower)
         floor = max(floor, local)
     relaxed_floor, relaxed_ceiling, relaxed_boxes = _axis_symmetric_searches(
         model, evaluator, gram_weights, sides, floor, ceiling, samples=samples, seed=seed,
@@ -397,22 +412,19 @@ def weighted_bounds(
         paper_alpha1: the paper's α₁ of the same method (0 when unknown).
         paper_alpha2: the paper's α₂ (∞ when unknown).
         **search: passed to :func:`gram_extremes` (samples, time_limit, target_gap,
-            max_boxes, batch, seed).
+            max_boxes, batch, seed, evaluations).
 
     Returns:
         A :class:`WeightedBounds`.
     """
     theta = model.theta_nominal if theta is None else np.asarray(theta, dtype=np.float64)
     seed = int(search.get("seed", 0))
-    evaluations = search.pop("evaluations", None)
     label, weights, ev, lower_scores = _choose(model, lower_weight_candidates(theta), True,
                                                seed)
-    lower = gram_extremes(model, weights, label, method, sides=("min",), evaluator=ev,
-                          evaluate=None if evaluations is None else evaluations(ev), **search)
+    lower = gram_extremes(model, weights, label, method, sides=("min",), evaluator=ev, **search)
     label, weights, ev, upper_scores = _choose(model, upper_weight_candidates(theta), False,
                                                seed)
-    upper = gram_extremes(model, weights, label, method, sides=("max",), evaluator=ev,
-                          evaluate=None if evaluations is None else evaluations(ev), **search)
+    upper = gram_extremes(model, weights, label, method, sides=("max",), evaluator=ev, **search)
     a1 = lower.lambda_min_bracket[0] if method == CERTIFIED else lower.lambda_min_bracket[1]
     a2 = upper.lambda_max_bracket[1] if method == CERTIFIED else upper.lambda_max_bracket[0]
     if math.isfinite(paper_alpha1):
@@ -446,14 +458,12 @@ def exact_mass_extremes(
         theta: Θ (N, 10); None: nominal.
         method: ``"certified"`` (brackets) or ``"sampled"``.
         **search: passed to :func:`gram_extremes`; ``evaluations`` (a factory
-            evaluator → box map, e.g. on Dask) makes the certified search parallel.
+            box source → box map, e.g. on Dask) makes the certified search parallel.
 
     Raises:
         InvalidInputError: Θ inconsistent (Z(Φ_l) not positive semidefinite).
     """
     theta = model.theta_nominal if theta is None else model.check_theta(theta)
-    evaluations = search.pop("evaluations", None)
     weights = exact_weights(theta)
     ev = gram_evaluator(model, weights)
-    return gram_extremes(model, weights, "exact", method, evaluator=ev,
-                         evaluate=None if evaluations is None else evaluations(ev), **search)
+    return gram_extremes(model, weights, "exact", method, evaluator=ev, **search)

@@ -247,9 +247,16 @@ def test_dask_search_identical_to_serial(arms: dict[str, RobotModel]) -> None:
         ev = gram_evaluator(model, weights)
         parallel = gram_extremes(model, weights, "exact", B.CERTIFIED, evaluator=ev,
                                  evaluate=DaskBoxEvaluation(client, ev), **kwargs)
-    assert parallel.lambda_min_bracket == serial.lambda_min_bracket
-    assert parallel.lambda_max_bracket == serial.lambda_max_bracket
-    assert parallel.boxes == serial.boxes
+        # a factory: the local-left-inverse floor's boxes go to the workers as well
+        both = gram_extremes(model, weights, "exact", B.CERTIFIED,
+                             evaluations=lambda source: DaskBoxEvaluation(client, source),
+                             **kwargs)
+    assert serial.local_inverse > 0.0
+    for found in (parallel, both):
+        assert found.lambda_min_bracket == serial.lambda_min_bracket
+        assert found.lambda_max_bracket == serial.lambda_max_bracket
+        assert found.boxes == serial.boxes
+        assert found.local_inverse == serial.local_inverse
 
 
 def test_inconsistent_theta_is_a_typed_error(arms: dict[str, RobotModel]) -> None:
