@@ -58,7 +58,7 @@ RSS_BOUND_MB = 8.0
 HUGE = 1e308
 DENORMAL = 5e-324
 #: The rare giants, sent once each in phase 1: huge arrays, a 5 MB URDF, long trajectories.
-GIANTS = ("1e4 entries", "1e5 entries", "5 MB", "too many points")
+GIANTS = ("1e4 entries", "5 MB", "too many points")
 
 
 # ---------------------------------------------------------------------------- fixtures
@@ -190,8 +190,10 @@ class Fuzzer:
                 lambda: body(with_entry(self.good_theta, (2, 0), HUGE)), "beyond the bound"),
             ("dynamics", "inertial_parameters", "nan"): (
                 lambda: body(with_entry(self.good_theta, (1, 4), np.nan)), "non-finite"),
-            ("dynamics", "inertial_parameters", "1e5 entries"): (
-                lambda: multiarray(np.zeros(big)), "values, expected"),
+            # 10⁴ values (80 kB): Θ streams best effort, and 10⁵ (800 kB) lost its
+            # fragments on a loaded machine through every resend of a 10 s wait
+            ("dynamics", "inertial_parameters", "1e4 entries"): (
+                lambda: multiarray(np.zeros(big // 10)), "values, expected"),
             ("dynamics", "inertial_parameters", "3 dims"): (
                 lambda: multiarray(np.zeros(n * 10), [("body", n, 10 * n), ("phi", 10, 10),
                                                       ("x", 1, 1)]), "expected 2 dimensions"),
@@ -352,11 +354,14 @@ def test_fuzzing_every_input_kills_nothing_gives_reasons_and_keeps_answering(
             tester.spin_for(0.005)
             assert all(n.alive for n in nodes.values()), {
                 k: n.output()[-2000:] for k, n in nodes.items() if not n.alive}
-    # the rare giants once each: 10⁵-element arrays, a 5 MB URDF, 10⁴-point trajectories
+    # the rare giants once each: 10⁴-element arrays, a 5 MB URDF, 10⁴-point trajectories
     for key, (build, _) in fuzz.kinds.items():
         if key[2] in GIANTS:
             pubs[key[:2]].publish(build())
             sent += 1
+    # and a 10⁵-element Θ array (800 kB): the node must survive it if it arrives
+    pubs[("dynamics", "inertial_parameters")].publish(multiarray(np.zeros(10**5)))
+    sent += 1
     planned = trajectory(panda.joint_names, rng.uniform(-1, 1, (10_000, panda.nv)))
     pubs[("dynamics", "planned_trajectory")].publish(planned)  # accepted, ~3 s of work
     sent += 1
@@ -391,7 +396,8 @@ def test_fuzzing_every_input_kills_nothing_gives_reasons_and_keeps_answering(
                         return status
             return None
 
-        tester.spin_until(found, 10.0, f"{node} reason for {topic} {kind}: {reason}",
+        tester.spin_until(found, 30.0 if kind in GIANTS else 10.0,
+                          f"{node} reason for {topic} {kind}: {reason}",
                           nodes[node])
         if node == "dynamics":
             if topic == "robot_description":
