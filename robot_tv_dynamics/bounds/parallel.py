@@ -42,11 +42,13 @@ class DaskBoxEvaluation:
         """Scatter the box source to every worker once.
 
         An evaluator goes with its fitted trig model; a local left inverse with its
-        evaluator.
+        evaluator. Scattered under a key of its own (``hash=False``): with a key from
+        its content, a second evaluation of an equal source shared the first one's
+        key, and the first one's release dropped the data the second was using.
         """
         self.client = client
         self.workers = max(1, len(client.scheduler_info().get("workers", {})))
-        self._remote = client.scatter(source, broadcast=True)
+        self._remote = client.scatter(source, broadcast=True, hash=False)
 
     def __call__(self, lo: Array, hi: Array) -> dict[str, Array]:
         """Evaluate the boxes [lo, hi] (B, d each), one chunk per worker, in order."""

@@ -259,6 +259,27 @@ def test_dask_search_identical_to_serial(arms: dict[str, RobotModel]) -> None:
         assert found.local_inverse == serial.local_inverse
 
 
+def test_dask_evaluations_of_equal_sources_in_a_row_keep_their_data(
+        arms: dict[str, RobotModel]) -> None:
+    """An evaluation made, used and dropped, then another of an equal source, 60 times:
+    each gets its boxes (with content-hashed keys the release of one dropped the next
+    one's data, about one time in thirty)."""
+    from robot_tv_dynamics.bounds.mass import gram_evaluator
+
+    model = arms["ur5"]
+    weights = exact_weights(model.theta_nominal)
+    reference = gram_evaluator(model, weights)
+    expected = reference.boxes(reference.lower[None], reference.upper[None])
+    with dask_client(workers=2) as client:
+        for _ in range(60):
+            ev = gram_evaluator(model, weights)
+            evaluation = DaskBoxEvaluation(client, ev)
+            got = evaluation(ev.lower[None], ev.upper[None])
+            for key, value in expected.items():
+                np.testing.assert_array_equal(got[key], value)
+            del evaluation
+
+
 def test_inconsistent_theta_is_a_typed_error(arms: dict[str, RobotModel]) -> None:
     model = arms["ur5"]
     theta = np.array(model.theta_nominal)
