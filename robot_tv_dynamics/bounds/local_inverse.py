@@ -114,6 +114,8 @@ class LocalInverse:
         self.block_inverse = np.zeros((6 * n, 6 * n))
         for l in range(n):
             self.block_inverse[6 * l:6 * l + 6, 6 * l:6 * l + 6] = self.inverse[l]
+        self.children = [[c for c in range(n) if evaluator.parent[c] == l] for l in range(n)]
+        self._windows = self._grow_windows()
 
     def _transforms(self, q: Array) -> Array:
         """X_l(q_l) at configurations q (B, nv): (B, N, 6, 6)."""
@@ -125,16 +127,19 @@ class LocalInverse:
 
     def windows(self) -> list[list[int]]:
         """The joints row j reads from: within ``width`` steps of j in the tree."""
-        ev = self.ev
+        return [list(window) for window in self._windows]
+
+    def _grow_windows(self) -> list[list[int]]:
+        parent = self.ev.parent
         out = []
-        for j in range(ev.n):
+        for j in range(self.ev.n):
             window = {j}
             for _ in range(self.width):
                 grown = set(window)
                 for l in window:
-                    if ev.parent[l] >= 0:
-                        grown.add(int(ev.parent[l]))
-                    grown.update(c for c in range(ev.n) if ev.parent[c] == l)
+                    if parent[l] >= 0:
+                        grown.add(int(parent[l]))
+                    grown.update(self.children[l])
                 window = grown
             out.append(sorted(window))
         return out
@@ -158,7 +163,7 @@ class LocalInverse:
                 rel[:, l, :, 6 * p:6 * p + 6] = -xm[:, l]
         coef = np.zeros((count, n, n, 6))
         mask = np.zeros((n, n))
-        for j, window in enumerate(self.windows()):
+        for j, window in enumerate(self._windows):
             k = len(window)
             mask[j, window] = 1.0
             rows = rel[:, window].reshape(count, 6 * k, 6 * n)
@@ -256,9 +261,10 @@ class LocalInverse:
         The b_jl are fixed per box (:meth:`coefficients` at its centre). Row j's block at
         body b is b_jb + Σ_c u_jc over b's children c, each u_jc a function of q_c alone,
         so every entry of G is a sum of bilinear forms at one body whose second-order
-        Taylor polynomial at the centre is exact, the rest bounded entrywise:
-        ρ_sᵀN u0_t + u0_sᵀNρ_t + ψ_sᵀ|N|φ_t + (|du_s| r_s)ᵀ|N|ψ_t for each pair of terms,
-        plus ``ROUNDING`` times the magnitudes summed. The largest eigenvalue over the
+        Taylor polynomial at the centre is exact, the rest bounded entrywise per body,
+        with each body's child terms summed first (ρ, φ, ψ the sums of the children's):
+        ρ|U0N|ᵀ + |U0N|ρᵀ + ψ|N|φᵀ + (Σ_s |du_s| r_s)|N|ψᵀ, plus ``ROUNDING`` times the
+        magnitudes. The largest eigenvalue over the
         box then follows from the comparison matrix of
         :func:`~robot_tv_dynamics.bounds.interval.eigenvalue_enclosure`, divided by
         (1 − ‖E‖)² for the constant residual E = KJ − I of the rounded constraints.
@@ -288,7 +294,7 @@ class LocalInverse:
             # body b's row block: u0 + Σ_s (du_s δ_s + d2u_s δ_s² + ρ_s) over its
             # children's slots s; the pairwise products summed before bounding
             slots = [(t, int(position[c]), r[:, c][:, None, None])
-                     for c in range(n) if ev.parent[c] == body and (t := terms[c]) is not None]
+                     for c in self.children[body] if (t := terms[c]) is not None]
             u0 = coef[:, :, body] + sum((t["u0"] for t, _, _ in slots), zero)
             nu0 = u0 @ inv
             abs_nu0 = np.abs(nu0)
@@ -322,9 +328,8 @@ class LocalInverse:
         rem += ROUNDING * size
         gram = 0.5 * (gram + np.swapaxes(gram, 1, 2))
         lam, vec = np.linalg.eigh(gram)
-        _, upper, split = eigenvalue_enclosure(lam, vec, grad, hess, None, r[:, ev.active],
-                                               remainder=rem)
-        del split
+        _, upper, _ = eigenvalue_enclosure(lam, vec, grad, hess, None, r[:, ev.active],
+                                           remainder=rem)
         # KJ = I + E at every q (E constant): ‖q̇‖(1 − ‖E‖) ≤ ‖KJq̇‖
         residual = np.einsum("bjli,li->bjl", coef, ev.motion) - np.eye(n)[None]
         miss = np.linalg.norm(residual, axis=(1, 2)) + ROUNDING * np.einsum(
