@@ -9,9 +9,10 @@ run whose relative gap is read at checkpoints (1 min and 10 min by default; goal
 within 10 min on the UR5). ``--quick`` uses 10 s and 30 s. The certified run is
 single-threaded numpy; note the machine load in the output.
 
-``--workers``: the certified γ/δ and exact λ_min(M) brackets of each robot (default: the
-locked-finger Panda, the 7-dof arm), each search up to S seconds (default 60), with
-1 worker (serial) and with 2 local Dask workers.
+``--workers``: the certified γ/δ brackets and the exact inf λ_min(M) and sup λ_max(M)
+brackets of each robot (default: the locked-finger Panda, the 7-dof arm), each of the
+three searches up to S seconds (default 60; the exact extremes searched one side at a
+time), with 1 worker (serial) and with 2 local Dask workers.
 """
 
 from __future__ import annotations
@@ -127,14 +128,15 @@ def main() -> None:
 
 # ------------------------------------------------------------------- parallel (Dask)
 def bench_workers(name: str = "panda-locked", seconds: float = 60.0) -> list[dict[str, object]]:
-    """Certified γ/δ and exact λ_min(M) of the same arm, 1 worker (serial) vs 2 (Dask).
+    """Certified γ/δ and exact λ_min(M), λ_max(M) of one arm, 1 worker (serial) vs 2 (Dask).
 
     Run: ``python benchmarks/bench_bounds.py --workers [--seconds S]`` (not part of the
     default run; S = the budget of each search, default 60).
     Wall times and gaps reached within ``seconds`` each; on a machine shared with other
     jobs the 2-worker speed-up is bounded by the free cores (``os.getloadavg`` printed).
     """
-    from robot_tv_dynamics.bounds.certified import BoxSource
+    from robot_tv_dynamics.bounds.bisection import BoxSource
+    from robot_tv_dynamics.bounds.evaluator import relative_gap
     from robot_tv_dynamics.bounds.mass import exact_mass_extremes
     from robot_tv_dynamics.bounds.parallel import DaskBoxEvaluation, dask_client
 
@@ -154,27 +156,38 @@ def bench_workers(name: str = "panda-locked", seconds: float = 60.0) -> list[dic
                                               evaluations=factory_or_none)
             jac_s = time.perf_counter() - start
             start = time.perf_counter()
-            exact = exact_mass_extremes(model, time_limit=seconds, target_gap=0.01,
-                                        evaluations=factory_or_none)
-            exact_s = time.perf_counter() - start
+            low = exact_mass_extremes(model, time_limit=seconds, target_gap=0.01,
+                                      sides=("min",), evaluations=factory_or_none)
+            low_s = time.perf_counter() - start
+            start = time.perf_counter()
+            high = exact_mass_extremes(model, time_limit=seconds, target_gap=0.01,
+                                       sides=("max",), evaluations=factory_or_none)
+            high_s = time.perf_counter() - start
         rows.append({"workers": workers, "load": os.getloadavg()[0],
-                     "gamma": ext.inf_lambda_min_JtJ_bracket, "jacobian_gap": ext.gap,
+                     "gamma": ext.inf_lambda_min_JtJ_bracket,
+                     "delta": ext.sup_sigma_max_J_sq_bracket,
                      "jacobian_boxes": ext.evaluations, "jacobian_s": jac_s,
-                     "exact_min": exact.lambda_min_bracket,
-                     "exact_max": exact.lambda_max_bracket,
-                     "exact_min_gap": exact.gap_min, "exact_boxes": exact.boxes,
-                     "exact_s": exact_s})
-    print("\n| workers | γ bracket | gap | boxes, wall [s] | exact λ_min(M) bracket [kg·m²] "
-          "| gap | exact λ_max(M) bracket [kg·m²] | boxes, wall [s] | load average after |")
-    print("|---" * 9 + "|")
+                     "exact_min": low.lambda_min_bracket, "exact_min_gap": low.gap_min,
+                     "exact_min_boxes": low.boxes, "exact_min_s": low_s,
+                     "exact_max": high.lambda_max_bracket, "exact_max_gap": high.gap_max,
+                     "exact_max_boxes": high.boxes, "exact_max_s": high_s})
+    print("\n| workers | γ bracket | gap | δ bracket | gap | boxes, wall [s] "
+          "| exact λ_min(M) bracket [kg·m²] | gap | boxes, wall [s] "
+          "| exact λ_max(M) bracket [kg·m²] | gap | boxes, wall [s] | load average after |")
+    print("|---" * 13 + "|")
     for row in rows:
         g_lo, g_hi = row["gamma"]  # type: ignore[misc]
+        d_lo, d_hi = row["delta"]  # type: ignore[misc]
         m_lo, m_hi = row["exact_min"]  # type: ignore[misc]
         x_lo, x_hi = row["exact_max"]  # type: ignore[misc]
-        print(f"| {row['workers']} | [{g_lo:.5g}, {g_hi:.5g}] | {100 * row['jacobian_gap']:.3g} % "
-              f"| {row['jacobian_boxes']}, {row['jacobian_s']:.1f} | [{m_lo:.3g}, {m_hi:.3g}] "
-              f"| {100 * row['exact_min_gap']:.3g} % | [{x_lo:.4g}, {x_hi:.4g}] "
-              f"| {row['exact_boxes']}, {row['exact_s']:.1f} | {row['load']:.2f} |")
+        print(f"| {row['workers']} | [{g_lo:.5g}, {g_hi:.5g}] "
+              f"| {100 * relative_gap(g_lo, g_hi):.3g} % | [{d_lo:.5g}, {d_hi:.5g}] "
+              f"| {100 * relative_gap(d_lo, d_hi):.3g} % "
+              f"| {row['jacobian_boxes']}, {row['jacobian_s']:.1f} | [{m_lo:.4g}, {m_hi:.4g}] "
+              f"| {100 * row['exact_min_gap']:.3g} % "  # type: ignore[operator]
+              f"| {row['exact_min_boxes']}, {row['exact_min_s']:.1f} | [{x_lo:.4g}, {x_hi:.4g}] "
+              f"| {100 * row['exact_max_gap']:.3g} % "  # type: ignore[operator]
+              f"| {row['exact_max_boxes']}, {row['exact_max_s']:.1f} | {row['load']:.2f} |")
     return rows
 
 

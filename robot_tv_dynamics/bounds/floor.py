@@ -39,9 +39,9 @@ from typing import Any
 
 import numpy as np
 
+from robot_tv_dynamics.bounds.bisection import EvaluationFactory
 from robot_tv_dynamics.bounds.box import joint_search_box, local_jacobians
 from robot_tv_dynamics.bounds.cache import read_record, write_record
-from robot_tv_dynamics.bounds.certified import EvaluationFactory
 from robot_tv_dynamics.bounds.evaluator import relative_gap
 from robot_tv_dynamics.bounds.extremes import CERTIFIED, finite_or_none
 from robot_tv_dynamics.bounds.mass import GramExtremes, gram_evaluator, gram_extremes

@@ -25,11 +25,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from robot_tv_dynamics.bounds.bisection import BoxEvaluation, EvaluationFactory
 from robot_tv_dynamics.bounds.box import joint_search_box
-from robot_tv_dynamics.bounds.certified import BoxEvaluation, EvaluationFactory, branch_and_bound
+from robot_tv_dynamics.bounds.certified import branch_and_bound
 from robot_tv_dynamics.bounds.evaluator import BoxEvaluator, relative_gap
 from robot_tv_dynamics.bounds.extremes import CERTIFIED, METHODS, SAMPLED, finite_or_none
-from robot_tv_dynamics.bounds.local_inverse import local_inverse_floor, positive_definite
+from robot_tv_dynamics.bounds.local_inverse import (
+    LOCAL_GAP,
+    LOCAL_SHARE,
+    LOCAL_SHARE_ALONE,
+    local_inverse_floor,
+    positive_definite,
+)
 from robot_tv_dynamics.bounds.sampled import sample_extremes, search_bounds
 from robot_tv_dynamics.bounds.structural import (
     Incumbent,
@@ -57,13 +64,6 @@ from robot_tv_dynamics.model import RobotModel
 
 #: Sobol points used to choose among the candidate weights.
 _CHOICE_SAMPLES = 256
-#: Share of what is left of a certified search's budget after sampling that the
-#: local-left-inverse floor may use first (searching λ_min and λ_max; λ_min alone), and
-#: the relative gap it stops at (it is a bound of λ_min, not λ_min: closer is not needed).
-#: On the arms measured the search proper never raised the local floor of λ_min.
-_LOCAL_SHARE = 0.5
-_LOCAL_SHARE_ALONE = 0.85
-_LOCAL_GAP = 0.01
 #: Share of a certified search's budget its axis-symmetric bounds may use (split between
 #: the searched sides; :func:`_axis_symmetric_searches`).
 _SYMMETRIC_SHARE = 0.5
@@ -244,14 +244,12 @@ def gram_extremes(
     if "min" in sides and positive_definite(gram_weights):
         # the same with the left inverse following q: a search of its own; rows of two
         # bodies first (they converge in few boxes), then rows reading the neighbours too
-        share = _LOCAL_SHARE_ALONE if tuple(sides) == ("min",) else _LOCAL_SHARE
-        until = time.monotonic() + share * max(time_limit - (time.monotonic() - start), 0.0)
-        for width, part in ((0, 0.1), (1, 1.0)):
-            left = until - time.monotonic()
-            local = max(local, local_inverse_floor(
-                evaluator, gram_weights, time_limit=part * max(left, 0.0),
-                target_gap=min(target_gap, _LOCAL_GAP), max_boxes=max_boxes,
-                width=width, evaluations=evaluations).lower)
+        share = LOCAL_SHARE_ALONE if tuple(sides) == ("min",) else LOCAL_SHARE
+        local = local_inverse_floor(
+            evaluator, gram_weights,
+            time_limit=share * max(time_limit - (time.monotonic() - start), 0.0),
+            target_gap=min(target_gap, LOCAL_GAP), max_boxes=max_boxes,
+            evaluations=evaluations, goal=(1.0 - target_gap) * incumbent.gamma).lower
         floor = max(floor, local)
     relaxed_floor, relaxed_ceiling, relaxed_boxes = _axis_symmetric_searches(
         model, evaluator, gram_weights, sides, floor, ceiling, samples=samples, seed=seed,

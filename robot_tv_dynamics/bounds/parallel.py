@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from robot_tv_dynamics.bounds.certified import BoxSource
+from robot_tv_dynamics.bounds.bisection import BoxSource
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
 

@@ -2,10 +2,8 @@ r"""γ and δ by method name: the sampled or the certified search."""
 
 from __future__ import annotations
 
-from robot_tv_dynamics.bounds.certified import (
-    EvaluationFactory,
-    certified_jacobian_extremes,
-)
+from robot_tv_dynamics.bounds.bisection import EvaluationFactory
+from robot_tv_dynamics.bounds.certified import certified_jacobian_extremes
 from robot_tv_dynamics.bounds.extremes import (
     CERTIFIED,
     METHODS,
