@@ -34,6 +34,8 @@ One module per concept, imported in this order (each imports only those above it
   builder;
 - :mod:`~robot_tv_dynamics.bounds.sampled`, :mod:`~robot_tv_dynamics.bounds.certified`:
   the two searches; :mod:`~robot_tv_dynamics.bounds.search` picks one by name;
+- :mod:`~robot_tv_dynamics.bounds.bisection`: what the branch and bounds share (box
+  sources, box maps, bisection);
 - :mod:`~robot_tv_dynamics.bounds.theorems`: Theorems 2–4, Lemma 3, the URDF report;
 - :mod:`~robot_tv_dynamics.bounds.cache`: the on-disk bounds cache (one folder,
   :func:`default_cache_dir`);
@@ -43,8 +45,8 @@ One module per concept, imported in this order (each imports only those above it
 - :mod:`~robot_tv_dynamics.bounds.weights`: per-body weights L_l ⪯ Z(Φ_l) ⪯ U_l
   (scalar, 2×2 block, exact);
 - :mod:`~robot_tv_dynamics.bounds.local_inverse`: the certified lower bound of
-  inf_q λ_min(Σ J_lᵀL_lJ_l) from a left inverse of J that reads each joint from the two
-  bodies it joins;
+  inf_q λ_min(Σ J_lᵀL_lJ_l) from a left inverse of J that reads each joint from the
+  bodies of a window of joints around it (a ladder of windows, box by box);
 - :mod:`~robot_tv_dynamics.bounds.mass`: the weighted α₁ʷ, α₂ʷ and the exact extremes
   of M(q, Θ) (sampled or certified), proved in docs/concepts.md;
 - :mod:`~robot_tv_dynamics.bounds.floor`: per-arm certified lower bounds searched once
@@ -85,8 +87,10 @@ from robot_tv_dynamics.bounds.floor import (
 )
 from robot_tv_dynamics.bounds.live import LIVE_LABELS, LiveLowerBounds, LiveSample
 from robot_tv_dynamics.bounds.local_inverse import (
+    LADDER,
     LocalInverse,
     LocalInverseFloor,
+    WindowRung,
     local_inverse_floor,
 )
 from robot_tv_dynamics.bounds.mass import (
@@ -130,6 +134,7 @@ from robot_tv_dynamics.bounds.theorems import (
 from robot_tv_dynamics.exceptions import BoundsCacheError
 
 __all__ = [
+    "LADDER",
     "BOUND_LABELS",
     "CACHE_DIR_AUTO",
     "CERTIFIED",
@@ -159,6 +164,7 @@ __all__ = [
     "JointSearchBox",
     "LocalInverse",
     "LocalInverseFloor",
+    "WindowRung",
     "ProgressCallback",
     "RunningBounds",
     "SearchProgress",

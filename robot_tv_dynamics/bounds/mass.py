@@ -191,7 +191,7 @@ def gram_extremes(
     time_limit: float = 60.0, target_gap: float = 0.01, max_boxes: int | None = None,
     batch: int = 128, evaluate: BoxEvaluation | None = None,
     evaluator: BoxEvaluator | None = None, floor: float = 0.0, ceiling: float = math.inf,
-    evaluations: EvaluationFactory | None = None,
+    evaluations: EvaluationFactory | None = None, floor_batch: int | None = None,
 ) -> GramExtremes:
     """Search inf λ_min / sup λ_max of Σ_l J_lᵀ W_lᵀW_l J_l over the joint box.
 
@@ -218,6 +218,9 @@ def gram_extremes(
             :func:`~robot_tv_dynamics.bounds.structural.structural_weighted_lower_bound`.
         ceiling: an upper bound of sup λ_max already known (e.g. a certified α₂ʷ for the
             exact M): the certified upper end is never above it.
+        floor_batch: certified: boxes per step of the local-left-inverse floor (None: its
+            default, larger with ``evaluations``; the same batch gives the same boxes
+            serially and on a cluster).
 
     Returns:
         A :class:`GramExtremes`.
@@ -240,16 +243,17 @@ def gram_extremes(
     gram_weights = np.swapaxes(weights, 1, 2) @ weights
     floor = max(floor, structural_weighted_lower_bound(structural_left_inverse(model),
                                                        gram_weights))
-    local = 0.0
+    local, local_boxes = 0.0, 0
     if "min" in sides and positive_definite(gram_weights):
         # the same with the left inverse following q: a search of its own; rows of two
         # bodies first (they converge in few boxes), then rows reading the neighbours too
         share = LOCAL_SHARE_ALONE if tuple(sides) == ("min",) else LOCAL_SHARE
-        local = local_inverse_floor(
+        found = local_inverse_floor(
             evaluator, gram_weights,
             time_limit=share * max(time_limit - (time.monotonic() - start), 0.0),
-            target_gap=min(target_gap, LOCAL_GAP), max_boxes=max_boxes,
-            evaluations=evaluations, goal=(1.0 - target_gap) * incumbent.gamma).lower
+            target_gap=min(target_gap, LOCAL_GAP), max_boxes=max_boxes, batch=floor_batch,
+            evaluations=evaluations, goal=(1.0 - target_gap) * incumbent.gamma)
+        local, local_boxes = found.lower, found.boxes
         floor = max(floor, local)
     relaxed_floor, relaxed_ceiling, relaxed_boxes = _axis_symmetric_searches(
         model, evaluator, gram_weights, sides, floor, ceiling, samples=samples, seed=seed,
@@ -271,7 +275,7 @@ def gram_extremes(
     gaps = [relative_gap(*lam) if "min" in sides else 0.0,
             relative_gap(*lmax) if "max" in sides else 0.0]
     return GramExtremes(CERTIFIED, label, lam, lmax, incumbent.gamma_q, incumbent.delta_q,
-                        count + boxes + relaxed_boxes, time.monotonic() - start,
+                        count + local_boxes + boxes + relaxed_boxes, time.monotonic() - start,
                         max(gaps) <= target_gap, local)
 
 

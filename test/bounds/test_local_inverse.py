@@ -290,3 +290,25 @@ def test_the_ladder_certifies_what_its_cheapest_rung_cannot(
     assert 0.97 * sampled <= found.lower <= lam.min()
     with pytest.raises(InvalidInputError, match="rung"):
         local_inverse_floor(ev, gram, time_limit=1.0, target_gap=0.01, ladder=((),))
+
+
+def test_the_grid_enclosure_is_close_to_the_sampled_supremum(
+        arms: dict[str, RobotModel]) -> None:
+    """docs/concepts.md: around random configurations of the locked Panda the neighbours'
+    bound of λ_max(G) over a box is within 0.3 % of the largest λ_max(G) sampled in it (a
+    5⁶ grid and 4000 random points) at a half-width of 0.1 rad and within 25 % at 0.4 rad."""
+    model = arms["panda_locked"]
+    li = local(model, model.theta_nominal)
+    ev = li.ev
+    rng = np.random.default_rng(3)
+    centres = ev.lower + rng.random((4, ev.d)) * (ev.upper - ev.lower)
+    grid = np.array(list(itertools.product((-1.0, -0.5, 0.0, 0.5, 1.0), repeat=ev.d)))
+    for r, slack in ((0.1, 1.003), (0.4, 1.25)):
+        out = li.boxes(centres - r, centres + r)
+        a = li.coefficients(ev.full(centres))
+        for b in range(4):
+            points = np.vstack([centres[b] + r * grid,
+                                centres[b] - r + 2 * r * rng.random((4000, ev.d))])
+            top = np.linalg.eigvalsh(li.gram(ev.full(points), np.repeat(
+                a[b:b + 1], len(points), axis=0)))[:, -1].max()
+            assert top <= out["upper"][b] <= slack * top

@@ -13,6 +13,7 @@ from bounds_cases import LIMIT, joint, random_consistent_theta, random_q, urdf_a
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics import bounds as B
+from robot_tv_dynamics.bounds.local_inverse import FLOOR_BATCH
 from robot_tv_dynamics.bounds.mass import (
     exact_mass_extremes,
     gram_evaluator,
@@ -247,10 +248,11 @@ def test_dask_search_identical_to_serial(arms: dict[str, RobotModel]) -> None:
         ev = gram_evaluator(model, weights)
         parallel = gram_extremes(model, weights, "exact", B.CERTIFIED, evaluator=ev,
                                  evaluate=DaskBoxEvaluation(client, ev), **kwargs)
-        # a factory: the local-left-inverse floor's boxes go to the workers as well
+        # a factory: the local-left-inverse floor's boxes go to the workers as well (with
+        # the serial floor's batch: on a cluster it takes more boxes per step by default)
         both = gram_extremes(model, weights, "exact", B.CERTIFIED,
                              evaluations=lambda source: DaskBoxEvaluation(client, source),
-                             **kwargs)
+                             floor_batch=FLOOR_BATCH, **kwargs)
     assert serial.local_inverse > 0.0
     for found in (parallel, both):
         assert found.lambda_min_bracket == serial.lambda_min_bracket
