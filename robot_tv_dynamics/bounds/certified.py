@@ -31,6 +31,7 @@ from robot_tv_dynamics.bounds.extremes import (
 from robot_tv_dynamics.bounds.local_inverse import (
     LOCAL_GAP,
     LOCAL_SHARE,
+    floor_goal,
     local_inverse_floor,
 )
 from robot_tv_dynamics.bounds.sampled import (
@@ -173,7 +174,7 @@ def certified_jacobian_extremes(
             evaluator, np.broadcast_to(np.eye(6), (evaluator.n, 6, 6)).copy(),
             time_limit=LOCAL_SHARE * max(time_limit - (time.monotonic() - start), 0.0),
             target_gap=min(target_gap, LOCAL_GAP), max_boxes=max_boxes,
-            evaluations=evaluations, goal=(1.0 - target_gap) * incumbent.gamma,
+            evaluations=evaluations, goal=floor_goal(incumbent.gamma, target_gap),
             progress=report)
         floor, local_boxes = max(floor, local.lower), local.boxes
     gamma, delta, boxes = branch_and_bound(

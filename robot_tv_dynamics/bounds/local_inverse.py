@@ -452,6 +452,15 @@ def _sym(a: Array) -> Array:
     return a + np.swapaxes(a, -1, -2)
 
 
+def floor_goal(attained: float, target_gap: float) -> float:
+    """The goal of a floor search: within ``target_gap`` of an ``attained`` λ_min.
+
+    A thousandth of the gap to spare, so that the bracket's relative gap, computed from
+    the same numbers, is at most ``target_gap`` after rounding.
+    """
+    return (1.0 - 0.999 * target_gap) * attained
+
+
 class WindowRung:
     """Several windows' local left inverses as one box source: the smallest bound of each.
 

@@ -34,6 +34,7 @@ from robot_tv_dynamics.bounds.local_inverse import (
     LOCAL_GAP,
     LOCAL_SHARE,
     LOCAL_SHARE_ALONE,
+    floor_goal,
     local_inverse_floor,
     positive_definite,
 )
@@ -252,7 +253,7 @@ def gram_extremes(
             evaluator, gram_weights,
             time_limit=share * max(time_limit - (time.monotonic() - start), 0.0),
             target_gap=min(target_gap, LOCAL_GAP), max_boxes=max_boxes, batch=floor_batch,
-            evaluations=evaluations, goal=(1.0 - target_gap) * incumbent.gamma)
+            evaluations=evaluations, goal=floor_goal(incumbent.gamma, target_gap))
         local, local_boxes = found.lower, found.boxes
         floor = max(floor, local)
     relaxed_floor, relaxed_ceiling, relaxed_boxes = _axis_symmetric_searches(

@@ -282,6 +282,13 @@ def test_the_ladder_certifies_what_its_cheapest_rung_cannot(
     gram = np.swapaxes(weights, 1, 2) @ weights
     sampled = 4.392e-3  # the sampled inf λ_min(M) (docs/concepts.md)
     q_min = np.array([[0.0, -1.7628, 0.44184, -0.45397, -1.33738, 2.94267, 2.48931]])
+    lam_min = crba_eigenvalues(model, model.theta_nominal, q_min)[0, 0]
+    assert lam_min == pytest.approx(sampled, rel=1e-3)
+    # docs/concepts.md: the bound at the minimiser, window by window
+    for width, share in ((0, 0.624), ((1, 1), 0.966), ((2, 1), 0.993), ((2, 2), 0.998),
+                         ((9, 9), 1.0)):
+        assert LocalInverse(ev, gram, width).values(q_min)[0] / lam_min == pytest.approx(
+            share, abs=0.0015)
     assert LocalInverse(ev, gram, (1, 1)).values(q_min)[0] <= 0.967 * sampled
     found = local_inverse_floor(ev, gram, time_limit=600.0, target_gap=0.0,
                                 max_boxes=200_000, goal=0.99 * sampled)
