@@ -1,6 +1,7 @@
 """Timing of the Jacobian extremes γ, δ: sampled estimate and certified bracket.
 
-Run: ``python benchmarks/bench_bounds.py [--quick] [--robots ur5 panda panda-locked]``
+Run: ``python benchmarks/bench_bounds.py [--quick | --checkpoints S …] [--robots ur5 panda
+panda-locked]``
 and ``python benchmarks/bench_bounds.py --workers [--seconds S] [--robots ...]``.
 
 For each robot (``panda-locked``: the Panda with both fingers locked at 0, the 7-dof arm):
@@ -88,6 +89,8 @@ def bench(name: str, checkpoints: list[float]) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="checkpoints 10 s and 30 s")
+    parser.add_argument("--checkpoints", nargs="+", type=float, metavar="S",
+                        help="read the gap at these times [s] (default 60 600)")
     parser.add_argument("--robots", nargs="+", choices=ROBOTS,
                         help="default: ur5 panda; with --workers: panda-locked")
     parser.add_argument("--workers", action="store_true",
@@ -102,7 +105,7 @@ def main() -> None:
             bench_workers(name, seconds=args.seconds)
         return
     args.robots = args.robots or ["ur5", "panda"]
-    checkpoints = [10.0, 30.0] if args.quick else [60.0, 600.0]
+    checkpoints = [10.0, 30.0] if args.quick else (args.checkpoints or [60.0, 600.0])
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"cores {os.cpu_count()}, load average at start {load:.2f}")
     rows = [bench(name, checkpoints) for name in args.robots]

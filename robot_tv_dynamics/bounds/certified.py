@@ -173,7 +173,7 @@ def certified_jacobian_extremes(
         local = local_inverse_floor(
             evaluator, np.broadcast_to(np.eye(6), (evaluator.n, 6, 6)).copy(),
             time_limit=LOCAL_SHARE * max(time_limit - (time.monotonic() - start), 0.0),
-            target_gap=min(target_gap, LOCAL_GAP), max_boxes=max_boxes,
+            target_gap=LOCAL_GAP, max_boxes=max_boxes,
             evaluations=evaluations, goal=floor_goal(incumbent.gamma, target_gap),
             progress=report)
         floor, local_boxes = max(floor, local.lower), local.boxes

@@ -455,10 +455,13 @@ def _sym(a: Array) -> Array:
 def floor_goal(attained: float, target_gap: float) -> float:
     """The goal of a floor search: within ``target_gap`` of an ``attained`` λ_min.
 
-    A thousandth of the gap to spare, so that the bracket's relative gap, computed from
-    the same numbers, is at most ``target_gap`` after rounding.
+    The gap is at least ``LOCAL_GAP``: a search asked for less leaves the rest to its
+    branch and bound proper rather than give the floor its whole share (with a target
+    of 0 the floor would never stop before its time). A thousandth of the gap is kept to
+    spare, so that the bracket's relative gap, computed from the same numbers, is at
+    most the target after rounding.
     """
-    return (1.0 - 0.999 * target_gap) * attained
+    return (1.0 - 0.999 * max(target_gap, LOCAL_GAP)) * attained
 
 
 class WindowRung:

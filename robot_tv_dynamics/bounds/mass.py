@@ -252,7 +252,7 @@ def gram_extremes(
         found = local_inverse_floor(
             evaluator, gram_weights,
             time_limit=share * max(time_limit - (time.monotonic() - start), 0.0),
-            target_gap=min(target_gap, LOCAL_GAP), max_boxes=max_boxes, batch=floor_batch,
+            target_gap=LOCAL_GAP, max_boxes=max_boxes, batch=floor_batch,
             evaluations=evaluations, goal=floor_goal(incumbent.gamma, target_gap))
         local, local_boxes = found.lower, found.boxes
         floor = max(floor, local)
