@@ -44,9 +44,11 @@ One module per concept, imported in this order (each imports only those above it
   :data:`BOUND_LABELS`) and γ, δ at its start-up;
 - :mod:`~robot_tv_dynamics.bounds.weights`: per-body weights L_l ⪯ Z(Φ_l) ⪯ U_l
   (scalar, 2×2 block, exact);
-- :mod:`~robot_tv_dynamics.bounds.local_inverse`: the certified lower bound of
-  inf_q λ_min(Σ J_lᵀL_lJ_l) from a left inverse of J that reads each joint from the
-  bodies of a window of joints around it (a ladder of windows, box by box);
+- :mod:`~robot_tv_dynamics.bounds.local_inverse`: the lower bound of
+  λ_min(Σ J_lᵀL_lJ_l) from a left inverse of J that reads each joint from the bodies of
+  a window of joints around it, at points and over boxes;
+- :mod:`~robot_tv_dynamics.bounds.ladder`: its certified floor over the joint box, a
+  branch and bound up a ladder of windows;
 - :mod:`~robot_tv_dynamics.bounds.mass`: the weighted α₁ʷ, α₂ʷ and the exact extremes
   of M(q, Θ) (sampled or certified), proved in docs/concepts.md;
 - :mod:`~robot_tv_dynamics.bounds.floor`: per-arm certified lower bounds searched once
@@ -85,14 +87,14 @@ from robot_tv_dynamics.bounds.floor import (
     CertifiedLowerBound,
     cached_lower_bound,
 )
-from robot_tv_dynamics.bounds.live import LIVE_LABELS, LiveLowerBounds, LiveSample
-from robot_tv_dynamics.bounds.local_inverse import (
+from robot_tv_dynamics.bounds.ladder import (
     LADDER,
-    LocalInverse,
     LocalInverseFloor,
     WindowRung,
     local_inverse_floor,
 )
+from robot_tv_dynamics.bounds.live import LIVE_LABELS, LiveLowerBounds, LiveSample
+from robot_tv_dynamics.bounds.local_inverse import LocalInverse
 from robot_tv_dynamics.bounds.mass import (
     GramExtremes,
     WeightedBounds,
@@ -134,7 +136,6 @@ from robot_tv_dynamics.bounds.theorems import (
 from robot_tv_dynamics.exceptions import BoundsCacheError
 
 __all__ = [
-    "LADDER",
     "BOUND_LABELS",
     "CACHE_DIR_AUTO",
     "CERTIFIED",
@@ -162,9 +163,9 @@ __all__ = [
     "InstantaneousBounds",
     "JacobianExtremes",
     "JointSearchBox",
+    "LADDER",
     "LocalInverse",
     "LocalInverseFloor",
-    "WindowRung",
     "ProgressCallback",
     "RunningBounds",
     "SearchProgress",
@@ -172,6 +173,7 @@ __all__ = [
     "UniformMassMatrixBounds",
     "Verdict",
     "WeightedBounds",
+    "WindowRung",
     "bounds_report",
     "cached_jacobian_extremes",
     "cached_startup_extremes",

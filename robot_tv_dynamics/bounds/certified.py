@@ -28,7 +28,7 @@ from robot_tv_dynamics.bounds.extremes import (
     ProgressCallback,
     SearchProgress,
 )
-from robot_tv_dynamics.bounds.local_inverse import (
+from robot_tv_dynamics.bounds.ladder import (
     LOCAL_GAP,
     LOCAL_SHARE,
     floor_goal,
@@ -100,7 +100,7 @@ def certified_jacobian_extremes(
     λ_max) — see :func:`.interval.eigenvalue_enclosure`. Bounds are padded by 1e-10·(‖A‖ + 1)
     against rounding. Independently, γ ≥ :func:`structural_gamma_lower_bound` holds for
     every q, and γ ≥ 1/sup_q λ_max(K(q)K(q)ᵀ) for a local left inverse K(q) of J(q)
-    (:func:`~robot_tv_dynamics.bounds.local_inverse.local_inverse_floor` with L_l = I₆,
+    (:func:`~robot_tv_dynamics.bounds.ladder.local_inverse_floor` with L_l = I₆,
     searched first for up to half of the budget left after sampling, until it is within
     ``target_gap`` of the sampled γ; on the locked-finger Panda it certifies 0.99 of γ
     where the structural bound gave 0.96). The search is best-first; a box whose

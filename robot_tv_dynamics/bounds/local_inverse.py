@@ -26,23 +26,17 @@ depends on one joint, so G is a sum of terms in one joint each (two for siblings
 λ_max(G) is a largest eigenvalue: the search of its supremum over the joint box needs
 far fewer boxes than that of inf λ_min(M) itself. :meth:`LocalInverse.boxes` bounds
 each one-joint term over the box on a grid (a trigonometric polynomial of degree 2 in
-the joint angle: no Taylor remainder), and :func:`local_inverse_floor` brackets
+the joint angle: no Taylor remainder), and :func:`~robot_tv_dynamics.bounds.ladder.local_inverse_floor` brackets
 sup_q λ_max(G) by branch and bound, climbing a ladder of windows box by box
-(:data:`LADDER`); 1/(its upper end) is then a certified lower bound of inf_q λ_min.
+(:data:`~robot_tv_dynamics.bounds.ladder.LADDER`); 1/(its upper end) is then a certified lower bound of inf_q λ_min.
 """
 
 from __future__ import annotations
 
-import heapq
 import itertools
-import math
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
-from robot_tv_dynamics.bounds.bisection import EvaluationFactory, bisect
 from robot_tv_dynamics.bounds.evaluator import BoxEvaluator
 from robot_tv_dynamics.bounds.interval import ROUNDING
 from robot_tv_dynamics.exceptions import InvalidInputError
@@ -50,65 +44,20 @@ from robot_tv_dynamics.inertia import Array
 
 #: Relative padding of the certified upper end of λ_max(G): covers the rounding of L_l⁻¹
 #: (condition number up to ``MAX_CONDITION``) and of a_lᵀS_l = 1.
-_PAD = 1e3 * ROUNDING
+PAD = 1e3 * ROUNDING
 #: Largest condition number of an L_l the padding covers (rounding of L_l⁻¹ ≈ cond·10⁻¹⁶
-#: relative, 10³ below ``_PAD``); the spatial inertias of the Panda and the UR5 stay
+#: relative, 10³ below ``PAD``); the spatial inertias of the Panda and the UR5 stay
 #: below 2·10⁴. A stiffer weight is not used (:func:`positive_definite` says no).
 MAX_CONDITION = 1e6
 #: A rows' window: a number of tree steps around the joint, or (up, down) steps to its
 #: ancestors and its descendants.
 Window = int | tuple[int, int]
 #: Default window of a :class:`LocalInverse`: each joint is read from its own relative
-#: twist and those of its tree neighbours (the first rung of :data:`LADDER`).
+#: twist and those of its tree neighbours (the first rung of :data:`~robot_tv_dynamics.bounds.ladder.LADDER`).
 WINDOW = 1
 #: Grid steps over each joint's half-range at which the one-joint terms of a box's
 #: enclosure are evaluated (their bound adds h²/8 · sup|f''| between grid points).
 GRID = 8
-#: The rungs of windows :func:`local_inverse_floor` encloses boxes with, cheapest first:
-#: the neighbours (which certify most of the joint box in few boxes), then two ancestors
-#: and a child, then the better of that and two steps each way (neither is the tighter
-#: at every point; on the locked Panda's M they reach 0.990 and 0.996 of λ_min near its
-#: minimum, the neighbours 0.96).
-LADDER: tuple[tuple[Window, ...], ...] = (((1, 1),), ((2, 1),), ((2, 1), (2, 2)))
-#: Share of what is left of a certified search's budget after sampling that the
-#: local-left-inverse floor may use first (searching λ_min and λ_max; λ_min alone), and
-#: the relative gap it stops at (it is a bound of λ_min, not λ_min: closer is not needed).
-#: On the arms measured the search proper never raised the local floor of λ_min.
-LOCAL_SHARE = 0.5
-LOCAL_SHARE_ALONE = 0.95
-LOCAL_GAP = 0.01
-#: Boxes bisected per step of :func:`local_inverse_floor`, serially and on a cluster: a
-#: step's exchange with the workers costs about as much as 64 boxes, so a parallel step
-#: takes more (on the locked Panda's M with 2 local workers and 60 s, 512 reached 0.983
-#: of the sampled λ_min, 64 only 0.966).
-FLOOR_BATCH = 64
-#: Points of the joint box at which :func:`local_inverse_floor` evaluates its last rung
-#: before searching: the pruning level P starts at the worst of them.
-_START_POINTS = 32
-FLOOR_BATCH_PARALLEL = 512
-
-#: Progress of a floor search: (certified lower bound so far, boxes evaluated).
-FloorProgress = Callable[[float, int], None]
-
-
-@dataclass(frozen=True)
-class LocalInverseFloor:
-    """The local-left-inverse lower bound of inf_q λ_min over the joint box.
-
-    Attributes:
-        lower: certified: λ_min(Σ J_lᵀL_lJ_l) ≥ ``lower`` at every q of the box.
-        best: the largest value the bound could certify (1/λ_max(G) at the worst box
-            centre found): the search's own ceiling, not a bound of λ_min.
-        boxes: boxes evaluated.
-        seconds: wall time [s].
-        converged: the gap between ``lower`` and ``best`` reached the target.
-    """
-
-    lower: float
-    best: float
-    boxes: int
-    seconds: float
-    converged: bool
 
 
 class LocalInverse:
@@ -431,7 +380,7 @@ class LocalInverse:
         miss = np.linalg.norm(residual, axis=(1, 2)) + ROUNDING * np.einsum(
             "bjli,li->b", np.abs(coef), np.abs(ev.motion))
         upper = upper / np.maximum(1.0 - miss, 0.0) ** 2
-        return {"value": lam[:, -1], "upper": upper * (1.0 + _PAD),
+        return {"value": lam[:, -1], "upper": upper * (1.0 + PAD),
                 "split": self._split(comparison, share)}
 
     @staticmethod
@@ -452,48 +401,6 @@ def _sym(a: Array) -> Array:
     return a + np.swapaxes(a, -1, -2)
 
 
-def floor_goal(attained: float, target_gap: float) -> float:
-    """The goal of a floor search: within ``target_gap`` of an ``attained`` λ_min.
-
-    The gap is at least ``LOCAL_GAP``: a search asked for less leaves the rest to its
-    branch and bound proper rather than give the floor its whole share (with a target
-    of 0 the floor would never stop before its time). A thousandth of the gap is kept to
-    spare, so that the bracket's relative gap, computed from the same numbers, is at
-    most the target after rounding.
-    """
-    return (1.0 - 0.999 * max(target_gap, LOCAL_GAP)) * attained
-
-
-class WindowRung:
-    """Several windows' local left inverses as one box source: the smallest bound of each.
-
-    Each window's 1/λ_max(G) bounds λ_min at a point and over a box, so the best of them
-    does too; the split is that of the window giving the bound.
-    """
-
-    def __init__(self, locals_: Sequence[LocalInverse]) -> None:
-        """Keep the local inverses (at least one)."""
-        if not locals_:
-            raise InvalidInputError("locals_", "give at least one local inverse")
-        self.locals = list(locals_)
-
-    def values(self, q: Array) -> Array:
-        """The best bound min_w 1/λ_max(G_w(q)) at configurations q (B, nv)."""
-        return np.asarray(np.max([local.values(q) for local in self.locals], axis=0))
-
-    def boxes(self, lo: Array, hi: Array) -> dict[str, Array]:
-        """:meth:`LocalInverse.boxes` of every window, the smallest ``upper`` and ``value``."""
-        outs = [local.boxes(lo, hi) for local in self.locals]
-        if len(outs) == 1:
-            return outs[0]
-        upper = np.stack([out["upper"] for out in outs])
-        pick = np.argmin(upper, axis=0)
-        rows = np.arange(lo.shape[0])
-        return {"value": np.min([out["value"] for out in outs], axis=0),
-                "upper": upper[pick, rows],
-                "split": np.stack([out["split"] for out in outs])[pick, rows]}
-
-
 def positive_definite(weights: Array) -> bool:
     """Every L_l positive definite with cond(L_l) ≤ ``MAX_CONDITION``.
 
@@ -502,123 +409,3 @@ def positive_definite(weights: Array) -> bool:
     eig = np.linalg.eigvalsh(0.5 * (weights + np.swapaxes(weights, 1, 2)))
     return bool(np.all(np.isfinite(eig)) and np.all(eig[:, -1] > 0.0)
                 and np.all(eig[:, 0] * MAX_CONDITION >= eig[:, -1]))
-
-
-def local_inverse_floor(
-    evaluator: BoxEvaluator, weights: Array, *, time_limit: float, target_gap: float,
-    max_boxes: int | None = None, batch: int | None = None,
-    ladder: Sequence[Sequence[Window]] = LADDER,
-    evaluations: EvaluationFactory | None = None, goal: float = math.inf,
-    progress: FloorProgress | None = None,
-) -> LocalInverseFloor:
-    """Certified lower bound 1/sup_q λ_max(G(q)) of inf_q λ_min(Σ J_lᵀL_lJ_l).
-
-    Best-first branch and bound on the upper bound of λ_max(G) over boxes of the
-    evaluator's joint box, until the bracket of sup λ_max(G) is within ``target_gap``
-    (relative), the certified lower bound reaches ``goal``, the time limit or the box
-    cap. Every box is enclosed with one rung of the ``ladder`` of the rows' windows (the
-    smallest bound of the rung's windows, :class:`WindowRung`), starting at the first.
-    A box is dropped once its bound is at most the pruning level P (the larger of
-    1/``goal`` and the largest λ_max(G) at a box centre with the last rung); a box whose
-    own centre value is above P with its rung — no box around that centre can be
-    certified with it — is enclosed again with the next rung instead of being bisected.
-    Whatever the windows, 1/max(P, the largest bound of a kept box) is a lower bound
-    of λ_min over the whole box.
-
-    Args:
-        evaluator: the Gram matrix's box evaluator (its joint box is searched).
-        weights: L_l (N, 6, 6), positive definite.
-        time_limit: budget [s].
-        target_gap: relative gap of the bracket of sup λ_max(G) to stop at.
-        max_boxes: optional cap on evaluated boxes.
-        batch: boxes bisected per step; None: ``FLOOR_BATCH`` serially,
-            ``FLOOR_BATCH_PARALLEL`` with ``evaluations``.
-        ladder: rungs of the rows' windows (:class:`LocalInverse`), at least one rung
-            of at least one window.
-        evaluations: optional parallel box map built on a :class:`WindowRung` (e.g.
-            :class:`~robot_tv_dynamics.bounds.parallel.DaskBoxEvaluation`; one per
-            rung); the search stays here and the boxes are the serial search's.
-        goal: stop once the certified lower bound is at least this (e.g. within the
-            caller's gap of a value already attained); ∞: no such stop.
-        progress: optional, called with (the certified lower bound so far, boxes
-            evaluated) about 5 times per second.
-
-    Returns:
-        A :class:`LocalInverseFloor`; ``lower`` 0 at once when a joint's motion axis is
-        zero (λ_min is 0 there).
-
-    Raises:
-        InvalidInputError: no rung, or a rung without a window.
-    """
-    start = time.monotonic()
-    if not ladder or not all(ladder):
-        raise InvalidInputError("ladder", "give at least one rung of at least one window")
-    if not np.all(np.any(evaluator.motion != 0.0, axis=1)):
-        return LocalInverseFloor(0.0, 0.0, 0, time.monotonic() - start, True)
-    rungs = [WindowRung([LocalInverse(evaluator, weights, width) for width in rung])
-             for rung in ladder]
-    last = len(rungs) - 1
-    if evaluator.d == 0:
-        value = float(rungs[-1].values(evaluator.full(np.zeros((1, 0))))[0]) * (1.0 - _PAD)
-        return LocalInverseFloor(value, value, 1, time.monotonic() - start, True)
-    maps = [rung.boxes if evaluations is None else evaluations(rung) for rung in rungs]
-    if batch is None:
-        batch = FLOOR_BATCH if evaluations is None else FLOOR_BATCH_PARALLEL
-    # the largest λ_max(G) at a point with the last rung, from the joint box's centre and
-    # ``_START_POINTS`` random points on (the boxes' centres then)
-    points = evaluator.lower + np.random.default_rng(0).random((_START_POINTS, evaluator.d)) * (
-        evaluator.upper - evaluator.lower)
-    points = np.vstack([0.5 * (evaluator.lower + evaluator.upper), points])
-    attained = 1.0 / float(np.min(rungs[-1].values(evaluator.full(points))))
-    prune = max(1.0 / goal if goal > 0.0 else math.inf, attained)
-    counter = itertools.count()
-    # entries: (−upper, count, lo, hi, split, window, λ_max(G) at the centre)
-    heap: list[tuple[float, int, Array, Array, int, int, float]] = []
-    boxes = 0
-
-    def enclose(lo: Array, hi: Array, level: int, known: Array) -> None:
-        """Enclose boxes with rung ``level``; ``known``: a bound each already has."""
-        nonlocal attained, prune, boxes
-        out = maps[level](lo, hi)
-        boxes += lo.shape[0]
-        if level == last:
-            attained = max(attained, float(np.max(out["value"])))
-            prune = max(prune, attained)
-        upper = np.minimum(out["upper"], known)
-        for c in range(lo.shape[0]):
-            if upper[c] > prune:
-                heapq.heappush(heap, (-float(upper[c]), next(counter), lo[c], hi[c],
-                                      int(out["split"][c]), level, float(out["value"][c])))
-
-    def ceiling() -> float:
-        return max(-heap[0][0], prune) if heap else prune
-
-    enclose(evaluator.lower[None], evaluator.upper[None], 0, np.array([math.inf]))
-    last_report = time.monotonic()
-    while heap:
-        if progress is not None and time.monotonic() - last_report > 0.2:
-            last_report = time.monotonic()
-            progress(1.0 / ceiling(), boxes)
-        if (ceiling() - attained) <= target_gap * ceiling() or ceiling() * goal <= 1.0:
-            break
-        if time.monotonic() - start >= time_limit or (max_boxes is not None
-                                                       and boxes >= max_boxes):
-            break
-        popped = [heapq.heappop(heap) for _ in range(min(batch, len(heap)))]
-        # a box whose rung's value at its centre is above P: the next rung, same box
-        again = [e[5] < last and e[6] > prune for e in popped]
-        for level in range(len(rungs)):
-            moved = [e for e, up in zip(popped, again, strict=True) if up and e[5] == level - 1]
-            split = [e[:5] for e, up in zip(popped, again, strict=True)
-                     if not up and e[5] == level]
-            # a box keeps the bound it had: every rung's bound holds over it and its halves
-            if moved:
-                enclose(np.array([e[2] for e in moved]), np.array([e[3] for e in moved]),
-                        level, np.array([-e[0] for e in moved]))
-            if split:
-                enclose(*bisect(split), level, np.repeat([-e[0] for e in split], 2))
-    top = ceiling()
-    lower = 1.0 / top if math.isfinite(top) and top > 0.0 else 0.0
-    best = 1.0 / attained
-    return LocalInverseFloor(lower, best, boxes, time.monotonic() - start,
-                             (top - attained) <= target_gap * top)

@@ -30,14 +30,14 @@ from robot_tv_dynamics.bounds.box import joint_search_box
 from robot_tv_dynamics.bounds.certified import branch_and_bound
 from robot_tv_dynamics.bounds.evaluator import BoxEvaluator, relative_gap
 from robot_tv_dynamics.bounds.extremes import CERTIFIED, METHODS, SAMPLED, finite_or_none
-from robot_tv_dynamics.bounds.local_inverse import (
+from robot_tv_dynamics.bounds.ladder import (
     LOCAL_GAP,
     LOCAL_SHARE,
     LOCAL_SHARE_ALONE,
     floor_goal,
     local_inverse_floor,
-    positive_definite,
 )
+from robot_tv_dynamics.bounds.local_inverse import positive_definite
 from robot_tv_dynamics.bounds.sampled import sample_extremes, search_bounds
 from robot_tv_dynamics.bounds.structural import (
     Incumbent,

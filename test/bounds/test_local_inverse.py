@@ -13,12 +13,8 @@ from bounds_cases import crba_eigenvalues, random_consistent_theta, random_q
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.bounds.box import local_jacobians
-from robot_tv_dynamics.bounds.local_inverse import (
-    LocalInverse,
-    WindowRung,
-    local_inverse_floor,
-    positive_definite,
-)
+from robot_tv_dynamics.bounds.ladder import WindowRung, local_inverse_floor
+from robot_tv_dynamics.bounds.local_inverse import LocalInverse, positive_definite
 from robot_tv_dynamics.bounds.mass import (
     exact_mass_extremes,
     gram_evaluator,

@@ -13,7 +13,7 @@ from bounds_cases import LIMIT, joint, random_consistent_theta, random_q, urdf_a
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics import bounds as B
-from robot_tv_dynamics.bounds.local_inverse import FLOOR_BATCH
+from robot_tv_dynamics.bounds.ladder import FLOOR_BATCH
 from robot_tv_dynamics.bounds.mass import (
     exact_mass_extremes,
     gram_evaluator,
