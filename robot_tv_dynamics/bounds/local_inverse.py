@@ -26,9 +26,11 @@ depends on one joint, so G is a sum of terms in one joint each (two for siblings
 λ_max(G) is a largest eigenvalue: the search of its supremum over the joint box needs
 far fewer boxes than that of inf λ_min(M) itself. :meth:`LocalInverse.boxes` bounds
 each one-joint term over the box on a grid (a trigonometric polynomial of degree 2 in
-the joint angle: no Taylor remainder), and :func:`~robot_tv_dynamics.bounds.ladder.local_inverse_floor` brackets
-sup_q λ_max(G) by branch and bound, climbing a ladder of windows box by box
-(:data:`~robot_tv_dynamics.bounds.ladder.LADDER`); 1/(its upper end) is then a certified lower bound of inf_q λ_min.
+the joint angle: no Taylor remainder), and
+:func:`~robot_tv_dynamics.bounds.ladder.local_inverse_floor` brackets sup_q λ_max(G)
+by branch and bound, climbing a ladder of windows box by box
+(:data:`~robot_tv_dynamics.bounds.ladder.LADDER`); 1/(its upper end) is then a
+certified lower bound of inf_q λ_min.
 """
 
 from __future__ import annotations
@@ -53,7 +55,8 @@ MAX_CONDITION = 1e6
 #: ancestors and its descendants.
 Window = int | tuple[int, int]
 #: Default window of a :class:`LocalInverse`: each joint is read from its own relative
-#: twist and those of its tree neighbours (the first rung of :data:`~robot_tv_dynamics.bounds.ladder.LADDER`).
+#: twist and those of its tree neighbours (the first rung of
+#: :data:`~robot_tv_dynamics.bounds.ladder.LADDER`).
 WINDOW = 1
 #: Grid steps over each joint's half-range at which the one-joint terms of a box's
 #: enclosure are evaluated (their bound adds h²/8 · sup|f''| between grid points).
