@@ -35,6 +35,23 @@ class BoxSource(Protocol):
 
 #: Builds a :data:`BoxEvaluation` for a box source (e.g. scattering it to Dask workers).
 EvaluationFactory = Callable[[BoxSource], BoxEvaluation]
+#: A box evaluation under way: called, it waits for the enclosures and returns them.
+PendingBoxes = Callable[[], dict[str, Array]]
+
+
+def submit(evaluate: BoxEvaluation, lo: Array, hi: Array) -> PendingBoxes:
+    """Start evaluating boxes (lo, hi) with ``evaluate``; call the result to wait for them.
+
+    A box map with a ``submit`` method of its own (a cluster's) starts the work and
+    returns at once, so that a search can send several groups of boxes before it waits
+    for any; any other map evaluates here and now.
+    """
+    start = getattr(evaluate, "submit", None)
+    if start is not None:
+        pending: PendingBoxes = start(lo, hi)
+        return pending
+    out = evaluate(lo, hi)
+    return lambda: out
 
 
 def bisect(entries: list[tuple[float, int, Array, Array, int]]) -> tuple[Array, Array]:

@@ -62,8 +62,10 @@ from robot_tv_dynamics.model import RobotModel
 #: so could overstate the floor; 5: the local inverse's rows read the neighbouring
 #: joints too, which lifts the floor where the search has the boxes; 6: the local
 #: inverse's grid enclosure and ladder of windows, which certify 0.98 of the locked
-#: Panda's λ_min in a minute where version 5 stopped at 0.86).
-ALGORITHM_VERSION = 6
+#: Panda's λ_min in a minute where version 5 stopped at 0.86; 7: the local inverse's
+#: search no longer stops at its own gap while its goal is within reach, and escalates
+#: near the pruning level: 0.99 where version 6 called 0.986 converged).
+ALGORITHM_VERSION = 7
 
 #: Record kinds (file name prefixes in the cache folder).
 LOADING_FLOOR = "loading_floor"
