@@ -5,7 +5,8 @@ r"""The certified floor of the local left inverse: a branch and bound up a ladde
 1/(its upper end) is a certified lower bound of inf_q λ_min(Σ J_lᵀL_lJ_l). Every box is
 enclosed with one rung of windows (:class:`WindowRung`, the best bound of its windows),
 starting with the cheapest; a box that cannot be certified with its rung however small it
-gets is enclosed again with the next one instead of being bisected (:data:`LADDER`).
+gets, or only after many halvings (:data:`ESCALATION_MARGIN`), is enclosed again with the
+next one instead of being bisected (:data:`LADDER`).
 """
 
 from __future__ import annotations

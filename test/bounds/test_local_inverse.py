@@ -271,8 +271,11 @@ def test_every_window_and_rung_encloses_the_sampled_lambda_max_and_box_corners(
 def test_the_ladder_certifies_what_its_cheapest_rung_cannot(
         arms: dict[str, RobotModel]) -> None:
     """On the locked Panda's M the neighbours' rows cannot certify more than 0.967 of the
-    sampled inf λ_min(M) at its minimiser; given the goal 0.99 the ladder passes 0.97 within
-    200 000 boxes, and stays below every CRBA λ_min of random configurations."""
+    sampled inf λ_min(M) at its minimiser; given the goal 0.99 the ladder reaches it within
+    360 000 boxes (docs/concepts.md: 353 000 for a goal a little higher), though its own
+    bracket of sup λ_max(G) is within 1 % well before (the floor stopped there at 0.986),
+    and stays below every CRBA λ_min of random configurations. λ_min(M) is flat: within 5 %
+    of its infimum on about 6 % of the box (docs/concepts.md), within 1 % on under 0.2 %."""
     model = arms["panda_locked"]
     weights = exact_weights(model.theta_nominal)
     ev = gram_evaluator(model, weights)
@@ -287,11 +290,14 @@ def test_the_ladder_certifies_what_its_cheapest_rung_cannot(
         assert LocalInverse(ev, gram, width).values(q_min)[0] / lam_min == pytest.approx(
             share, abs=0.0015)
     assert LocalInverse(ev, gram, (1, 1)).values(q_min)[0] <= 0.967 * sampled
-    found = local_inverse_floor(ev, gram, time_limit=600.0, target_gap=0.0,
-                                max_boxes=200_000, goal=0.99 * sampled)
+    found = local_inverse_floor(ev, gram, time_limit=600.0, target_gap=0.01,
+                                max_boxes=360_000, goal=0.99 * sampled)
     lam = crba_eigenvalues(model, model.theta_nominal,
-                           random_q(model, np.random.default_rng(11), 500))[:, 0]
-    assert 0.97 * sampled <= found.lower <= lam.min()
+                           random_q(model, np.random.default_rng(11), 4000))[:, 0]
+    assert 0.99 * sampled <= found.lower <= lam.min()
+    assert found.converged and found.boxes <= 360_000
+    assert 0.04 <= np.mean(lam <= sampled / 0.95) <= 0.08
+    assert np.mean(lam <= sampled / 0.99) <= 0.002
     with pytest.raises(InvalidInputError, match="rung"):
         local_inverse_floor(ev, gram, time_limit=1.0, target_gap=0.01, ladder=((),))
 
