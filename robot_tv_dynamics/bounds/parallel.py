@@ -22,6 +22,7 @@ with; start them with that variable unset (or large) for the same speed.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -81,6 +82,9 @@ class DaskBoxEvaluation:
 def dask_client(workers: int | None = None, scheduler: str | None = None) -> Iterator[Any]:
     """A ``dask.distributed.Client``: to ``scheduler`` if given, else on a LocalCluster.
 
+    The local workers start without ``MALLOC_TRIM_THRESHOLD_`` unless this process's
+    environment sets it (see the module's docstring), and log errors only.
+
     Args:
         workers: local worker processes (one thread each); ignored with ``scheduler``.
         scheduler: address of a running scheduler, e.g. ``"tcp://10.0.0.5:8786"``.
@@ -106,7 +110,8 @@ def dask_client(workers: int | None = None, scheduler: str | None = None) -> Ite
         return
     with dask.config.set({_TRIM_KEY: None}), LocalCluster(
             n_workers=workers or 1, threads_per_worker=1, processes=True,
-            dashboard_address=None) as cluster, Client(cluster) as client:
+            dashboard_address=None, silence_logs=logging.ERROR) as cluster, Client(
+                cluster) as client:
         yield client
 
 

@@ -1,7 +1,9 @@
 """The sweep driver: items onto a Dask cluster, rows back, a progress bar meanwhile.
 
 By default a ``dask.distributed.LocalCluster`` of ``workers`` single-threaded worker
-processes is started for the sweep and closed after it; with ``scheduler`` (an address
+processes is started for the sweep and closed after it
+(:func:`~robot_tv_dynamics.bounds.parallel.dask_client`, the one every Dask job of the
+package uses); with ``scheduler`` (an address
 such as ``tcp://10.0.0.5:8786``) the items go to that running cluster instead, whose
 workers must have this package installed. Each item is one task
 (:func:`~robot_tv_dynamics.sweep.work.run_item`); a task that fails on the cluster
@@ -10,7 +12,6 @@ itself (a worker lost) still gives its item a row, with that error.
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 import time
@@ -102,22 +103,15 @@ def sweep(
     items = plan_items(kind, urdfs, expand_trajectories(trajectories), payloads,
                        locked=locked, topic=topic, options=options)
     try:
-        from dask.distributed import Client, LocalCluster, as_completed
+        from dask.distributed import as_completed
     except ImportError as error:  # pragma: no cover - dask is an install requirement
         raise InvalidInputError("sweep", f"needs dask.distributed ({error}); "
                                 "pip install 'dask[distributed]'") from None
+    from robot_tv_dynamics.bounds.parallel import dask_client
     from robot_tv_dynamics.sweep.work import run_item
 
-    cluster = None
-    if scheduler is None:
-        count = int(workers) if workers is not None else (os.cpu_count() or 1)
-        cluster = LocalCluster(n_workers=max(1, min(count, len(items))), threads_per_worker=1,
-                               processes=True, dashboard_address=":0",
-                               silence_logs=logging.ERROR)
-        client = Client(cluster)
-    else:
-        client = Client(scheduler)
-    try:
+    count = int(workers) if workers is not None else (os.cpu_count() or 1)
+    with dask_client(max(1, min(count, len(items))), scheduler) as client:
         n_workers = len(client.scheduler_info().get("workers", {}))
         bar = _Bar(progress, len(items))
         started = time.perf_counter()
@@ -130,10 +124,6 @@ def sweep(
             bar.step()
         wall = time.perf_counter() - started
         address = str(client.scheduler.address) if client.scheduler else str(scheduler)
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
     return SweepResult([row for row in rows if row is not None], wall, n_workers, address)
 
 
