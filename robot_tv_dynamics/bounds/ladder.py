@@ -69,7 +69,8 @@ class LocalInverseFloor:
             centre found): the search's own ceiling, not a bound of λ_min.
         boxes: boxes evaluated.
         seconds: wall time [s].
-        converged: the gap between ``lower`` and ``best`` reached the target.
+        converged: ``lower`` reached the goal, or, the goal being out of reach, the gap
+            between ``lower`` and ``best`` reached the target.
     """
 
     lower: float
