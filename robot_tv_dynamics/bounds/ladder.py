@@ -43,7 +43,7 @@ LOCAL_GAP = 0.01
 #: Once the pruning level is the goal the boxes a search evaluates do not depend on the
 #: order it takes them in, only its speed does: numpy's cost per call and a cluster's per
 #: exchange favour large steps (on the locked Panda's M the floor reached 0.99 of the
-#: sampled λ_min with the same 347 700 boxes in 70 s with 64 per step, 48 s with 512).
+#: sampled λ_min with the same 347 700 boxes in 70 s with 64 per step, 49 s with 512).
 FLOOR_BATCH = 512
 FLOOR_BATCH_PARALLEL = 2048
 #: A box is enclosed again with the next rung once its rung's λ_max(G) at its centre

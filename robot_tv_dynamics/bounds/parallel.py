@@ -32,6 +32,10 @@ from robot_tv_dynamics.bounds.bisection import BoxSource, PendingBoxes
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
 
+#: The Dask setting that starts worker processes with ``MALLOC_TRIM_THRESHOLD_``
+#: (None unsets it; a value in the environment still wins).
+_TRIM_KEY = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
+
 
 def _evaluate_chunk(source: BoxSource, lo: Array, hi: Array) -> dict[str, Array]:
     """One chunk of boxes on a worker."""
@@ -113,8 +117,3 @@ def dask_client(workers: int | None = None, scheduler: str | None = None) -> Ite
             dashboard_address=None, silence_logs=logging.ERROR) as cluster, Client(
                 cluster) as client:
         yield client
-
-
-#: The Dask setting that starts worker processes with ``MALLOC_TRIM_THRESHOLD_``
-#: (None unsets it; a value in the environment still wins).
-_TRIM_KEY = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
