@@ -6,6 +6,7 @@ the lower end of γ, α₂ the upper end of δ (see :func:`certified_jacobian_ex
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import itertools
 import math
@@ -180,7 +181,8 @@ def certified_jacobian_extremes(
     gamma, delta, boxes = branch_and_bound(
         evaluator, incumbent, floor=floor, ceiling=ceiling, zero_axis=bool(box.zero_axis),
         exact_min=exact_min, start=start, time_limit=time_limit, target_gap=target_gap,
-        max_boxes=max_boxes, batch=batch, progress=progress,
+        max_boxes=max_boxes, batch=batch,
+        progress=offset_boxes(progress, count + local_boxes),
         evaluate=None if evaluations is None else evaluations(evaluator))
     gap = max(0.0 if exact_min else relative_gap(*gamma), relative_gap(*delta))
     return extremes_record(
@@ -188,6 +190,18 @@ def certified_jacobian_extremes(
         bound_verdicts(CERTIFIED, box, gamma, delta, growing, floor),
         count + local_boxes + boxes, start,
         gap <= target_gap, settings)
+
+
+def offset_boxes(progress: ProgressCallback | None, before: int) -> ProgressCallback | None:
+    """``progress`` with ``before`` boxes added to every report: one count over all phases.
+
+    The branch and bound counts its own boxes from 1; the samples and the local floor
+    evaluated before it are added so that a bar's box count never goes back.
+    """
+    if progress is None:
+        return None
+    callback = progress
+    return lambda report: callback(dataclasses.replace(report, boxes=report.boxes + before))
 
 
 def branch_and_bound(

@@ -141,6 +141,8 @@ def test_progress_callback_reports_a_growing_fraction(ur5: RobotModel) -> None:
                                   progress=reports.append)
     assert reports and all(0.0 <= r.fraction <= 1.0 for r in reports)
     assert reports[-1].boxes >= reports[0].boxes
+    # one count over the samples, the local floor and the branch and bound: never back
+    assert all(a.boxes <= b.boxes for a, b in zip(reports, reports[1:], strict=False))
 
 
 def test_bad_settings_raise_invalid_input(ur5: RobotModel) -> None:
