@@ -23,6 +23,36 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 ROBOTS = ("panda", "ur5")
 
 
+#: ``RTD_TEST_LANE`` = ``realtime`` or ``other`` keeps only that lane's tests (unset: all).
+LANES = ("realtime", "other")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every ``ros`` test is also ``realtime``: it runs live nodes against the wall clock.
+
+    ``scripts/run_tests.sh`` runs the ``realtime`` lane in one process at normal priority
+    and the ``other`` lane beside it on every core at a lower priority (``nice``), so that
+    a CPU-bound test never starves a node that must keep up with 1 kHz joint states. The
+    lane is chosen by ``RTD_TEST_LANE`` and composes with any ``-m`` or ``-k`` given.
+    """
+    for item in items:
+        if item.get_closest_marker("ros") is not None:
+            item.add_marker(pytest.mark.realtime)
+    lane = os.environ.get("RTD_TEST_LANE", "")
+    if not lane:
+        return
+    if lane not in LANES:
+        raise pytest.UsageError(f"RTD_TEST_LANE={lane!r}: use one of {', '.join(LANES)}")
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        live = item.get_closest_marker("realtime") is not None
+        (keep if live == (lane == "realtime") else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
 @pytest.fixture(scope="session", autouse=True)
 def private_bounds_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """XDG_CACHE_HOME in a temporary folder: the bounds cache's "auto" folder never in ~."""

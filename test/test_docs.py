@@ -207,6 +207,7 @@ def readme_example_commands() -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.realtime  # the demo's nodes run live three times
 @pytest.mark.parametrize("ran", [readme_example_commands()],
                          ids=["+".join(readme_example_commands())])  # listed by pytest -v
 def test_the_readme_one_example_per_command_block_runs_as_a_whole_from_an_empty_folder(
