@@ -65,6 +65,18 @@ def urdf_paths() -> dict[str, str]:
     return {name: find_example_robot_urdf(name) for name in ROBOTS}
 
 
+@pytest.fixture(scope="session")
+def panda_urdf(urdf_paths: dict[str, str]) -> str:
+    """Path of the Panda's URDF."""
+    return urdf_paths["panda"]
+
+
+@pytest.fixture(scope="session")
+def ur5_urdf(urdf_paths: dict[str, str]) -> str:
+    """Path of the UR5's URDF."""
+    return urdf_paths["ur5"]
+
+
 @pytest.fixture(scope="session", params=ROBOTS)
 def robot(request: pytest.FixtureRequest, urdf_paths: dict[str, str]) -> RobotModel:
     """Each real robot in turn."""
@@ -81,3 +93,13 @@ def panda(urdf_paths: dict[str, str]) -> RobotModel:
 def ur5(urdf_paths: dict[str, str]) -> RobotModel:
     """The UR5 (6 dof)."""
     return RobotModel.from_urdf(urdf_paths["ur5"])
+
+
+#: The Panda's finger joints, locked where the hand is one body with the flange.
+PANDA_FINGERS = ("panda_finger_joint1", "panda_finger_joint2")
+
+
+@pytest.fixture(scope="session")
+def panda_locked(urdf_paths: dict[str, str]) -> RobotModel:
+    """The Panda with its fingers locked (7 dof: the hand one body with the flange)."""
+    return RobotModel.from_urdf(urdf_paths["panda"], list(PANDA_FINGERS))

@@ -52,10 +52,6 @@ def heavy_payload(path, mass=6.0, link="tool0"):
     return path
 
 
-@pytest.fixture(scope="module")
-def ur5_urdf():
-    return find_example_robot_urdf("ur5")
-
 
 def test_subcommand_is_registered_with_add_arguments_and_run():
     entry = cli.command_named("retime")

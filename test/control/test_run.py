@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.cli import main
 from robot_tv_dynamics.control import run_adaptive
 from robot_tv_dynamics.control.loop import ControlLoop
@@ -25,11 +24,6 @@ from robot_tv_dynamics.inertia import consistency_margin
 from robot_tv_dynamics.paths import example_robot_urdf
 
 UR5 = str(example_robot_urdf("ur_description/urdf/ur5_robot.urdf"))
-
-
-@pytest.fixture(scope="module")
-def ur5():
-    return RobotModel.from_urdf(UR5)
 
 
 @pytest.mark.parametrize("law", ["natural", "slotine-li"])

@@ -108,13 +108,9 @@ def hermite_resample(trajectory, rate):
 
 
 @pytest.fixture(scope="module")
-def ur5():
-    return RobotModel.from_urdf(find_example_robot_urdf("ur5"))
-
-
-@pytest.fixture(scope="module")
-def panda():
-    return RobotModel.from_urdf(find_example_robot_urdf("panda"), list(FINGERS))
+def panda(panda_locked):
+    """This module's Panda: the fingers locked."""
+    return panda_locked
 
 
 def ur5_heavy():

@@ -85,12 +85,6 @@ def nodes(tmp_path_factory, panda_urdf):
     assert codes == dict.fromkeys(started, 0), codes
 
 
-@pytest.fixture(scope="module")
-def panda_urdf():
-    from particle_lagrangian import find_example_robot_urdf
-
-    return find_example_robot_urdf("panda")
-
 
 # ---------------------------------------------------------------------------- messages
 def multiarray(values, dims=(), offset=0) -> Float64MultiArray:

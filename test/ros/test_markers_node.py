@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
-from particle_lagrangian import find_example_robot_urdf
 from ros_harness import BEST_EFFORT, RELIABLE, NodeProcess, RosClient, unique_namespace
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -32,10 +31,6 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 TIMEOUT = 30.0
 LAST = 6  # panda_link7: the arm's last body (hand, payload)
 
-
-@pytest.fixture(scope="module")
-def panda_urdf():
-    return find_example_robot_urdf("panda")
 
 
 @pytest.fixture(scope="module")

@@ -60,10 +60,6 @@ def stop(process: subprocess.Popen, timeout: float = 15.0) -> int:
         raise
 
 
-@pytest.fixture(scope="module")
-def panda_urdf(urdf_paths):
-    return urdf_paths["panda"]
-
 
 @pytest.fixture(scope="module")
 def both(tester, tmp_path_factory, panda_urdf):

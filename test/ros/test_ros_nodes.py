@@ -51,10 +51,6 @@ def log_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("node_logs")
 
 
-@pytest.fixture(scope="module")
-def panda_urdf():
-    return find_example_robot_urdf("panda")
-
 
 def dynamics_parameters(cache_dir, **more):
     return {"cache_dir": str(cache_dir), "jacobian_samples": 256, "rate_timeout": 0.0,

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from particle_lagrangian import find_example_robot_urdf
 from ros_harness import BEST_EFFORT, RosClient, node_env, param, unique_namespace
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -40,10 +39,6 @@ BAD = re.compile(r"Traceback|FATAL|terminate called|Fatal Python error|Aborted|"
 READY_TIMEOUT = 60.0
 EXIT_TIMEOUT = 15.0
 
-
-@pytest.fixture(scope="module")
-def panda_urdf():
-    return find_example_robot_urdf("panda")
 
 
 def start(executable: str, ns: str, log: Path, urdf: str, cache: Path) -> subprocess.Popen:

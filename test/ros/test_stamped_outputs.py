@@ -25,7 +25,6 @@ from builtin_interfaces.msg import Duration, Time
 from by_hand import margin_by_hand
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped
-from particle_lagrangian import find_example_robot_urdf
 from ros_harness import BEST_EFFORT, RELIABLE, NodeProcess, unique_namespace
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -46,10 +45,6 @@ LAST = 6  # panda_link7
 LAYOUT = Path(__file__).resolve().parents[2] / "config" / "foxglove" / \
     "stamped_inertial_parameters.json"
 
-
-@pytest.fixture(scope="module")
-def panda_urdf():
-    return find_example_robot_urdf("panda")
 
 
 def stamp_pair(stamp) -> tuple[int, int]:

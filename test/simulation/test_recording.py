@@ -23,16 +23,6 @@ from robot_tv_dynamics.simulation.recording import (
 LOCK = {"panda_finger_joint1": None, "panda_finger_joint2": None}
 
 
-@pytest.fixture(scope="module")
-def panda_urdf(urdf_paths):
-    return urdf_paths["panda"]
-
-
-@pytest.fixture(scope="module")
-def panda_locked(panda_urdf):
-    from robot_tv_dynamics import RobotModel
-    return RobotModel.from_urdf(panda_urdf, locked_joints=LOCK)
-
 
 def _polynomial(t, coefficients):
     """q, q̇, q̈ of Σ c_i t^i per column (coefficients (6, n))."""
