@@ -6,9 +6,9 @@ r"""The Jacobian extremes γ and δ as a labelled record, and yes/no verdicts.
 over the joint-limit box, J the stacked LOCAL body Jacobian of eq. (17).
 :class:`JacobianExtremes` carries both as brackets, labelled ``"sampled"`` (attained
 values: estimates, not bounds) or ``"certified"`` (rigorous brackets), with the
-verdicts on Definition 2 and Assumption 2 as :class:`Verdict`-style fields.
+verdicts on Definition 2 and Assumption 2 as :class:`Assessment`-style fields.
 
-This module holds only the record, the method labels and :class:`Verdict`, so that
+This module holds only the record, the method labels and :class:`Assessment`, so that
 both the search that computes the record (:mod:`robot_tv_dynamics.bounds`) and
 the theorems that use it (:mod:`robot_tv_dynamics.bounds`) can import them; both are
 re-exported by :mod:`robot_tv_dynamics.bounds`.
@@ -49,7 +49,7 @@ def _none_to_inf(value: float | None, sign: float = 1.0) -> float:
 
 # ---------------------------------------------------------------------------- results
 @dataclass(frozen=True)
-class Verdict:
+class Assessment:
     """A yes/no/undetermined answer, how it was reached, and why.
 
     Attributes:

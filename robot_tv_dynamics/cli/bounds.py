@@ -232,6 +232,6 @@ def format_floor(floor: Any, note: str) -> str:
             "  an inconsistent load estimate (Z(ΔΦ) not ⪰ 0) is exactly what breaks it\n")
 
 
-def _verdict(verdict: bounds.Verdict) -> str:
+def _verdict(verdict: bounds.Assessment) -> str:
     word = {True: "holds", False: "FAILS", None: "undetermined"}[verdict.holds]
     return f"{word} [{verdict.method}] — {verdict.reason}"
