@@ -26,6 +26,7 @@ import numpy as np
 from robot_tv_dynamics.arrays import frozen_copy
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
+from robot_tv_dynamics.numbers import finite_or_none as finite_or_none
 
 #: Label of an estimate from sampling: attained values, not bounds on the extremes.
 SAMPLED = "sampled"
@@ -36,11 +37,6 @@ STRUCTURAL = "structural"
 METHODS = (SAMPLED, CERTIFIED)
 
 
-
-
-def finite_or_none(value: float) -> float | None:
-    """``value`` as a float, or None when it is ±inf or NaN (a record's "not known")."""
-    return float(value) if math.isfinite(value) else None
 
 
 def _none_to_inf(value: float | None, sign: float = 1.0) -> float:
