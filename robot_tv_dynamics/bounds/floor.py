@@ -55,16 +55,7 @@ from robot_tv_dynamics.inertia import Array, spatial_inertia
 from robot_tv_dynamics.model import RobotModel
 
 #: Version of the search behind the cached records: a change of the enclosure, the
-#: search or the record makes older files stale (2: the lower side bisected along the
-#: widest joint, which lets the UR5's floor leave its search-free end; 3: the local
-#: left inverse's floor, which doubles the Panda's; 4: a childless joint whose body's
-#: weight is not symmetric about its axis is searched, which older records left out and
-#: so could overstate the floor; 5: the local inverse's rows read the neighbouring
-#: joints too, which lifts the floor where the search has the boxes; 6: the local
-#: inverse's grid enclosure and ladder of windows, which certify 0.98 of the locked
-#: Panda's λ_min in a minute where version 5 stopped at 0.86; 7: the local inverse's
-#: search no longer stops at its own gap while its goal is within reach, and escalates
-#: near the pruning level: 0.99 where version 6 called 0.986 converged).
+#: search or the record makes older files stale (CHANGELOG.md says what each changed).
 ALGORITHM_VERSION = 7
 
 #: Record kinds (file name prefixes in the cache folder).
