@@ -145,8 +145,8 @@ def annotate_bag(path: Path, rec: Recording, result: dict[str, Any],
 
     Raises:
         RecordingError: ``path`` cannot be read (:func:`~robot_tv_dynamics.bags.open_bag`),
-            or the rewritten bag could not be produced (:class:`~robot_tv_dynamics.bags.
-            McapWriter`).
+            or the rewritten bag could not be produced
+            (:class:`~robot_tv_dynamics.bags.McapWriter`).
     """
     series = _series(rec, result, alpha1_truth)
     with McapWriter(path) as writer:
