@@ -79,6 +79,7 @@ from robot_tv_dynamics.bounds.extremes import (
     Assessment,
     JacobianExtremes,
     ProgressCallback,
+    SearchBudget,
     SearchProgress,
 )
 from robot_tv_dynamics.bounds.floor import (
@@ -168,6 +169,7 @@ __all__ = [
     "LocalInverseFloor",
     "ProgressCallback",
     "RunningBounds",
+    "SearchBudget",
     "SearchProgress",
     "StartupExtremes",
     "UniformMassMatrixBounds",

@@ -8,7 +8,8 @@ over the joint-limit box, J the stacked LOCAL body Jacobian of eq. (17).
 values: estimates, not bounds) or ``"certified"`` (rigorous brackets), with the
 verdicts on Definition 2 and Assumption 2 as :class:`Assessment`-style fields.
 
-This module holds only the record, the method labels and :class:`Assessment`, so that
+This module holds only the record, the method labels, :class:`Assessment` and the
+:class:`SearchBudget` of a search, so that
 both the search that computes the record (:mod:`robot_tv_dynamics.bounds`) and
 the theorems that use it (:mod:`robot_tv_dynamics.bounds`) can import them; both are
 re-exported by :mod:`robot_tv_dynamics.bounds`.
@@ -61,6 +62,32 @@ class Assessment:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
         return {"holds": self.holds, "method": self.method, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class SearchBudget:
+    """What one extremes search may spend, passed whole through the search's layers.
+
+    Attributes:
+        samples: Sobol samples (the sampled search, and the incumbents of the certified
+            one).
+        seed: sampling seed.
+        time_limit: wall-time budget [s].
+        target_gap: certified: stop at this relative gap of the bracket.
+        max_boxes: certified: optional cap on boxes (reproducible runs).
+        batch: certified: boxes bisected per step.
+        floor_batch: certified: boxes per step of the local-left-inverse floor (None: its
+            default, larger on a cluster; the same batch gives the same boxes serially
+            and on a cluster).
+    """
+
+    samples: int = 2048
+    seed: int = 0
+    time_limit: float = 60.0
+    target_gap: float = 0.01
+    max_boxes: int | None = None
+    batch: int = 128
+    floor_batch: int | None = None
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from robot_tv_dynamics.bounds.bisection import EvaluationFactory
 from robot_tv_dynamics.bounds.box import joint_search_box, local_jacobians
 from robot_tv_dynamics.bounds.cache import read_record, write_record
 from robot_tv_dynamics.bounds.evaluator import relative_gap
-from robot_tv_dynamics.bounds.extremes import CERTIFIED, finite_or_none
+from robot_tv_dynamics.bounds.extremes import CERTIFIED, SearchBudget, finite_or_none
 from robot_tv_dynamics.bounds.mass import GramExtremes, gram_evaluator, gram_extremes
 from robot_tv_dynamics.bounds.structural import (
     structural_left_inverse,
@@ -191,9 +191,9 @@ def _search(model: RobotModel, kind: str, time_limit: float, target_gap: float,
         floor = structural_weighted_lower_bound(K, profile)
         label = "scalar"
     ev = gram_evaluator(model, weights)
-    found = gram_extremes(model, weights, label, CERTIFIED, sides=("min",), evaluator=ev,
-                          time_limit=time_limit, target_gap=target_gap, floor=floor,
-                          evaluations=evaluations)
+    budget = SearchBudget(time_limit=time_limit, target_gap=target_gap)
+    found = gram_extremes(model, weights, label, CERTIFIED, budget, sides=("min",),
+                          evaluator=ev, floor=floor, evaluations=evaluations)
     return _from_search(kind, found, profile, time_limit, target_gap, floor)
 
 
