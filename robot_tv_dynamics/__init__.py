@@ -6,16 +6,13 @@ time-dependent inertial parameters", for URDF arms via Pinocchio.
 
 The names below are imported on first use (``from robot_tv_dynamics import RobotModel``
 works as usual): importing the package itself loads neither NumPy nor Pinocchio, so
-that ``robot-tv-dynamics --help`` and a node's first lines run at once.
+that ``robot-tv-dynamics --help`` and a node's first lines run at once. Importing it has
+no other effect: the executables' stop-signal handling lives in the ROS layer
+(:mod:`robot_tv_dynamics.ros.early_stop`).
 """
 
 from __future__ import annotations
 
-# isort: off
-# first, before any other import: in an executable of the package, a stop signal while
-# importing exits 0 (an import above it widens the window in which SIGINT kills the node)
-from robot_tv_dynamics import early_stop as _early_stop  # noqa: F401
-# isort: on
 import importlib
 from typing import TYPE_CHECKING, Any
 

@@ -167,6 +167,114 @@ def open_bag(path: str | Path) -> Iterator[Bag]:
 JointStateWrite = Callable[..., None]
 
 
+class McapWriter:
+    """The one way the package writes a rosbag2 recording (MCAP storage, Jazzy types).
+
+    ``path`` is a ``.mcap`` file, written in a work folder beside it and moved into place
+    by :meth:`close` (an existing file is then replaced: the demo's annotation rewrites
+    the bag it reads), or a folder, the rosbag2 directory itself. rosbags is imported
+    when a writer is made. Used as a context manager it closes on success and
+    :meth:`discard` s the partial recording on an error.
+
+    Attributes:
+        path: the recording.
+        typestore: the message types (rosbags, ROS 2 Jazzy), to build and serialize
+            messages with.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        """Open the recording (nothing exists at ``path`` until :meth:`close`).
+
+        Raises:
+            RecordingError: rosbags cannot create the recording.
+        """
+        import tempfile
+
+        from rosbags.rosbag2 import StoragePlugin, Writer
+        from rosbags.typesys import Stores, get_typestore
+
+        self.path = Path(path)
+        self.typestore = get_typestore(Stores.ROS2_JAZZY)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._single_file = self.path.suffix == ".mcap"
+        self._work = (Path(tempfile.mkdtemp(prefix=f".{self.path.name}.", dir=self.path.parent))
+                      if self._single_file else None)
+        folder = self._work / "bag" if self._work is not None else self.path
+        self._writer = Writer(folder, version=9, storage_plugin=StoragePlugin.MCAP)
+        try:
+            self._writer.open()
+        except Exception as error:  # rosbags' own errors: one error type of the package
+            self._remove_work()
+            raise RecordingError(str(self.path), f"cannot be written: {error}") from error
+        self._connections: dict[str, Any] = {}
+
+    def add_topic(self, topic: str, msgtype: str) -> None:
+        """Declare ``topic`` with ``msgtype`` (e.g. ``sensor_msgs/msg/JointState``)."""
+        if topic not in self._connections:
+            self._connections[topic] = self._writer.add_connection(
+                topic, msgtype, typestore=self.typestore)
+
+    def write(self, topic: str, log_time: int, data: bytes) -> None:
+        """Write one serialized (CDR) message of a declared topic at ``log_time`` [ns]."""
+        self._writer.write(self._connections[topic], int(log_time), data)
+
+    def write_message(self, topic: str, log_time: int, msg: Any, msgtype: str) -> None:
+        """Serialize ``msg`` (a :attr:`typestore` message) and write it; declares the topic."""
+        self.add_topic(topic, msgtype)
+        self.write(topic, log_time, bytes(self.typestore.serialize_cdr(msg, msgtype)))
+
+    def close(self) -> Path:
+        """Finish the recording and put it at :attr:`path`.
+
+        Returns:
+            :attr:`path`.
+
+        Raises:
+            RecordingError: rosbags produced no MCAP file.
+        """
+        import shutil
+
+        self._writer.close()
+        if self._work is None:
+            return self.path
+        mcap = next((self._work / "bag").glob("*.mcap"), None)
+        if mcap is None:
+            self._remove_work()
+            raise RecordingError(str(self.path), f"no MCAP file was written in {self._work}")
+        shutil.move(str(mcap), self.path)
+        self._remove_work()
+        return self.path
+
+    def discard(self) -> None:
+        """Close and delete the partial recording (a ``.mcap`` path is left as it was)."""
+        import shutil
+
+        try:
+            self._writer.close()
+        finally:
+            if self._work is not None:
+                self._remove_work()
+            else:
+                shutil.rmtree(self.path, ignore_errors=True)
+
+    def _remove_work(self) -> None:
+        import shutil
+
+        if self._work is not None:
+            shutil.rmtree(self._work, ignore_errors=True)
+
+    def __enter__(self) -> McapWriter:
+        """The writer itself."""
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        """:meth:`close` on success, :meth:`discard` on an error."""
+        if kind is None:
+            self.close()
+        else:
+            self.discard()
+
+
 @contextmanager
 def write_joint_state_bag(path: str | Path, topics: Sequence[str], *,
                           argument: str = "out") -> Iterator[JointStateWrite]:
@@ -179,31 +287,21 @@ def write_joint_state_bag(path: str | Path, topics: Sequence[str], *,
     Raises:
         InvalidInputError: ``path`` exists (named as ``argument``).
     """
-    import shutil
-    import tempfile
-
     import numpy as np
-    from rosbags.rosbag2 import StoragePlugin, Writer
-    from rosbags.typesys import Stores, get_typestore
 
     from robot_tv_dynamics.exceptions import InvalidInputError
 
     path = Path(path)
     if path.exists():
         raise InvalidInputError(argument, f"{path} exists; remove it or choose another name")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    store = get_typestore(Stores.ROS2_JAZZY)
     kind = "sensor_msgs/msg/JointState"
-    joint_state = store.types[kind]
-    header = store.types["std_msgs/msg/Header"]
-    stamp = store.types["builtin_interfaces/msg/Time"]
-    single_file = path.suffix == ".mcap"
-    folder = Path(tempfile.mkdtemp(dir=path.parent)) / "bag" if single_file else path
-    writer = Writer(folder, version=9, storage_plugin=StoragePlugin.MCAP)
-    writer.open()
-    try:
-        connections = {topic: writer.add_connection(topic, kind, typestore=store)
-                       for topic in topics}
+    with McapWriter(path) as bag:
+        store = bag.typestore
+        joint_state = store.types[kind]
+        header = store.types["std_msgs/msg/Header"]
+        stamp = store.types["builtin_interfaces/msg/Time"]
+        for topic in topics:
+            bag.add_topic(topic, kind)
 
         def write(topic: str, ns: int, names: Sequence[str], position: Any,
                   velocity: Any = (), effort: Any = ()) -> None:
@@ -213,11 +311,6 @@ def write_joint_state_bag(path: str | Path, topics: Sequence[str], *,
                 position=np.ascontiguousarray(position, dtype=np.float64).ravel(),
                 velocity=np.ascontiguousarray(velocity, dtype=np.float64).ravel(),
                 effort=np.ascontiguousarray(effort, dtype=np.float64).ravel())
-            writer.write(connections[topic], ns, bytes(store.serialize_cdr(msg, kind)))
+            bag.write(topic, ns, bytes(store.serialize_cdr(msg, kind)))
 
         yield write
-    finally:
-        writer.close()
-    if single_file:
-        shutil.move(str(next(folder.glob("*.mcap"))), path)
-        shutil.rmtree(folder.parent)

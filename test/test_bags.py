@@ -154,3 +154,36 @@ def test_no_topics_asked_reads_no_message(tmp_path):
     path = write_joint_states_bag(tmp_path / "run.mcap", _recording())
     with open_bag(path) as bag:
         assert list(bag.messages([])) == [] and list(bag.raw_messages([])) == []
+
+
+def _string(writer, text: str):
+    return writer.typestore.types["std_msgs/msg/String"](data=text)
+
+
+def test_the_mcap_writer_replaces_the_file_it_rewrites_and_leaves_no_work_folder(tmp_path):
+    from robot_tv_dynamics.bags import McapWriter
+
+    path = tmp_path / "run.mcap"
+    with McapWriter(path) as writer:
+        writer.write_message("/note", 5, _string(writer, "first"), "std_msgs/msg/String")
+    with McapWriter(path) as writer:  # read the old file while writing its replacement
+        with open_bag(path) as bag:
+            old = [(log, m.data) for _, log, m in bag.messages(["/note"])]
+        writer.add_topic("/note", "std_msgs/msg/String")
+        for log, text in old:
+            writer.write_message("/note", log, _string(writer, text), "std_msgs/msg/String")
+        writer.write_message("/note", 9, _string(writer, "second"), "std_msgs/msg/String")
+    with open_bag(path) as bag:
+        assert [(log, m.data) for _, log, m in bag.messages(["/note"])] == [
+            (5, "first"), (9, "second")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.mcap"]
+
+
+@pytest.mark.parametrize("name", ["run.mcap", "folder_bag"])
+def test_a_recording_that_fails_leaves_nothing_behind(tmp_path, name):
+    from robot_tv_dynamics.bags import McapWriter
+
+    with pytest.raises(KeyError), McapWriter(tmp_path / name) as writer:
+        writer.write_message("/note", 1, _string(writer, "x"), "std_msgs/msg/String")
+        writer.write("/never_declared", 2, b"")
+    assert list(tmp_path.iterdir()) == []

@@ -99,14 +99,62 @@ def test_importing_the_core_and_the_cli_loads_no_rclpy():
 
 def dynamic_imports(tree: ast.AST) -> list[str]:
     """The innermost enclosing function of every importlib.import_module / __import__ call."""
-    found = []
+    return [scope for scope, _ in string_imports(tree)]
+
+
+def _is_import_call(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and (
+        getattr(node.func, "attr", None) == "import_module"
+        or getattr(node.func, "id", None) in ("import_module", "__import__"))
+
+
+def _module_constants(tree: ast.AST) -> dict[str, str]:
+    """Module-level ``NAME = "literal"`` (annotated or not) assignments."""
+    constants = {}
+    for node in getattr(tree, "body", []):
+        value = getattr(node, "value", None)
+        if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        constants.update({t.id: value.value for t in targets if isinstance(t, ast.Name)})
+    return constants
+
+
+def _literal_target(argument: ast.AST | None, constants: dict[str, str]) -> str | None:
+    """The module a string import names: a literal, a module constant, or an f-string's
+    literal head (``f"robot_tv_dynamics.ros.{x}"`` → ``robot_tv_dynamics.ros.``, with
+    ``{__name__}`` read as the module's name); None when nothing of it is literal."""
+    if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+        return argument.value
+    if isinstance(argument, ast.Name):
+        return constants.get(argument.id)
+    if not isinstance(argument, ast.JoinedStr):
+        return None
+    head = ""
+    for part in argument.values:
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            head += part.value
+        elif (isinstance(part, ast.FormattedValue) and isinstance(part.value, ast.Name)
+              and part.value.id in constants):
+            head += constants[part.value.id]
+        else:
+            break
+    return head or None
+
+
+def string_imports(tree: ast.AST, module: str = "") -> list[tuple[str, str | None]]:
+    """(innermost enclosing function, named module or None) of every import by name.
+
+    ``module``: the module's own name, what ``{__name__}`` in an f-string stands for.
+    """
+    constants = {**_module_constants(tree), **({"__name__": module} if module else {})}
+    found: list[tuple[str, str | None]] = []
 
     def visit(node: ast.AST, scope: str) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.Call) and (
-                    getattr(child.func, "attr", None) == "import_module"
-                    or getattr(child.func, "id", None) in ("import_module", "__import__")):
-                found.append(scope)
+            if _is_import_call(child):
+                argument = child.args[0] if child.args else None  # type: ignore[attr-defined]
+                found.append((scope, _literal_target(argument, constants)))
             inner = (child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
                      else scope)
             visit(child, inner)
@@ -139,6 +187,133 @@ def test_the_only_way_into_the_ros_layer_is_the_cli_demo_handler():
     with pytest.raises(AttributeError, match="import robot_tv_dynamics.ros explicitly"):
         robot_tv_dynamics.__getattr__("ros")
     assert all(not command.module.startswith(".") for command in cli.COMMANDS)
+
+
+#: The applications on top of the library (the ROS layer aside): the command line, the
+#: demo and the sweeps. The library is the rest of the core.
+APPLICATIONS = ("robot_tv_dynamics.cli", "robot_tv_dynamics.demo", "robot_tv_dynamics.sweep")
+#: What the library never imports at import time (a lazy import inside a function is fine).
+APPLICATION_LIBRARIES = ("argparse", "matplotlib", "dask", "distributed", "rosbags", "mcap")
+
+
+def in_package(module: str, packages: tuple[str, ...]) -> bool:
+    """Whether ``module`` (or a module path's literal head, ``"pkg."``) is in one of them."""
+    return any(module.rstrip(".") == p or module.startswith(p + ".") for p in packages)
+
+
+def string_import_violations(module: str, tree: ast.AST) -> list[str]:
+    """The imports by name in ``module`` that cross the layering: the ROS layer from the
+    core (the demo handler ``robot_tv_dynamics.cli.demo.run`` aside), an application from
+    the library."""
+    bad = []
+    for scope, target in string_imports(tree, module):
+        if target is None:
+            continue
+        if in_package(target, (ROS_LAYER,)) and (module, scope) != (
+                "robot_tv_dynamics.cli.demo", "run"):
+            bad.append(f"{module} ({scope}): the ROS layer {target!r}")
+        elif in_package(target, APPLICATIONS) and not in_package(module, APPLICATIONS):
+            bad.append(f"{module} ({scope}): the application {target!r}")
+    return bad
+
+
+@pytest.mark.parametrize("path", CORE, ids=module_name)
+def test_core_module_imports_by_name_nothing_its_layer_may_not_import(path):
+    tree = ast.parse(path.read_text(), filename=str(path))
+    assert string_import_violations(module_name(path), tree) == []
+
+
+def test_the_string_import_check_reads_literals_constants_and_f_strings():
+    tree = ast.parse("import importlib\nRUNNER = 'robot_tv_dynamics.ros.demo'\n"
+                     "def a():\n    importlib.import_module(RUNNER)\n"
+                     "def b(x):\n    importlib.import_module(f'robot_tv_dynamics.ros.{x}')\n"
+                     "def c():\n    __import__('robot_tv_dynamics.cli.bounds')\n"
+                     "def d(x):\n    importlib.import_module(f'{__name__}.{x}')\n"
+                     "def e(x):\n    importlib.import_module(x)\n")
+    assert string_imports(tree, "robot_tv_dynamics.demo") == [
+        ("a", "robot_tv_dynamics.ros.demo"), ("b", "robot_tv_dynamics.ros."),
+        ("c", "robot_tv_dynamics.cli.bounds"), ("d", "robot_tv_dynamics.demo."), ("e", None)]
+    assert string_import_violations("robot_tv_dynamics.model", tree) == [
+        "robot_tv_dynamics.model (a): the ROS layer 'robot_tv_dynamics.ros.demo'",
+        "robot_tv_dynamics.model (b): the ROS layer 'robot_tv_dynamics.ros.'",
+        "robot_tv_dynamics.model (c): the application 'robot_tv_dynamics.cli.bounds'"]
+    # an application may import another by name; the demo handler may reach the ROS layer
+    assert string_import_violations("robot_tv_dynamics.demo", tree) == [
+        "robot_tv_dynamics.demo (a): the ROS layer 'robot_tv_dynamics.ros.demo'",
+        "robot_tv_dynamics.demo (b): the ROS layer 'robot_tv_dynamics.ros.'"]
+
+
+def library_modules() -> list[str]:
+    """Every module of the library: the core minus the applications and ``__main__``."""
+    return [name for name in map(module_name, CORE)
+            if not in_package(name, APPLICATIONS) and not name.endswith("__main__")]
+
+
+def import_time_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, module) of the imports that run when the module is imported: those outside
+    functions (a class body and ``if``/``try`` blocks at module level run too)."""
+    found = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                found.extend(imported_modules(child))
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def test_the_library_part_has_modules_to_check():
+    modules = library_modules()
+    assert {"robot_tv_dynamics", "robot_tv_dynamics.model", "robot_tv_dynamics.control.report",
+            "robot_tv_dynamics.bags", "robot_tv_dynamics.bounds.parallel"} <= set(modules)
+    assert not any(in_package(name, APPLICATIONS) for name in modules)
+
+
+@pytest.mark.parametrize("path", [p for p in CORE if module_name(p) in library_modules()],
+                         ids=module_name)
+def test_library_module_imports_no_application_library_at_import_time(path):
+    """argparse, matplotlib, Dask, rosbags, mcap: only inside the function that needs them."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    bad = [f"{module_name(path)}:{line}: {module}" for line, module in import_time_imports(tree)
+           if module.split(".")[0] in APPLICATION_LIBRARIES]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_import_time_check_skips_function_bodies_only():
+    tree = ast.parse("import argparse\ntry:\n    import dask\nexcept ImportError:\n    pass\n"
+                     "class A:\n    import mcap\n"
+                     "def f():\n    import matplotlib\n"
+                     "    def g():\n        import rosbags\n")
+    assert [m for _, m in import_time_imports(tree)] == ["argparse", "dask", "mcap"]
+
+
+#: What the library is built on; what they load for themselves does not count against it
+#: (TOPP-RA imports matplotlib.pyplot; SciPy's array API shim loads ``numpy.f2py``, which
+#: imports argparse).
+LIBRARY_DEPENDENCIES = ("numpy", "scipy", "scipy.linalg", "scipy.signal", "scipy.optimize",
+                        "scipy.interpolate", "scipy.spatial", "scipy.stats", "pinocchio",
+                        "cvxpy", "toppra", "yaml")
+
+
+def test_importing_the_library_loads_no_plotting_cluster_or_bag_library():
+    """Importing every library module adds none of matplotlib, Dask, rosbags, mcap to what
+    its dependencies load themselves (argparse: the static check above)."""
+    heavy = tuple(m for m in APPLICATION_LIBRARIES if m != "argparse")
+    code = ("import sys\n"
+            f"def heavy():\n    return {{m for m in sys.modules if m.split('.')[0] in {heavy!r}}}\n"
+            + "".join(f"import {name}\n" for name in LIBRARY_DEPENDENCIES)
+            + "before = heavy()\n"
+            + "".join(f"import {name}\n" for name in library_modules())
+            + "print(sorted(heavy() - before))\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout[-3000:]
 
 
 def type_checking_nodes(tree: ast.AST) -> set[int]:

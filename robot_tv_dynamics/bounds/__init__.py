@@ -26,7 +26,7 @@ enclosure: brackets valid whenever it stops).
 One module per concept, imported in this order (each imports only those above it):
 
 - :mod:`~robot_tv_dynamics.bounds.extremes`: the :class:`JacobianExtremes` record, the
-  method labels, :class:`Verdict`, :class:`SearchProgress`;
+  method labels, :class:`Assessment`, :class:`SearchProgress`;
 - :mod:`~robot_tv_dynamics.bounds.box`: the reduced joint box J depends on;
 - :mod:`~robot_tv_dynamics.bounds.interval`: interval matrices and eigenvalue enclosures;
 - :mod:`~robot_tv_dynamics.bounds.evaluator`: batched kinematics and box enclosures;
@@ -76,10 +76,11 @@ from robot_tv_dynamics.bounds.extremes import (
     METHODS,
     SAMPLED,
     STRUCTURAL,
+    Assessment,
     JacobianExtremes,
     ProgressCallback,
+    SearchBudget,
     SearchProgress,
-    Verdict,
 )
 from robot_tv_dynamics.bounds.floor import (
     LOADING_FLOOR,
@@ -168,10 +169,11 @@ __all__ = [
     "LocalInverseFloor",
     "ProgressCallback",
     "RunningBounds",
+    "SearchBudget",
     "SearchProgress",
     "StartupExtremes",
     "UniformMassMatrixBounds",
-    "Verdict",
+    "Assessment",
     "WeightedBounds",
     "WindowRung",
     "bounds_report",

@@ -6,9 +6,10 @@ r"""The Jacobian extremes γ and δ as a labelled record, and yes/no verdicts.
 over the joint-limit box, J the stacked LOCAL body Jacobian of eq. (17).
 :class:`JacobianExtremes` carries both as brackets, labelled ``"sampled"`` (attained
 values: estimates, not bounds) or ``"certified"`` (rigorous brackets), with the
-verdicts on Definition 2 and Assumption 2 as :class:`Verdict`-style fields.
+verdicts on Definition 2 and Assumption 2 as :class:`Assessment`-style fields.
 
-This module holds only the record, the method labels and :class:`Verdict`, so that
+This module holds only the record, the method labels, :class:`Assessment` and the
+:class:`SearchBudget` of a search, so that
 both the search that computes the record (:mod:`robot_tv_dynamics.bounds`) and
 the theorems that use it (:mod:`robot_tv_dynamics.bounds`) can import them; both are
 re-exported by :mod:`robot_tv_dynamics.bounds`.
@@ -26,6 +27,7 @@ import numpy as np
 from robot_tv_dynamics.arrays import frozen_copy
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
+from robot_tv_dynamics.numbers import finite_or_none as finite_or_none
 
 #: Label of an estimate from sampling: attained values, not bounds on the extremes.
 SAMPLED = "sampled"
@@ -38,18 +40,13 @@ METHODS = (SAMPLED, CERTIFIED)
 
 
 
-def finite_or_none(value: float) -> float | None:
-    """``value`` as a float, or None when it is ±inf or NaN (a record's "not known")."""
-    return float(value) if math.isfinite(value) else None
-
-
 def _none_to_inf(value: float | None, sign: float = 1.0) -> float:
     return sign * math.inf if value is None else float(value)
 
 
 # ---------------------------------------------------------------------------- results
 @dataclass(frozen=True)
-class Verdict:
+class Assessment:
     """A yes/no/undetermined answer, how it was reached, and why.
 
     Attributes:
@@ -65,6 +62,32 @@ class Verdict:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
         return {"holds": self.holds, "method": self.method, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class SearchBudget:
+    """What one extremes search may spend, passed whole through the search's layers.
+
+    Attributes:
+        samples: Sobol samples (the sampled search, and the incumbents of the certified
+            one).
+        seed: sampling seed.
+        time_limit: wall-time budget [s].
+        target_gap: certified: stop at this relative gap of the bracket.
+        max_boxes: certified: optional cap on boxes (reproducible runs).
+        batch: certified: boxes bisected per step.
+        floor_batch: certified: boxes per step of the local-left-inverse floor (None: its
+            default, larger on a cluster; the same batch gives the same boxes serially
+            and on a cluster).
+    """
+
+    samples: int = 2048
+    seed: int = 0
+    time_limit: float = 60.0
+    target_gap: float = 0.01
+    max_boxes: int | None = None
+    batch: int = 128
+    floor_batch: int | None = None
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from robot_tv_dynamics.bounds.bisection import EvaluationFactory
 from robot_tv_dynamics.bounds.box import joint_search_box, local_jacobians
 from robot_tv_dynamics.bounds.cache import read_record, write_record
 from robot_tv_dynamics.bounds.evaluator import relative_gap
-from robot_tv_dynamics.bounds.extremes import CERTIFIED, finite_or_none
+from robot_tv_dynamics.bounds.extremes import CERTIFIED, SearchBudget, finite_or_none
 from robot_tv_dynamics.bounds.mass import GramExtremes, gram_evaluator, gram_extremes
 from robot_tv_dynamics.bounds.structural import (
     structural_left_inverse,
@@ -55,16 +55,7 @@ from robot_tv_dynamics.inertia import Array, spatial_inertia
 from robot_tv_dynamics.model import RobotModel
 
 #: Version of the search behind the cached records: a change of the enclosure, the
-#: search or the record makes older files stale (2: the lower side bisected along the
-#: widest joint, which lets the UR5's floor leave its search-free end; 3: the local
-#: left inverse's floor, which doubles the Panda's; 4: a childless joint whose body's
-#: weight is not symmetric about its axis is searched, which older records left out and
-#: so could overstate the floor; 5: the local inverse's rows read the neighbouring
-#: joints too, which lifts the floor where the search has the boxes; 6: the local
-#: inverse's grid enclosure and ladder of windows, which certify 0.98 of the locked
-#: Panda's λ_min in a minute where version 5 stopped at 0.86; 7: the local inverse's
-#: search no longer stops at its own gap while its goal is within reach, and escalates
-#: near the pruning level: 0.99 where version 6 called 0.986 converged).
+#: search or the record makes older files stale (CHANGELOG.md says what each changed).
 ALGORITHM_VERSION = 7
 
 #: Record kinds (file name prefixes in the cache folder).
@@ -200,9 +191,9 @@ def _search(model: RobotModel, kind: str, time_limit: float, target_gap: float,
         floor = structural_weighted_lower_bound(K, profile)
         label = "scalar"
     ev = gram_evaluator(model, weights)
-    found = gram_extremes(model, weights, label, CERTIFIED, sides=("min",), evaluator=ev,
-                          time_limit=time_limit, target_gap=target_gap, floor=floor,
-                          evaluations=evaluations)
+    budget = SearchBudget(time_limit=time_limit, target_gap=target_gap)
+    found = gram_extremes(model, weights, label, CERTIFIED, budget, sides=("min",),
+                          evaluator=ev, floor=floor, evaluations=evaluations)
     return _from_search(kind, found, profile, time_limit, target_gap, floor)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -29,7 +29,13 @@ from robot_tv_dynamics.bounds.bisection import BoxEvaluation, EvaluationFactory
 from robot_tv_dynamics.bounds.box import joint_search_box
 from robot_tv_dynamics.bounds.certified import branch_and_bound
 from robot_tv_dynamics.bounds.evaluator import BoxEvaluator, relative_gap
-from robot_tv_dynamics.bounds.extremes import CERTIFIED, METHODS, SAMPLED, finite_or_none
+from robot_tv_dynamics.bounds.extremes import (
+    CERTIFIED,
+    METHODS,
+    SAMPLED,
+    SearchBudget,
+    finite_or_none,
+)
 from robot_tv_dynamics.bounds.ladder import (
     LOCAL_GAP,
     LOCAL_SHARE,
@@ -187,12 +193,11 @@ def _sobol_values(evaluator: BoxEvaluator, samples: int, seed: int) -> tuple[Arr
 
 
 def gram_extremes(
-    model: RobotModel, weights: Array, label: str, method: str = SAMPLED, *,
-    sides: tuple[str, ...] = ("min", "max"), samples: int = 2048, seed: int = 0,
-    time_limit: float = 60.0, target_gap: float = 0.01, max_boxes: int | None = None,
-    batch: int = 128, evaluate: BoxEvaluation | None = None,
-    evaluator: BoxEvaluator | None = None, floor: float = 0.0, ceiling: float = math.inf,
-    evaluations: EvaluationFactory | None = None, floor_batch: int | None = None,
+    model: RobotModel, weights: Array, label: str, method: str = SAMPLED,
+    budget: SearchBudget | None = None, *, sides: tuple[str, ...] = ("min", "max"),
+    evaluate: BoxEvaluation | None = None, evaluator: BoxEvaluator | None = None,
+    floor: float = 0.0, ceiling: float = math.inf,
+    evaluations: EvaluationFactory | None = None, **settings: Any,
 ) -> GramExtremes:
     """Search inf λ_min / sup λ_max of Σ_l J_lᵀ W_lᵀW_l J_l over the joint box.
 
@@ -201,13 +206,9 @@ def gram_extremes(
         weights: row weights W_l, (N, 6, 6).
         label: the ``weights`` label of the record.
         method: ``"sampled"`` or ``"certified"``.
+        budget: what the search may spend
+            (:class:`~robot_tv_dynamics.bounds.extremes.SearchBudget`); None: its defaults.
         sides: certified: which extremes to search (the other keeps its sampled ends).
-        samples: Sobol samples (sampled search and incumbents of the certified one).
-        seed: sampling seed.
-        time_limit: budget [s].
-        target_gap: certified: stop at this relative gap.
-        max_boxes: certified: optional cap on boxes (reproducible runs).
-        batch: certified: boxes bisected per step.
         evaluate: certified: optional parallel box map built on ``evaluator``.
         evaluations: certified: optional factory of parallel box maps (e.g. on Dask):
             builds ``evaluate`` when that is not given, and the local-left-inverse
@@ -219,23 +220,29 @@ def gram_extremes(
             :func:`~robot_tv_dynamics.bounds.structural.structural_weighted_lower_bound`.
         ceiling: an upper bound of sup λ_max already known (e.g. a certified α₂ʷ for the
             exact M): the certified upper end is never above it.
-        floor_batch: certified: boxes per step of the local-left-inverse floor (None: its
-            default, larger with ``evaluations``; the same batch gives the same boxes
-            serially and on a cluster).
+        **settings: fields of :class:`~robot_tv_dynamics.bounds.extremes.SearchBudget`
+            (``time_limit``, ``target_gap``, …) that replace those of ``budget``.
 
     Returns:
         A :class:`GramExtremes`.
+
+    Raises:
+        InvalidInputError: an unknown method.
+        TypeError: a setting that ``SearchBudget`` does not have.
     """
     if method not in METHODS:
         raise InvalidInputError("method", f'"{method}" is not one of {METHODS}')
+    budget = replace(budget or SearchBudget(), **settings)
+    time_limit, target_gap = budget.time_limit, budget.target_gap
     start = time.monotonic()
     evaluator = gram_evaluator(model, weights) if evaluator is None else evaluator
     if evaluate is None and evaluations is not None and method == CERTIFIED:
         evaluate = evaluations(evaluator)
     incumbent = Incumbent()
     refine = 4 if method == SAMPLED else 2
-    budget = time_limit if method == SAMPLED else min(0.25 * time_limit, 5.0)
-    count = sample_extremes(evaluator, incumbent, samples, seed, refine, start + budget)
+    sampling = time_limit if method == SAMPLED else min(0.25 * time_limit, 5.0)
+    count = sample_extremes(evaluator, incumbent, budget.samples, budget.seed, refine,
+                            start + sampling)
     if method == SAMPLED:
         return GramExtremes(SAMPLED, label, (0.0, incumbent.gamma), (incumbent.delta, math.inf),
                             incumbent.gamma_q, incumbent.delta_q, count,
@@ -252,13 +259,12 @@ def gram_extremes(
         found = local_inverse_floor(
             evaluator, gram_weights,
             time_limit=share * max(time_limit - (time.monotonic() - start), 0.0),
-            target_gap=LOCAL_GAP, max_boxes=max_boxes, batch=floor_batch,
+            target_gap=LOCAL_GAP, max_boxes=budget.max_boxes, batch=budget.floor_batch,
             evaluations=evaluations, goal=floor_goal(incumbent.gamma, target_gap))
         local, local_boxes = found.lower, found.boxes
         floor = max(floor, local)
     relaxed_floor, relaxed_ceiling, relaxed_boxes = _axis_symmetric_searches(
-        model, evaluator, gram_weights, sides, floor, ceiling, samples=samples, seed=seed,
-        time_limit=time_limit, target_gap=target_gap, max_boxes=max_boxes, batch=batch)
+        model, evaluator, gram_weights, sides, floor, ceiling, budget)
     floor, ceiling = max(floor, relaxed_floor), min(ceiling, relaxed_ceiling)
     if evaluator.d == 0:
         lam = (incumbent.gamma, incumbent.gamma)
@@ -268,7 +274,8 @@ def gram_extremes(
         lam, lmax, boxes = branch_and_bound(
             evaluator, incumbent, floor=floor, ceiling=ceiling, zero_axis=False,
             exact_min=False, start=start, time_limit=time_limit, target_gap=target_gap,
-            max_boxes=max_boxes, batch=batch, progress=None, evaluate=evaluate, sides=sides)
+            max_boxes=budget.max_boxes, batch=budget.batch, progress=None, evaluate=evaluate,
+            sides=sides)
     if "min" not in sides:
         lam = (0.0, incumbent.gamma)
     if "max" not in sides:
@@ -282,8 +289,7 @@ def gram_extremes(
 
 def _axis_symmetric_searches(
     model: RobotModel, evaluator: BoxEvaluator, gram: Array, sides: tuple[str, ...],
-    floor: float, ceiling: float, *, samples: int, seed: int, time_limit: float,
-    target_gap: float, max_boxes: int | None, batch: int,
+    floor: float, ceiling: float, budget: SearchBudget,
 ) -> tuple[float, float, int]:
     """A floor and a ceiling from the childless joints' bodies made symmetric about their axes.
 
@@ -315,15 +321,15 @@ def _axis_symmetric_searches(
         ev = gram_evaluator(model, rows)
         if ev.d >= evaluator.d:
             continue  # still not symmetric to rounding: nothing gained
-        lam_min, lam_max = _sobol_values(ev, _CHOICE_SAMPLES, seed)
-        if (float(np.max(lam_max)) >= (1.0 - target_gap) * ceiling if upper
-                else float(np.min(lam_min)) <= (1.0 + target_gap) * floor):
+        lam_min, lam_max = _sobol_values(ev, _CHOICE_SAMPLES, budget.seed)
+        if (float(np.max(lam_max)) >= (1.0 - budget.target_gap) * ceiling if upper
+                else float(np.min(lam_min)) <= (1.0 + budget.target_gap) * floor):
             continue  # cannot beat what is known
+        share = replace(budget, samples=min(budget.samples, _CHOICE_SAMPLES),
+                        time_limit=_SYMMETRIC_SHARE * budget.time_limit / len(sides),
+                        floor_batch=None)
         found = gram_extremes(
-            model, rows, "axis-symmetric", CERTIFIED, sides=(side,),
-            samples=min(samples, _CHOICE_SAMPLES), seed=seed,
-            time_limit=_SYMMETRIC_SHARE * time_limit / len(sides), target_gap=target_gap,
-            max_boxes=max_boxes, batch=batch, evaluator=ev,
+            model, rows, "axis-symmetric", CERTIFIED, share, sides=(side,), evaluator=ev,
             floor=0.0 if upper else floor, ceiling=ceiling if upper else math.inf)
         boxes += found.boxes
         if upper:

@@ -29,8 +29,8 @@ from robot_tv_dynamics.bounds.extremes import (
     CERTIFIED,
     SAMPLED,
     STRUCTURAL,
+    Assessment,
     JacobianExtremes,
-    Verdict,
 )
 from robot_tv_dynamics.bounds.interval import (
     ROUNDING,
@@ -93,38 +93,38 @@ def unbounded_dependence(evaluator: BoxEvaluator, box: JointSearchBox) -> list[s
 def bound_verdicts(
     method: str, box: JointSearchBox, gamma: tuple[float, float],
     delta: tuple[float, float], growing: list[str], structural: float,
-) -> tuple[Verdict, Verdict]:
+) -> tuple[Assessment, Assessment]:
     """Normality (Definition 2) and Assumption 2 (Lemma 2) on the box, with reasons."""
     if box.zero_axis:
-        normality = Verdict(False, STRUCTURAL, (
+        normality = Assessment(False, STRUCTURAL, (
             f"not normal: joint(s) {', '.join(box.zero_axis)} have a zero motion axis, so J "
             "has a zero column for every q and γ = 0"))
     elif structural > 0.0:
-        normality = Verdict(True, STRUCTURAL, (
+        normality = Assessment(True, STRUCTURAL, (
             f"normal for every q ∈ ℝⁿ (a constant left inverse K of J gives "
             f"γ ≥ 1/σ_max(K)² = {structural:.6g} > 0)"))
     elif gamma[1] <= 1e-12 * max(delta[0], 1.0):
-        normality = Verdict(False, method, (
+        normality = Assessment(False, method, (
             f"not normal: λ_min(JᵀJ) ≈ {gamma[1]:.3g} at a sampled configuration"))
     elif method == CERTIFIED and gamma[0] > 0.0:
-        normality = Verdict(True, CERTIFIED, f"normal (certified: γ ≥ {gamma[0]:.6g} > 0)")
+        normality = Assessment(True, CERTIFIED, f"normal (certified: γ ≥ {gamma[0]:.6g} > 0)")
     elif method == CERTIFIED or box.unbounded:
-        normality = Verdict(None, method, (
+        normality = Assessment(None, method, (
             "normality undetermined: the certified lower end of γ is still 0"))
     else:
-        normality = Verdict(True, SAMPLED, (
+        normality = Assessment(True, SAMPLED, (
             f"appears normal (sampled estimate γ ≈ {gamma[1]:.6g}; not a proof)"))
     if growing:
-        assumption2 = Verdict(False, CERTIFIED, (
+        assumption2 = Assessment(False, CERTIFIED, (
             f"Assumption 2 fails: J grows without bound along the unbounded joint(s) "
             f"{', '.join(growing)} (J is affine in a prismatic coordinate with a non-zero "
             "slope, so δ = ∞)"))
     elif box.unbounded:
-        assumption2 = Verdict(None, SAMPLED, (
+        assumption2 = Assessment(None, SAMPLED, (
             f"Assumption 2 undetermined: the box is unbounded in {', '.join(box.unbounded)} "
             "and J did not vary with it where sampled"))
     else:
-        assumption2 = Verdict(True, CERTIFIED, (
+        assumption2 = Assessment(True, CERTIFIED, (
             f"Assumption 2 holds on the joint box (bounded box, δ ≤ {delta[1]:.6g})"))
     return normality, assumption2
 
@@ -218,7 +218,7 @@ def structural_weighted_lower_bound(left_inverse: Array | None, weights: Array) 
 def extremes_record(
     method: str, box: JointSearchBox, point: tuple[float, float],
     gamma: tuple[float, float], delta: tuple[float, float], gap: float, incumbent: Incumbent,
-    verdicts: tuple[Verdict, Verdict], evaluations: int, start: float, converged: bool,
+    verdicts: tuple[Assessment, Assessment], evaluations: int, start: float, converged: bool,
     settings: dict[str, Any],
 ) -> JacobianExtremes:
     """Assemble a :class:`JacobianExtremes` (shared by the sampled and certified search).

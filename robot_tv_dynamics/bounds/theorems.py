@@ -19,8 +19,8 @@ import numpy.typing as npt
 
 from robot_tv_dynamics.arrays import frozen_copy
 from robot_tv_dynamics.bounds.extremes import (
+    Assessment,
     JacobianExtremes,
-    Verdict,
     finite_or_none,
 )
 from robot_tv_dynamics.consistency.statistics import spectral_statistics
@@ -268,8 +268,8 @@ class BoundsReport:
     sizes: Array
     extremes: JacobianExtremes
     bounds: UniformMassMatrixBounds
-    normality: Verdict
-    assumption2: Verdict
+    normality: Assessment
+    assumption2: Assessment
     lemma3_sigma_max_q0: float
 
     def to_dict(self) -> dict[str, Any]:
@@ -309,8 +309,8 @@ def bounds_report(
     theta = model.theta_nominal if theta is None else model.check_theta(theta)
     margins, sizes, _ = spectral_statistics(theta)
     bounds = uniform_mass_matrix_bounds(extremes, margins, sizes)
-    normality = Verdict(extremes.normal, extremes.normal_method, extremes.normal_reason)
-    assumption2 = Verdict(extremes.bounded, extremes.bounded_method, extremes.bounded_reason)
+    normality = Assessment(extremes.normal, extremes.normal_method, extremes.normal_reason)
+    assumption2 = Assessment(extremes.bounded, extremes.bounded_method, extremes.bounded_reason)
     return BoundsReport(
         source=model.source, urdf_sha256=model.urdf_sha256,
         body_names=tuple(model.body_names), margins=frozen_copy(margins), sizes=frozen_copy(sizes),

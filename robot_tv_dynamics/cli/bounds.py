@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -19,6 +18,7 @@ from robot_tv_dynamics.cli.common import (
     positive_float,
     positive_int,
 )
+from robot_tv_dynamics.numbers import format_number
 
 if TYPE_CHECKING:  # imported by run(): `bounds --help` does not load SciPy's statistics
     from robot_tv_dynamics import bounds
@@ -145,10 +145,6 @@ def _loading_floor(model: Any, args: argparse.Namespace, exact: GramExtremes | N
     return found, f"read from {floors.record_path(directory, model, floors.LOADING_FLOOR)}"
 
 
-def _number(value: float, digits: int = 6) -> str:
-    return "∞" if value == math.inf else f"{value:.{digits}g}"
-
-
 def format_bounds_table(
     report: bounds.BoundsReport, locked_joints: Mapping[str, float] | None = None
 ) -> str:
@@ -173,11 +169,11 @@ def format_bounds_table(
         "",
         f"Jacobian extremes over the joint-limit box [{label}]:",
         f"  searched joints: {', '.join(ext.active_joints) or '(none)'}",
-        f"  γ = inf λmin(JᵀJ)  = {_number(ext.inf_lambda_min_JtJ)}   "
-        f"[{_number(g_lo)}, {_number(g_hi)}] ({kind})",
-        f"  δ = sup σmax(J)²   = {_number(ext.sup_sigma_max_J_sq)}   "
-        f"[{_number(d_lo)}, {_number(d_hi)}]",
-        f"  relative gap {_number(100 * ext.gap, 4)} %, {ext.evaluations} evaluations, "
+        f"  γ = inf λmin(JᵀJ)  = {format_number(ext.inf_lambda_min_JtJ)}   "
+        f"[{format_number(g_lo)}, {format_number(g_hi)}] ({kind})",
+        f"  δ = sup σmax(J)²   = {format_number(ext.sup_sigma_max_J_sq)}   "
+        f"[{format_number(d_lo)}, {format_number(d_hi)}]",
+        f"  relative gap {format_number(100 * ext.gap, 4)} %, {ext.evaluations} evaluations, "
         f"{ext.elapsed_s:.1f} s",
     ]
     if not ext.certified:
@@ -188,10 +184,12 @@ def format_bounds_table(
     lines += [
         "",
         f"Mass-matrix bounds [{mmb.method}]:",
-        f"  α₁ = min μ · γ     = {_number(mmb.alpha1)}   (Theorem 2, eq. 45; γ = lower end "
-        f"{_number(mmb.gamma)}; with the point estimate: {_number(mmb.alpha1_estimate)})",
-        f"  α₂ = 2 max ν · δ   = {_number(mmb.alpha2)}   (Theorem 3, eq. 46; δ = upper end "
-        f"{_number(mmb.delta)}; with the point estimate: {_number(mmb.alpha2_estimate)})",
+        f"  α₁ = min μ · γ     = {format_number(mmb.alpha1)}   (Theorem 2, eq. 45; γ = lower end "
+        f"{format_number(mmb.gamma)}; with the point estimate: "
+        f"{format_number(mmb.alpha1_estimate)})",
+        f"  α₂ = 2 max ν · δ   = {format_number(mmb.alpha2)}   (Theorem 3, eq. 46; δ = upper end "
+        f"{format_number(mmb.delta)}; with the point estimate: "
+        f"{format_number(mmb.alpha2_estimate)})",
         "",
         f"Normality (Definition 2): {_verdict(report.normality)}",
         f"Assumption 2 (Lemma 2):   {_verdict(report.assumption2)}",
@@ -206,16 +204,16 @@ def format_sharper_table(weighted: WeightedBounds, exact: GramExtremes | None) -
     """The weighted and (certified) exact bounds, after :func:`format_bounds_table`."""
     low, up = weighted.lower, weighted.upper
     lines = [f"Sharper bounds [{weighted.method}] (docs/concepts.md, Sharper bounds):",
-             f"  weighted α₁ʷ = {_number(weighted.alpha1)}   (lower weight {low.weights}; "
-             f"λmin bracket [{_number(low.lambda_min_bracket[0])}, "
-             f"{_number(low.lambda_min_bracket[1])}])",
-             f"  weighted α₂ʷ = {_number(weighted.alpha2)}   (upper weight {up.weights}; "
-             f"λmax bracket [{_number(up.lambda_max_bracket[0])}, "
-             f"{_number(up.lambda_max_bracket[1])}])"]
+             f"  weighted α₁ʷ = {format_number(weighted.alpha1)}   (lower weight {low.weights}; "
+             f"λmin bracket [{format_number(low.lambda_min_bracket[0])}, "
+             f"{format_number(low.lambda_min_bracket[1])}])",
+             f"  weighted α₂ʷ = {format_number(weighted.alpha2)}   (upper weight {up.weights}; "
+             f"λmax bracket [{format_number(up.lambda_max_bracket[0])}, "
+             f"{format_number(up.lambda_max_bracket[1])}])"]
     if exact is not None:
         lo, hi = exact.lambda_min_bracket, exact.lambda_max_bracket
-        lines += [f"  exact inf λmin(M) ∈ [{_number(lo[0])}, {_number(lo[1])}], "
-                  f"sup λmax(M) ∈ [{_number(hi[0])}, {_number(hi[1])}]  "
+        lines += [f"  exact inf λmin(M) ∈ [{format_number(lo[0])}, {format_number(lo[1])}], "
+                  f"sup λmax(M) ∈ [{format_number(hi[0])}, {format_number(hi[1])}]  "
                   f"({exact.elapsed_s:.1f} s, {exact.boxes} evaluations)"]
     return "\n".join(lines) + "\n\n"
 
@@ -225,13 +223,14 @@ def format_floor(floor: Any, note: str) -> str:
     if floor is None:
         return f"Loading floor [certified]: not known — {note}\n"
     lo, hi = floor.bracket
-    return (f"Loading floor [certified]: λmin(M(q, Θ₀ + load)) ≥ {_number(floor.value)} for "
+    return (f"Loading floor [certified]: λmin(M(q, Θ₀ + load)) ≥ {format_number(floor.value)} for "
             "every q and every consistent load\n"
-            f"  inf_q λmin(M₀) ∈ [{_number(lo)}, {_number(hi)}], searched {floor.elapsed_s:.1f} s"
+            f"  inf_q λmin(M₀) ∈ [{format_number(lo)}, {format_number(hi)}], "
+            f"searched {floor.elapsed_s:.1f} s"
             f" ({floor.origin}; {note})\n"
             "  an inconsistent load estimate (Z(ΔΦ) not ⪰ 0) is exactly what breaks it\n")
 
 
-def _verdict(verdict: bounds.Verdict) -> str:
+def _verdict(verdict: bounds.Assessment) -> str:
     word = {True: "holds", False: "FAILS", None: "undetermined"}[verdict.holds]
     return f"{word} [{verdict.method}] — {verdict.reason}"

@@ -24,6 +24,7 @@ import numpy as np
 
 from robot_tv_dynamics.cli.common import (
     add_trajectory_arguments,
+    checked_number,
     held_positions,
     load_model,
     lock_option,
@@ -229,7 +230,11 @@ def _acceleration_option(items: list[str]) -> float | dict[str, float] | None:
     common: float | None = None
     for item in items:
         name, sep, value = item.rpartition("=")
-        number = _number(value, "--acceleration-limit", item)
+        try:
+            number = checked_number(value, float, math.isfinite, "a finite number")
+        except argparse.ArgumentTypeError:
+            raise InvalidInputError("--acceleration-limit",
+                                    f'expected a finite number, got "{item}"') from None
         if sep:
             named[name.strip()] = number
         else:
@@ -238,16 +243,6 @@ def _acceleration_option(items: list[str]) -> float | dict[str, float] | None:
         raise InvalidInputError("--acceleration-limit", "give one number or JOINT=VALUE "
                                 "entries, not both")
     return common if common is not None else named
-
-
-def _number(text: str, option: str, item: str) -> float:
-    try:
-        number = float(text)
-    except ValueError:
-        number = math.nan
-    if not math.isfinite(number):
-        raise InvalidInputError(option, f'expected a finite number, got "{item}"')
-    return number
 
 
 def _message(error: BaseException) -> str:

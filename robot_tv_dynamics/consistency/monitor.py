@@ -38,7 +38,6 @@ a margin that jitters around a threshold changes level once, not at every sample
 from __future__ import annotations
 
 import copy
-import enum
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -51,15 +50,7 @@ from robot_tv_dynamics.consistency.statistics import ConsistencyTracker, spectra
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.filters import DerivativeFilter
 from robot_tv_dynamics.inertia import Array, check_finite
-
-
-class Level(enum.IntEnum):
-    """Diagnostic level, with diagnostic_msgs/DiagnosticStatus values."""
-
-    OK = 0
-    WARN = 1
-    ERROR = 2
-    STALE = 3
+from robot_tv_dynamics.status import Level
 
 
 @dataclass(frozen=True)

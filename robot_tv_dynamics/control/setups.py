@@ -25,7 +25,7 @@ from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.loading import LoadingProcess
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.simulation import ArmSimulator, SineReference, default_reference
-from robot_tv_dynamics.simulation.control import PANDA_READY
+from robot_tv_dynamics.simulation.control import start_pose
 from robot_tv_dynamics.simulation.recording import perturbed_theta
 
 #: The controllers, as ``--controller`` names them.
@@ -42,15 +42,6 @@ ADAPTATION_GAIN = 10.0
 LAMBDA = 10.0
 #: K_D = KD_RATE · diag M(q₀, Θ_URDF) [1/s].
 KD_RATE = 20.0
-
-
-def start_pose(model: RobotModel) -> Array:
-    """The Panda's ready pose on the Panda, else the middle of the joint limits."""
-    if model.nv == len(PANDA_READY) and model.joint_names[0] == "panda_joint1":
-        return np.array(PANDA_READY)
-    limits = model.joint_limits
-    return np.where(np.isfinite(limits.lower + limits.upper),
-                    0.5 * (limits.lower + limits.upper), 0.0)
 
 
 def reference_for(model: RobotModel, excitation: str) -> SineReference:

@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from robot_tv_dynamics.bounds import theorem_bounds
 from robot_tv_dynamics.consistency import spectral_statistics
-from robot_tv_dynamics.consistency.monitor import ConsistencyMonitor, Level, MonitorConfig
+from robot_tv_dynamics.consistency.monitor import ConsistencyMonitor, MonitorConfig
 from robot_tv_dynamics.demo.annotate import annotate_bag
 from robot_tv_dynamics.demo.recording import Recording, loading_span, read_recording
 from robot_tv_dynamics.demo.report import report
@@ -36,6 +36,7 @@ from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.observer import ContactDetector
 from robot_tv_dynamics.simulation import DEMO_MARGIN_FRACTION
+from robot_tv_dynamics.status import Level
 
 
 def _first(times: Array, mask: npt.NDArray[np.bool_]) -> float | None:

@@ -22,16 +22,14 @@ kinematics, so that a viewer can place the URDF of ``/robot_description``.
 from __future__ import annotations
 
 import math
-import shutil
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from robot_tv_dynamics.bags import open_bag
+from robot_tv_dynamics.bags import McapWriter, open_bag
 from robot_tv_dynamics.demo.recording import Recording
 from robot_tv_dynamics.demo.scenario import ESTIMATORS, LAW_ESTIMATE, TRUTH
-from robot_tv_dynamics.exceptions import DemoError
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.visualization import base_frame_name
 
@@ -146,48 +144,34 @@ def annotate_bag(path: Path, rec: Recording, result: dict[str, Any],
         Messages added per topic.
 
     Raises:
-        RecordingError: ``path`` cannot be read (:func:`~robot_tv_dynamics.bags.open_bag`).
-        DemoError: the rewritten bag could not be produced.
+        RecordingError: ``path`` cannot be read (:func:`~robot_tv_dynamics.bags.open_bag`),
+            or the rewritten bag could not be produced
+            (:class:`~robot_tv_dynamics.bags.McapWriter`).
     """
-    from rosbags.rosbag2 import StoragePlugin, Writer
-    from rosbags.typesys import Stores, get_typestore
-
-    store = get_typestore(Stores.ROS2_JAZZY)
     series = _series(rec, result, alpha1_truth)
-    work = path.parent / ".annotate"
-    if work.exists():
-        shutil.rmtree(work)
-    writer = Writer(work, version=9, storage_plugin=StoragePlugin.MCAP)
-    writer.open()
-    try:
+    with McapWriter(path) as writer:
+        store = writer.typestore
         with open_bag(path) as bag:
             # a bag annotated before keeps its recorded topics, not the old analysis
-            kept = {topic: writer.add_connection(topic, msgtype, typestore=store)
-                    for topic, msgtype in bag.topics.items()
-                    if topic not in analysis_topics()}
-            for topic, log_time, raw in bag.raw_messages(list(kept)):
-                writer.write(kept[topic], log_time, raw)
+            kept = [topic for topic in bag.topics if topic not in analysis_topics()]
+            for topic in kept:
+                writer.add_topic(topic, bag.topics[topic])
+            for topic, log_time, raw in bag.raw_messages(kept):
+                writer.write(topic, log_time, raw)
         for topic, (times, values) in series.items():
             axis, labels = ("term", TERM_FIELDS) if topic.endswith("/terms") else (
                 "quantity", SOURCE_FIELDS)
-            added = writer.add_connection(topic, MSGTYPE, typestore=store)
+            writer.add_topic(topic, MSGTYPE)
             for log_time, row in zip(times, values, strict=True):
-                writer.write(added, int(log_time), _message(store, axis, labels, row))
+                writer.write(topic, int(log_time), _message(store, axis, labels, row))
         joint_times = rec.log_times.get("/joint_states", np.zeros(0, dtype=np.int64))
         stamps = rec.joint_stamps
         if model is not None and len(joint_times) == len(stamps) == len(rec.q) > 0:
             root = base_frame_name(model)
-            tf = writer.add_connection("/tf", TF_TYPE, typestore=store)
+            writer.add_topic("/tf", TF_TYPE)
             for log_time, stamp_ns, q in zip(joint_times, stamps, rec.q, strict=True):
                 stamp = (int(stamp_ns) // 1_000_000_000, int(stamp_ns) % 1_000_000_000)
-                writer.write(tf, int(log_time), _tf_message(store, root, stamp,
-                                                            link_poses(model, q)))
+                writer.write("/tf", int(log_time), _tf_message(store, root, stamp,
+                                                               link_poses(model, q)))
             series["/tf"] = (joint_times, np.zeros((len(joint_times), 0)))
-    finally:
-        writer.close()
-    mcap = next(work.glob("*.mcap"), None)
-    if mcap is None:
-        raise DemoError(f"rewriting {path} produced no MCAP file in {work}")
-    shutil.move(str(mcap), path)
-    shutil.rmtree(work, ignore_errors=True)
     return {topic: len(times) for topic, (times, _) in series.items()}

@@ -20,7 +20,7 @@ from robot_tv_dynamics.loading import (
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.observer import ExternalWrench
 from robot_tv_dynamics.paths import package_config_dir
-from robot_tv_dynamics.simulation import DEMO_MARGIN_FRACTION, default_reference
+from robot_tv_dynamics.simulation import DEMO_MARGIN_FRACTION, start_pose
 
 #: Scenarios with a file in config/loading/ (``fill_collision``: the fill, then a push
 #: on the arm, its ``collision:`` block).
@@ -229,14 +229,6 @@ def tool_link(urdf_xml: str) -> str:
             link = named[0]
             continue
         return link
-
-
-def start_pose(model: RobotModel) -> Array:
-    """The demo's start configuration: the reference motion at t = 0 [rad, m]."""
-    limits = model.joint_limits
-    reference = default_reference(model.joint_names, np.asarray(limits.lower),
-                                  np.asarray(limits.upper), np.asarray(limits.prismatic))
-    return np.asarray(reference(0.0)[0])
 
 
 def link_rotation(model: RobotModel, link: str, q: Array) -> Array:

@@ -50,25 +50,9 @@ Folding the finiteness check into that product would save a call, but ``np.dot``
 ("invalid value") where an Inf meets a zero coefficient, so the check stays apart. Lists,
 the γ layout, a model with nv ≠ N or ``shared_buffers=False`` take the two calls.
 
-Costs measured by ``benchmarks/bench_dynamics.py`` (pin 4.1, numpy 2.4, in units of one
-``pin.rnea`` call in the same process, Panda / UR5, on a shared 2-core machine): τ with
-the loads held 3.5 / 3.8–4.0; τ with Θ, Θ̇, Ψ, Ψ̇ new every call 9.0–9.3 / 10.8–11.4
-(10.7–11.1 / 9.8–10.1 µs;
-the goal of 10× is met on the Panda, not on the UR5: the call makes 16 NumPy and
-Pinocchio calls — two concatenations, the finiteness dot, the products, the rule's
-argmin and its entry, two copies into the f^ext map, c = h/m, h⊗c, the inertia product,
-forward kinematics, the f^ext product, its offset, RNEA, the read-only flag — of
-0.15–1 µs each in sequence, and the UR5's RNEA takes 0.85 µs); ``set_loads`` alone
-5.3 / 6.6; ``set_body_loads`` 4.6 / 6.0; ABA 4.7 / 5.0 (3.5 / 3.4 unchecked, as the
-simulator's RK4 stages call it); CRBA 1.9 / 2.2; the public API only 16 / 15.
-q̈ with Θ, Θ̇, Ψ, Ψ̇ new every call (``set_loads_and_forward_dynamics``, behind
-``RobotModel.forward_dynamics``), measured later with ``--clock cpu`` under a load of
-~20 on the 2 cores (the same runs: τ new every call 10.7–11.7 / 13.1–14.2): 14.9–17.0 /
-17.2–19.2 (29.8–31.8 / 25.3–26.8 µs), where ``set_loads`` then ``forward_dynamics``
-took 17.8–18.3 / 20.2–20.7 (33.5–37.8 / 29.2–30.1 µs); the goal of 12 × is not met.
-Beyond τ's calls it makes the Z(Φ_l) ≻ 0 check of the new rows (≈ 1.6 rnea: ``tolist``
-and one loop over the floats; a call per row was ≈ 2.3) and ABA (≈ 2 rnea) instead of
-RNEA; one copy and check of the joint vectors is saved (≈ 0.9 / 1.3 rnea).
+What a call costs, in units of one ``pin.rnea`` call, is measured by
+``benchmarks/bench_dynamics.py``; docs/cli.md ("Eq. (39) as ratios to pin.rnea") quotes
+the figures and says where the time of a call goes.
 """
 
 

@@ -50,7 +50,7 @@ import numpy as np
 import numpy.typing as npt
 
 from robot_tv_dynamics.estimation.measurement import LoadMeasurement
-from robot_tv_dynamics.exceptions import IdentificationSolverError, InvalidInputError
+from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.friction import (
     DEFAULT_COULOMB_VELOCITY,
     FrictionParameters,
@@ -66,9 +66,8 @@ from robot_tv_dynamics.inertia import (
     mass_com_inertia_from_phi,
 )
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.sdp import DEFAULT_SOLVERS, solve_sdp
 
-#: cvxpy solvers tried in order.
-DEFAULT_SOLVERS: tuple[str, ...] = ("CLARABEL", "SCS")
 #: contiguous blocks of the batch-means covariance.
 DEFAULT_BLOCKS = 20
 #: ε as a fraction of λ_min(f(Φ_b⁰)), the live estimator's default.
@@ -222,18 +221,8 @@ def _solve(a: Array, b: Array, phi_base: Array, transform: Array, epsilon: float
         f_body >> epsilon * np.eye(4)]
     # the columns after the first 10 (friction corrections) are unconstrained
     problem = cp.Problem(cp.Minimize(cp.sum_squares((r / scale) @ z - rhs)), constraints)
-    failures: list[str] = []
-    for name in solvers:
-        options = {"eps": 1e-9, "max_iters": 200000} if name == "SCS" else {}
-        try:
-            problem.solve(solver=name, **options)
-        except (cp.error.SolverError, ValueError, ArithmeticError) as error:
-            failures.append(f"{name}: {error}")
-            continue
-        if problem.status in ("optimal", "optimal_inaccurate") and z.value is not None:
-            return np.asarray(z.value / scale, dtype=np.float64), name
-        failures.append(f"{name}: status {problem.status}")
-    raise IdentificationSolverError(tuple(solvers), "; ".join(failures))
+    solution = solve_sdp(problem, z, solvers)
+    return solution.value / scale, solution.solver
 
 
 def fit_load(

@@ -56,7 +56,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.linalg import lapack
 
-from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.exceptions import IdentificationSolverError, InvalidInputError
 from robot_tv_dynamics.inertia import (
     PSEUDO_BASIS,
     Array,
@@ -64,6 +64,7 @@ from robot_tv_dynamics.inertia import (
     phi_from_pseudo_inertia,
     project_uniformly_consistent,
 )
+from robot_tv_dynamics.sdp import solve_sdp
 
 _BARRIER_DEGREE = 8  # two 4×4 log-det barriers
 _LOW_RANK_STEPS = 12  # Gauss-Newton steps of the low-rank fast path (per rank tried)
@@ -236,16 +237,10 @@ def solve_metric_sdp(phi: Array, lower: Array,
         f = cp.reshape(_BASIS_ROWS.T @ v, (4, 4), order="C")
         constraints.append(beta * np.eye(4) - 0.5 * (f + f.T) >> 0)
     problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(whiten @ (v - phi))), constraints)
-    for solver in (cp.CLARABEL, cp.SCS):
-        try:
-            problem.solve(solver=solver)
-        except (cp.error.SolverError, ValueError, ArithmeticError):
-            continue
-        if problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) and v.value is not None:
-            value = np.asarray(v.value, dtype=np.float64)
-            if np.all(np.isfinite(value)):
-                return value
-    return None
+    try:
+        return solve_sdp(problem, v).value
+    except IdentificationSolverError:
+        return None
 
 
 def _project_whitened(phi: Array, lower: Array, epsilon: float, beta: float,

@@ -13,6 +13,7 @@ import numpy.typing as npt
 from robot_tv_dynamics.inertia import (
     Array,
 )
+from robot_tv_dynamics.numbers import finite_or_none
 
 #: Margin on the ratio 1 before a point counts as a violation (rounding at the limit).
 RATIO_TOLERANCE = 1e-9
@@ -180,7 +181,7 @@ class TrajectoryEvaluation:
             "trajectory_joint_names": list(self.trajectory_joint_names),
             "effort_limits": _json(self.effort_limit),
             "peak_ratio": {
-                name: {"ratio": _number(peak[i]),
+                name: {"ratio": finite_or_none(peak[i]),
                        "t": None if math.isnan(peak[i]) else float(self.t[peak_index[i]])}
                 for i, name in enumerate(names)},
             "points": points,
@@ -190,24 +191,18 @@ class TrajectoryEvaluation:
         }
         for prefix, result in (("", self.max_payload),
                                ("moveit_static_", self.moveit_static_max_payload)):
-            out[f"{prefix}max_payload_mass"] = None if result is None else _number(result.mass)
+            out[f"{prefix}max_payload_mass"] = (None if result is None
+                                                else finite_or_none(result.mass))
             out[f"{prefix}max_payload_joint"] = None if result is None else result.joint
             out[f"{prefix}max_payload_t"] = None if result is None else result.t
         if self.max_payload is not None:
-            out["max_payload_scale"] = _number(self.max_payload.scale)
-            out["max_payload_min_mass"] = _number(self.max_payload.min_mass)
-            out["max_payload_verified_ratio"] = _number(self.max_payload.verified_ratio)
+            out["max_payload_scale"] = finite_or_none(self.max_payload.scale)
+            out["max_payload_min_mass"] = finite_or_none(self.max_payload.min_mass)
+            out["max_payload_verified_ratio"] = finite_or_none(self.max_payload.verified_ratio)
         out["notes"] = list(self.notes)
         out["warnings"] = list(self.warnings)
         return out
 
 
-def _number(value: float | None) -> float | None:
-    """A float for JSON: None for None, NaN and ±∞."""
-    if value is None or not math.isfinite(value):
-        return None
-    return float(value)
-
-
 def _json(values: Array) -> list[float | None]:
-    return [_number(float(x)) for x in values]
+    return [finite_or_none(float(x)) for x in values]

@@ -10,9 +10,10 @@ import numpy as np
 from robot_tv_dynamics.evaluation.result import (
     TrajectoryEvaluation,
 )
+from robot_tv_dynamics.status import Level
 
-#: Diagnostic levels of :func:`effort_verdict` (diagnostic_msgs/DiagnosticStatus values).
-OK, WARN, ERROR = 0, 1, 2
+#: The levels :func:`effort_verdict` gives (the package's one :class:`Level`).
+OK, WARN, ERROR = Level.OK, Level.WARN, Level.ERROR
 
 
 @dataclass(frozen=True)
@@ -20,12 +21,12 @@ class EffortVerdict:
     """A diagnostics-shaped summary of a trajectory evaluation.
 
     Attributes:
-        level: :data:`OK`, :data:`WARN` or :data:`ERROR` (DiagnosticStatus levels).
+        level: ``Level.OK``, ``Level.WARN`` or ``Level.ERROR``.
         message: one line naming every joint over its limit, or the closest one.
         values: (key, value) strings for DiagnosticStatus.values.
     """
 
-    level: int
+    level: Level
     message: str
     values: tuple[tuple[str, str], ...]
 

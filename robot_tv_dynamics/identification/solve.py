@@ -30,12 +30,11 @@ residual), the tall system is compressed by a QR factorisation to a square one
 (‖Ax−b‖² = ‖R₁x − r‖² + const, independent of the sample count), and the unknowns are
 column-equilibrated (x = x_0 + D z with D = 1/column norms) before the SDP is built.
 
-**Solvers**: Clarabel (interior point, native PSD cones, exact to ~1e-8) first; SCS
-(first-order splitting) as the fallback. A solver that reports only an inaccurate optimum
-(``optimal_inaccurate``) does not end the search: the next solver is tried, and only if
-none reaches ``optimal`` is the first inaccurate point returned, with
-``ConstrainedSolution.accurate = False`` and a warning saying so. A solver's last ~1e-9 of
-infeasibility is removed by raising the eigenvalues of f(Φ_l) below ε to ε
+**Solvers**: the package's one SDP solve (:func:`robot_tv_dynamics.sdp.solve_sdp`:
+Clarabel, then SCS; an inaccurate optimum is returned only when no solver reaches
+``optimal``), here with ``ConstrainedSolution.accurate = False`` and a warning saying
+so. A solver's last ~1e-9 of infeasibility is removed by raising the eigenvalues of
+f(Φ_l) below ε to ε
 (:func:`~robot_tv_dynamics.inertia.project_uniformly_consistent`, no upper cap), so the
 returned bodies satisfy f(Φ_l) ⪰ εI exactly; the largest raise is reported
 (``margin_repair``), with a warning when the solver's point was not even consistent
@@ -48,23 +47,21 @@ whose singular value is below ``rcond`` left at the prior.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from robot_tv_dynamics.exceptions import IdentificationSolverError, InvalidInputError
+from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import (
     PSEUDO_BASIS,
     Array,
     project_uniformly_consistent,
     pseudo_inertia,
 )
+from robot_tv_dynamics.sdp import DEFAULT_SOLVERS, solve_sdp
 
-#: Solvers tried in order.
-DEFAULT_SOLVERS = ("CLARABEL", "SCS")
 #: Default margin ε of f(Φ_l) ⪰ εI [kg·m² (and kg)].
 DEFAULT_MARGIN = 1e-6
 #: Default weight w of the prior term (see the module docstring).
@@ -222,29 +219,12 @@ def solve_constrained(
         constraints += [cp.vec(f, order="F") == _PSEUDO_BASIS @ x[10 * l:10 * l + 10],
                         f >> margin * np.eye(4)]
     problem = cp.Problem(cp.Minimize(cp.sum(terms)), constraints)
-    failures: list[str] = []
-    inaccurate: tuple[str, Array] | None = None
-    start = time.perf_counter()
-    for name in solvers:
-        options = {"eps": 1e-8, "max_iters": 200000} if name == "SCS" else {}
-        try:
-            problem.solve(solver=name, **options)
-        except (cp.error.SolverError, ValueError, ArithmeticError) as error:
-            failures.append(f"{name}: {error}")
-            continue
-        if problem.status == "optimal" and z.value is not None:
-            return _solution(system, x_prior + d * z.value, n_bodies, margin, name,
-                             "optimal", time.perf_counter() - start, ())
-        if problem.status == "optimal_inaccurate" and z.value is not None:
-            inaccurate = inaccurate or (name, np.asarray(x_prior + d * z.value))
-        failures.append(f"{name}: status {problem.status}")
-    if inaccurate is not None:
-        name, values = inaccurate
-        warning = (f"no solver reached an accurate optimum ({'; '.join(failures)}); "
-                   f"{name}'s inaccurate point is returned")
-        return _solution(system, values, n_bodies, margin, name, "optimal_inaccurate",
-                         time.perf_counter() - start, (warning,))
-    raise IdentificationSolverError(tuple(solvers), "; ".join(failures))
+    solution = solve_sdp(problem, z, solvers)
+    warnings = () if solution.accurate else (
+        f"no solver reached an accurate optimum ({'; '.join(solution.failures)}); "
+        f"{solution.solver}'s inaccurate point is returned",)
+    return _solution(system, x_prior + d * solution.value, n_bodies, margin, solution.solver,
+                     solution.status, solution.solve_time_s, warnings)
 
 
 def _solution(

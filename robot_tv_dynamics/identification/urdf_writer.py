@@ -69,7 +69,8 @@ def _links_by_body(model: RobotModel) -> list[list[str]]:
     return owned
 
 
-def _number(value: float) -> str:
+def _urdf_number(value: float) -> str:
+    """A URDF attribute value: the shortest repr that reads back exactly, "0" for zero."""
     return repr(float(value)) if value != 0 else "0"
 
 
@@ -81,13 +82,14 @@ def _set_inertial(link_element: ET.Element, phi_link: Array, source: str, name: 
     for child in list(inertial):
         inertial.remove(child)
     inertial.text = "\n      "
-    origin = ET.SubElement(inertial, "origin", {"xyz": " ".join(map(_number, com)),
+    origin = ET.SubElement(inertial, "origin", {"xyz": " ".join(map(_urdf_number, com)),
                                                 "rpy": "0 0 0"})
     origin.tail = "\n      "
-    ET.SubElement(inertial, "mass", {"value": _number(mass)}).tail = "\n      "
+    ET.SubElement(inertial, "mass", {"value": _urdf_number(mass)}).tail = "\n      "
     keys = {"ixx": inertia[0, 0], "ixy": inertia[0, 1], "ixz": inertia[0, 2],
             "iyy": inertia[1, 1], "iyz": inertia[1, 2], "izz": inertia[2, 2]}
-    ET.SubElement(inertial, "inertia", {k: _number(v) for k, v in keys.items()}).tail = "\n    "
+    ET.SubElement(inertial, "inertia",
+                  {k: _urdf_number(v) for k, v in keys.items()}).tail = "\n    "
     if not np.isfinite(mass) or mass <= 0:
         raise URDFError(source, f'link "{name}": identified mass {mass} is not positive')
 

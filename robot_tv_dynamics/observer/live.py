@@ -9,8 +9,8 @@ both, or none. For a sample with measured efforts it subtracts the joint frictio
 :class:`~robot_tv_dynamics.observer.ContactDetector` (hysteresis); a sample without
 usable efforts, or one an observer rejects, is counted with its reason.
 :meth:`LiveObservers.statuses` turns that into the ``dynamics_node: contact`` and
-``dynamics_node: observer`` entries (:class:`ObserverStatus`, level 0 OK / 1 WARN /
-2 ERROR) that the ROS layer publishes on ``/diagnostics``.
+``dynamics_node: observer`` entries (:class:`ObserverStatus`, a
+:class:`~robot_tv_dynamics.status.Level`) that the ROS layer publishes on ``/diagnostics``.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from robot_tv_dynamics.observer.observer import (
     ObserverConfig,
     ObserverKind,
 )
+from robot_tv_dynamics.status import Level
 
 if TYPE_CHECKING:
     from robot_tv_dynamics.inputs import ModelState
@@ -49,13 +50,13 @@ class ObserverStatus:
     Attributes:
         name: the status name (``dynamics_node: contact``, ``... (classical)``,
             ``dynamics_node: observer``).
-        level: 0 OK, 1 WARN, 2 ERROR.
+        level: OK, WARN (a sample gave no residual) or ERROR (contact).
         message: one line.
         values: (key, value) pairs.
     """
 
     name: str
-    level: int
+    level: Level
     message: str
     values: tuple[tuple[str, object], ...]
 
@@ -172,10 +173,11 @@ class LiveObservers:
                 value = ({j: float(residual[self.model.joint_names.index(j)]) for j in joints}
                          if residual is not None else {})
                 text = ", ".join(f"{j} {v:+.3g} N·m" for j, v in value.items())
-                out.append(ObserverStatus(name, 2, f"contact: {text}", tuple(values)))
+                out.append(ObserverStatus(name, Level.ERROR, f"contact: {text}",
+                                          tuple(values)))
             else:
-                out.append(ObserverStatus(name, 0, "no contact", tuple(values)))
-        level = 1 if self.dropped and self.reason else 0
+                out.append(ObserverStatus(name, Level.OK, "no contact", tuple(values)))
+        level = Level.WARN if self.dropped and self.reason else Level.OK
         message = self.reason if level else "residuals published"
         out.append(ObserverStatus("dynamics_node: observer", level, message, (
             ("samples", self.samples), ("dropped", self.dropped),

@@ -35,7 +35,6 @@ joint_states topic, no sample with effort, no sample naming the model's joints) 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,9 +43,10 @@ import numpy as np
 import numpy.typing as npt
 
 from robot_tv_dynamics.bags import open_bag
-from robot_tv_dynamics.exceptions import InvalidInputError, RecordingError
+from robot_tv_dynamics.exceptions import InvalidInputError, RecordingError, UnknownNameError
 from robot_tv_dynamics.friction import FrictionParameters
 from robot_tv_dynamics.inertia import Array
+from robot_tv_dynamics.inputs.body_arrays import BodyArrayReader
 from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
 from robot_tv_dynamics.inputs.timeline import (
     AHEAD,
@@ -110,52 +110,6 @@ class ObserverRecording:
     skipped: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     stamps: Array | None = None
-
-
-def _label_axis(label: str) -> tuple[str, list[str] | None]:
-    axis, sep, names = str(label).partition(":")
-    return axis, ([n for n in names.split(",")] if sep and names else None)
-
-
-def body_array_from_message(msg: Any, body_names: Sequence[str], axis: str, width: int
-                            ) -> Array:
-    """(N, width) rows in model body order from a deserialized Float64MultiArray.
-
-    The layout rules of :class:`robot_tv_dynamics.ros.conversions.BodyArrayReader`
-    (row-major ``body`` × ``axis``, optional body names in any order, or a flat array of
-    exactly N·width values), without ROS message types.
-
-    Raises:
-        InvalidInputError: wrong layout or length, NaN/Inf, unknown body names.
-    """
-    n = len(body_names)
-    dims = list(msg.layout.dim)
-    offset = int(msg.layout.data_offset)
-    data = np.asarray(msg.data, dtype=np.float64)
-    rows = None
-    if dims:
-        if len(dims) != 2:
-            raise InvalidInputError("layout", f"expected 2 dimensions, got {len(dims)}")
-        (axis0, names), (axis1, _) = _label_axis(dims[0].label), _label_axis(dims[1].label)
-        if axis0 != "body" or axis1 != axis:
-            raise InvalidInputError("layout", f'labels must be "body" x "{axis}", got '
-                                    f'"{axis0}" x "{axis1}"')
-        if int(dims[0].size) != n or int(dims[1].size) != width:
-            raise InvalidInputError("layout", f"expected sizes {n} x {width}, got "
-                                    f"{dims[0].size} x {dims[1].size}")
-        if names is not None:
-            if sorted(names) != sorted(body_names):
-                raise InvalidInputError("layout", f"body names {names} are not the model's "
-                                        f"{list(body_names)}")
-            rows = np.array([names.index(b) for b in body_names], dtype=np.intp)
-    elif offset != 0:
-        raise InvalidInputError("layout", "data_offset without dimensions")
-    if data.size != offset + n * width:
-        raise InvalidInputError("data", f"has {data.size} values, expected {offset + n * width}")
-    values = data[offset:].reshape(n, width)
-    if not np.all(np.isfinite(values)):
-        raise InvalidInputError("data", "non-finite values")
-    return values[rows] if rows is not None else values.copy()
 
 
 def _count(counts: dict[str, int], key: str) -> None:
@@ -231,11 +185,15 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
         if not items or topic in stamped:
             continue
         rows: list[tuple[int, Array]] = []
+        reader = BodyArrayReader(topic, model.body_names, axis, width)
         for lt, msg in items:
             try:
-                value = body_array_from_message(msg, model.body_names, axis, width)
+                value = reader.read(msg)
             except InvalidInputError as error:
                 _count(skipped, f"{topic}: {error.argument} ({error.problem})"[:120])
+                continue
+            except UnknownNameError as error:
+                _count(skipped, f"{topic}: {error}"[:120])
                 continue
             k = int(np.clip(np.searchsorted(log, lt), 1, len(log) - 1)) if len(log) > 1 else 0
             if len(log) > 1 and abs(log[k - 1] - lt) <= abs(log[k] - lt):

@@ -24,6 +24,7 @@ from robot_tv_dynamics.evaluation import Load, Payload, Trajectory, evaluate
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.loading import LoadState
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.retiming.options import RetimeOptions
 from robot_tv_dynamics.retiming.playback import controller_playback
 from robot_tv_dynamics.retiming.result import LoadSchedule, RetimeResult, uniform_scaling
 from robot_tv_dynamics.retiming.timing import TimeLaw
@@ -160,7 +161,7 @@ def _fields(state: LoadState) -> tuple[Array, Array, Array, Array, float]:
 
 def retime_segments(
     retime: Callable[..., RetimeResult], model: RobotModel, trajectory: Trajectory,
-    payload: Load | None, ranges: list[tuple[int, int]], options: dict[str, Any],
+    payload: Load | None, ranges: list[tuple[int, int]], options: RetimeOptions,
 ) -> RetimeResult:
     """Retime every rest-to-rest segment and join them (module docstring).
 
@@ -170,17 +171,17 @@ def retime_segments(
         trajectory: the whole input.
         payload: the load.
         ranges: :func:`stop_ranges` of the input (more than one).
-        options: the keyword arguments of retime (time_offset, loading_index, …).
+        options: the settings of the whole retiming.
     """
     started = time.perf_counter()
-    by_time = options.get("loading_index", "time") == "time"
-    offset = float(options.get("time_offset", 0.0))
+    by_time = options.loading_index == "time"
+    offset = options.time_offset
     results: list[RetimeResult] = []
     t_start, elapsed = [], 0.0
     for first, last in ranges:
-        local = dict(options, compare_uniform=False, split_at_stops=False)
-        local["time_offset"] = offset + elapsed if by_time else offset
-        results.append(retime(model, _slice(trajectory, first, last), payload, **local))
+        local = replace(options, compare_uniform=False, split_at_stops=False,
+                        time_offset=offset + elapsed if by_time else offset)
+        results.append(retime(model, _slice(trajectory, first, last), payload, local))
         t_start.append(elapsed)
         elapsed += results[-1].duration_after
     starts = np.array(t_start)
@@ -193,31 +194,31 @@ def retime_segments(
     if not by_time and payload is not None and not isinstance(payload, Payload):
         load = ChainedLoad([r.load for r in results], starts, timing.duration)
     head = results[0]
-    kwargs: dict[str, Any] = {"theta": options.get("theta"),
-              "default_positions": options.get("default_positions"),
+    kwargs: dict[str, Any] = {"theta": options.theta,
+              "default_positions": options.default_positions,
               "time_offset": 0.0 if isinstance(load, ChainedLoad) else offset}
     evaluation = evaluate(model, output, load, compute_max_payload=False, **kwargs)
     verification = evaluate(model, dense, load, compute_max_payload=False, **kwargs)
     played = np.full(model.nv, np.nan)
-    if options.get("verify_playback", True):
+    if options.verify_playback:
         per_segment = int(np.clip(2000 // output.n_points, 2, 8))
         played = evaluate(model, controller_playback(output, per_segment), load,
                           compute_max_payload=False, **kwargs).peak_ratio
     before = evaluate(model, trajectory, payload, compute_max_payload=False,
-                      theta=options.get("theta"),
-                      default_positions=options.get("default_positions"), time_offset=offset)
+                      theta=options.theta,
+                      default_positions=options.default_positions, time_offset=offset)
     factor = np.min([r.effort_factor for r in results], axis=0)
     velocity_limit = np.where(model.joint_limits.velocity > 0, model.joint_limits.velocity
-                              * float(options.get("velocity_scale", 1.0)), np.inf)
+                              * options.velocity_scale, np.inf)
     stops = [last for _, last in ranges[:-1]]
     notes = [f"the input stops at waypoint(s) {stops}: retimed as {len(ranges)} rest-to-rest "
              "segments, the stops kept"]
     uniform = None
-    if options.get("compare_uniform", True):
-        if by_time and options.get("acceleration_limits") is None:
+    if options.compare_uniform:
+        if by_time and options.acceleration_limits is None:
             uniform = uniform_scaling(model, trajectory, payload, head.effort_margin,
                                       velocity_limit, np.full(model.nv, np.inf), kwargs,
-                                      options.get("moveit_scaling", (1.0, 1.0)))
+                                      options.moveit_scaling)
         else:
             notes.append("no uniform-slowdown comparison for this segmented input")
     for r in results:

@@ -319,7 +319,7 @@ class BringUp:
         this process's pid and :func:`child_environment`'s defaults where the environment
         does not set them; a node of the package (:func:`is_package_node`) starts with
         SIGINT ignored, until its first import installs the package's handlers
-        (:mod:`robot_tv_dynamics.early_stop`), so that a stop in the first milliseconds
+        (:mod:`robot_tv_dynamics.ros.early_stop`), so that a stop in the first milliseconds
         cannot kill it (:meth:`stop` repeats the SIGINT).
 
         Returns:

@@ -14,7 +14,9 @@ On input the axis part (before ``:``) must be the expected one (``body`` then ``
 or ``psi``); the names are optional, and when the ``body`` names are given they may be
 in any order (rows are permuted into model order). A flat array without layout
 (``dim`` empty) of exactly N·10 (N·12) values in model row order is also accepted.
-Strides of 0 are read as "not filled in".
+Strides of 0 are read as "not filled in". The reader of that layout, ``BodyArrayReader``,
+and the label helpers live in :mod:`robot_tv_dynamics.inputs.body_arrays` (the replay of
+a bag reads the same layout) and are re-exported here.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ from robot_tv_dynamics import limits
 from robot_tv_dynamics.dynamics import TERM_NAMES
 from robot_tv_dynamics.exceptions import InvalidInputError, UnknownNameError
 from robot_tv_dynamics.inertia import phi_from_mass_com_inertia, require_realizable
+from robot_tv_dynamics.inputs.body_arrays import BodyArrayReader as BodyArrayReader
+from robot_tv_dynamics.inputs.body_arrays import dim_label
+from robot_tv_dynamics.inputs.body_arrays import parse_dim_label as parse_dim_label
 from robot_tv_dynamics.inputs.body_vectors import (
     PHI_LABELS,
     PSI_LABELS,
@@ -80,19 +85,6 @@ def to_float_array(values: np.ndarray) -> array.array:
     out = array.array("d")
     out.frombytes(np.ascontiguousarray(values, dtype=np.float64).tobytes())
     return out
-
-
-def dim_label(axis: str, names: Sequence[str] | None = None) -> str:
-    """``"axis"`` or ``"axis:name,name,..."`` (see the module docstring)."""
-    return axis if not names else axis + ":" + ",".join(names)
-
-
-def parse_dim_label(label: str) -> tuple[str, list[str] | None]:
-    """Inverse of :func:`dim_label`: (axis, names or None)."""
-    axis, sep, rest = label.partition(":")
-    if not sep:
-        return axis.strip(), None
-    return axis.strip(), [name.strip() for name in rest.split(",")]
 
 
 # ---------------------------------------------------------------------------- joint states
@@ -207,104 +199,6 @@ class JointStateReader:
 
 
 # ---------------------------------------------------------------------------- body arrays
-class BodyArrayReader:
-    """Reads an (N, width) body array (Θ, Θ̇, Ψ, Ψ̇) from std_msgs/Float64MultiArray."""
-
-    def __init__(self, topic: str, body_names: Sequence[str], axis: str, width: int,
-                 bound: float | None = None) -> None:
-        """Build the reader.
-
-        Args:
-            topic: topic name, used in error messages.
-            body_names: model body names, in Θ row order.
-            axis: label of the second axis (``"phi"`` or ``"psi"``).
-            width: its size (10 or 12).
-            bound: largest |entry| accepted (a constant of
-                :mod:`robot_tv_dynamics.limits`); None: :data:`~.limits.THETA`
-                for ``phi``, :data:`~.limits.PSI` for ``psi``.
-        """
-        self.topic = topic
-        self.bound = bound if bound is not None else (
-            limits.THETA if axis == "phi" else limits.PSI)
-        self.body_names = list(body_names)
-        self.axis = axis
-        self.width = width
-        self._label: str | None = None
-        self._rows: np.ndarray | None = None
-
-    def _row_order(self, label: str) -> np.ndarray | None:
-        if label == self._label:
-            return self._rows
-        axis, names = parse_dim_label(label)
-        rows = None
-        if names is not None:
-            if len(names) != len(self.body_names) or len(set(names)) != len(names):
-                raise InvalidInputError(
-                    f"{self.topic}.layout.dim[0].label",
-                    f"names {len(names)} bodies (duplicates?), the model has "
-                    f"{len(self.body_names)}: {self.body_names}")
-            index = {name: i for i, name in enumerate(self.body_names)}
-            for name in names:
-                if name not in index:
-                    raise UnknownNameError("body", name, self.body_names)
-            order = np.array([names.index(b) for b in self.body_names], dtype=np.intp)
-            rows = None if np.array_equal(order, np.arange(len(names))) else order
-        self._label, self._rows = label, rows
-        return rows
-
-    def read(self, msg: Float64MultiArray) -> np.ndarray:
-        """The array, (N, width) in model row order (a new array).
-
-        Raises:
-            InvalidInputError: wrong layout (axes, sizes, strides, offset), wrong data
-                length, NaN/Inf.
-            UnknownNameError: a body name in the label that the model does not have.
-        """
-        n, w, topic = len(self.body_names), self.width, self.topic
-        layout = msg.layout
-        dims = layout.dim
-        offset = layout.data_offset
-        rows = None
-        if len(dims) == 0:
-            if offset != 0:
-                raise InvalidInputError(f"{topic}.layout", "data_offset without dimensions")
-        else:
-            if len(dims) != 2:
-                raise InvalidInputError(
-                    f"{topic}.layout",
-                    f"expected 2 dimensions (body, {self.axis}), got {len(dims)}")
-            axis0 = parse_dim_label(dims[0].label)[0]
-            axis1 = parse_dim_label(dims[1].label)[0]
-            if axis0 != "body" or axis1 != self.axis:
-                raise InvalidInputError(
-                    f"{topic}.layout",
-                    f'dimension labels must be "body" x "{self.axis}", got '
-                    f'"{axis0}" x "{axis1}"')
-            if dims[0].size != n or dims[1].size != w:
-                raise InvalidInputError(
-                    f"{topic}.layout",
-                    f"expected sizes {n} x {w}, got {dims[0].size} x {dims[1].size}")
-            if dims[0].stride not in (0, n * w) or dims[1].stride not in (0, w):
-                raise InvalidInputError(
-                    f"{topic}.layout",
-                    f"strides must be {n * w}, {w} (row-major), got "
-                    f"{dims[0].stride}, {dims[1].stride}")
-            rows = self._row_order(dims[0].label)
-        if len(msg.data) != offset + n * w:
-            raise InvalidInputError(
-                f"{topic}.data", f"has {len(msg.data)} values, expected {offset + n * w} "
-                f"({n} bodies x {w}" + (f" after offset {offset})" if offset else ")"))
-        values = np.frombuffer(msg.data, dtype=np.float64)[offset:].reshape(n, w)
-        if not np.isfinite(values).all():
-            l, k = np.argwhere(~np.isfinite(values))[0]
-            body = self.body_names[int(rows[l]) if rows is not None else int(l)]
-            raise InvalidInputError(f"{topic}.data", f'non-finite value at body "{body}", '
-                                    f"entry {int(k)}")
-        out = values[rows] if rows is not None else values.copy()
-        limits.check_bounded(out, self.bound, f"{topic}.data", self.body_names)
-        return out
-
-
 def labelled_array(
     values: np.ndarray, axes: Sequence[tuple[str, Sequence[str] | None]],
     msg: Float64MultiArray | None = None,

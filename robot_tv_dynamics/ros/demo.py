@@ -6,8 +6,8 @@ per process in ``DIR/logs``): ``dynamics_node``, ``markers_node`` and the four m
 and, once they log "ready" and the recorder has matched each of their recorded topics,
 ``sim_node``. It records every topic of :data:`~robot_tv_dynamics.demo.RECORDED` into
 ``DIR/run.mcap`` with an rclpy subscription per topic, made before any node starts (the
-raw CDR bytes as received, written by rosbags; only the stamp of joint_states is read,
-for the progress) while drawing a progress bar, then
+raw CDR bytes as received, written by :class:`robot_tv_dynamics.bags.McapWriter`; only
+the stamp of joint_states is read, for the progress) while drawing a progress bar, then
 hands the bag to the core (:func:`robot_tv_dynamics.demo.write_results`) for
 ``summary.json`` and ``report.png``. What the demo shows: :mod:`robot_tv_dynamics.demo`
 and docs/demo.md.
@@ -36,9 +36,8 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from rclpy.task import Future
-from rosbags.rosbag2 import StoragePlugin, Writer
-from rosbags.typesys import Stores, get_typestore
 
+from robot_tv_dynamics.bags import McapWriter
 from robot_tv_dynamics.demo import (
     ESTIMATORS,
     MARKERS_PARAMETERS,
@@ -173,28 +172,27 @@ class Recorder:
         epoch: wall-clock stamp of simulated time 0 (from simulation_info) [s].
     """
 
-    def __init__(self, node: Node, bag_dir: Path) -> None:
-        """Open the bag in ``bag_dir`` and subscribe ``node`` to every topic."""
-        self.typestore = get_typestore(Stores.ROS2_JAZZY)
-        self.writer = Writer(bag_dir, version=9, storage_plugin=StoragePlugin.MCAP)
-        self.writer.open()
+    def __init__(self, node: Node, bag: Path) -> None:
+        """Open the bag ``bag`` (a ``.mcap`` file) and subscribe ``node`` to every topic."""
+        self.writer = McapWriter(bag)
+        self.typestore = self.writer.typestore
         self.counts: dict[str, int] = {}
         self.sim_time = 0.0
         self.epoch: float | None = None
         self._subs = []
         for topic, msgtype in RECORDED.items():
-            connection = self.writer.add_connection(topic, msgtype, typestore=self.typestore)
+            self.writer.add_topic(topic, msgtype)
             package, _, name = msgtype.replace("/msg/", "/").partition("/")
             cls = getattr(importlib.import_module(f"{package}.msg"), name)
             qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL if topic in LATCHED
                              else DurabilityPolicy.VOLATILE)
             self._subs.append(node.create_subscription(
-                cls, topic, self._callback(topic, connection), qos, raw=True))
+                cls, topic, self._callback(topic), qos, raw=True))
 
-    def _callback(self, topic: str, connection: Any) -> Any:
+    def _callback(self, topic: str) -> Any:
         def record(data: bytes) -> None:
-            self.writer.write(connection, time.time_ns(), data)
+            self.writer.write(topic, time.time_ns(), data)
             self.counts[topic] = self.counts.get(topic, 0) + 1
             if topic == "/joint_states" and self.epoch is not None:
                 stamp = header_stamp(data)  # the progress: no deserialization per sample
@@ -212,9 +210,12 @@ class Recorder:
         counts = {sub.topic_name: sub.get_publisher_count() for sub in self._subs}
         return [topic for topic in topics if counts.get(topic, 0) == 0]
 
-    def close(self) -> None:
-        """Close the bag."""
-        self.writer.close()
+    def close(self, keep: bool = True) -> None:
+        """Close the bag: put it in place, or (``keep`` False) delete what was recorded."""
+        if keep:
+            self.writer.close()
+        else:
+            self.writer.discard()
 
 
 class RecorderSession:
@@ -224,12 +225,12 @@ class RecorderSession:
     up; :meth:`close` closes the bag.
     """
 
-    def __init__(self, bag_dir: Path) -> None:
-        """Initialise rclpy and open the bag in ``bag_dir``."""
+    def __init__(self, bag: Path) -> None:
+        """Initialise rclpy and open the bag ``bag`` (a ``.mcap`` file)."""
         rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
         try:
             self.node = rclpy.create_node("demo_recorder")
-            self.recorder = Recorder(self.node, bag_dir)
+            self.recorder = Recorder(self.node, bag)
             # one executor for the whole recording (rclpy.spin_once adds and removes the
             # node, rebuilding the wait set of its ~30 subscriptions, on every call); the
             # EventsExecutor where rclpy has it, each call running every callback due
@@ -261,10 +262,14 @@ class RecorderSession:
                   "first samples or all of them", file=sys.stderr)
         return missing
 
-    def close(self) -> None:
-        """Close the bag, the node and the context."""
+    def close(self, keep: bool = True) -> None:
+        """Close the bag (``keep``: put it in place, else delete it), the node and the context.
+
+        Raises:
+            RecordingError: the bag was kept but no MCAP file was written.
+        """
         try:
-            self.recorder.close()
+            self.recorder.close(keep)
         finally:
             self.executor.shutdown(timeout_sec=0.0)
             self.node.destroy_node()
@@ -358,8 +363,7 @@ def run(args: argparse.Namespace) -> int:
     except RobotTvDynamicsError as error:
         print(f"[demo] error: {error}", file=sys.stderr)
         return 2
-    bag_tmp = out / ".bag"
-    for stale in (bag_tmp, out / "run.mcap"):
+    for stale in (out / ".bag", out / "run.mcap"):
         if stale.is_dir():
             shutil.rmtree(stale)
         elif stale.exists():
@@ -372,9 +376,10 @@ def run(args: argparse.Namespace) -> int:
     if profile is not None:
         print(f"[demo] Fast DDS discovery profile {profile} (none was set)", file=sys.stderr)
     # the recorder subscribes first: its readers are discovered while the nodes come up
-    session = RecorderSession(bag_tmp)
+    session = RecorderSession(out / "run.mcap")
     stop = StopRequest()  # SIGINT/SIGTERM/SIGHUP: raised during start-up, then recorded
     stop.install()
+    recorded, lost = False, None
     try:
         try:
             running = bring_up(urdf, scenario, args, logs,
@@ -393,18 +398,19 @@ def run(args: argparse.Namespace) -> int:
         finally:
             stop.starting = False
             running.stop(STOP_TIMEOUT)
+        recorded = not stop.requested
     finally:
-        session.close()
+        try:  # run.mcap only for a whole recording
+            session.close(keep=recorded)
+        except RobotTvDynamicsError as error:  # RecordingError: no MCAP file was written
+            lost = error
     if stop.requested:
         print(f"\n[demo] interrupted ({stop.reason}): the nodes are stopped, no report",
               file=sys.stderr)
         return 0
-    mcap = next(bag_tmp.glob("*.mcap"), None)
-    if mcap is None:
-        print(f"[demo] error: no MCAP file in {bag_tmp}", file=sys.stderr)
+    if lost is not None:
+        print(f"[demo] error: {lost}", file=sys.stderr)
         return 1
-    shutil.move(str(mcap), out / "run.mcap")
-    shutil.rmtree(bag_tmp, ignore_errors=True)
     try:
         data = write_results(out, model, args.scenario, counts, wall, setup.as_dict())
     except (RobotTvDynamicsError, KeyError, ValueError, IndexError) as error:

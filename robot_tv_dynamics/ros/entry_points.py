@@ -4,7 +4,9 @@ setup.py points the node executables (``dynamics_node``, ``monitor_node``, ``sim
 ``markers_node``, ``estimator_node``, and ``monitor_group``: several monitors in one process)
 here rather than at the node modules, which import rclpy at their top: from a plain
 ``pip install robot_tv_dynamics`` (without the ``[ros]`` extra) the executable then says
-what to install instead of printing a traceback.
+what to install instead of printing a traceback. Each entry point first makes a stop
+signal exit 0 until the node's run loop owns the signals
+(:func:`robot_tv_dynamics.ros.early_stop.install`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 from robot_tv_dynamics.exceptions import RosExtraMissingError
 from robot_tv_dynamics.paths import source_root
+from robot_tv_dynamics.ros import early_stop
 
 #: What a node needs besides the core (the ``[ros]`` extra provides all of it).
 ROS_MODULES = ("rclpy", "std_msgs", "sensor_msgs", "geometry_msgs", "diagnostic_msgs",
@@ -40,6 +43,7 @@ def require_ros(command: str, modules: Sequence[str] = ROS_MODULES) -> None:
 
 def _node_main(name: str) -> Callable[[], int | None]:
     def main() -> int | None:
+        early_stop.install(name)
         try:
             require_ros(name)
         except RosExtraMissingError as error:

@@ -24,10 +24,13 @@ from robot_tv_dynamics.simulation.closed_loop import (
     demo_loop,
 )
 from robot_tv_dynamics.simulation.control import (
+    PANDA_JOINTS,
     PANDA_READY,
     ComputedTorqueController,
     SineReference,
     default_reference,
+    start_configuration,
+    start_pose,
 )
 from robot_tv_dynamics.simulation.plant import ArmSimulator, Loads
 
@@ -35,6 +38,7 @@ __all__ = [
     "DEMO_MARGIN_FRACTION",
     "DEMO_PROJECTION_MARGIN",
     "DEMO_PROJECTION_UPPER",
+    "PANDA_JOINTS",
     "PANDA_READY",
     "ArmSimulator",
     "ClosedLoop",
@@ -48,4 +52,6 @@ __all__ = [
     "demo_config",
     "demo_loop",
     "example_robot_urdf",
+    "start_configuration",
+    "start_pose",
 ]

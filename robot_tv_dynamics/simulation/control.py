@@ -16,7 +16,9 @@ M has a 0.015 kg eigenvalue) are simply held at their reference by the same law.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +26,9 @@ import numpy.typing as npt
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array, check_finite
 from robot_tv_dynamics.loading import smoothstep
+
+if TYPE_CHECKING:
+    from robot_tv_dynamics.model import RobotModel
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,37 @@ class ComputedTorqueController:
 
 #: The Panda's "ready" pose (franka_ros), fingers 2 cm open [rad, m].
 PANDA_READY = (0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8, 0.02, 0.02)
+#: The joints of the Panda with its hand (example-robot-data), in model order.
+PANDA_JOINTS = (*(f"panda_joint{i}" for i in range(1, 8)), "panda_finger_joint1",
+                "panda_finger_joint2")
+
+
+def start_configuration(joint_names: Sequence[str], lower: npt.ArrayLike,
+                        upper: npt.ArrayLike) -> Array:
+    """Where a simulated run starts: the Panda's ready pose, else the middle of the limits.
+
+    The Panda is recognised by its joints (:data:`PANDA_JOINTS`, exactly); any other arm
+    starts at the middle of each joint's limits, 0 where a limit is infinite.
+
+    Args:
+        joint_names: model joint names.
+        lower: lower joint limits (nv,) [rad, m].
+        upper: upper joint limits (nv,) [rad, m].
+
+    Returns:
+        q (nv,) [rad, m], a new array.
+    """
+    if tuple(joint_names) == PANDA_JOINTS:
+        return np.array(PANDA_READY)
+    lower, upper = np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
+    finite = np.isfinite(lower) & np.isfinite(upper)
+    return np.where(finite, 0.5 * (lower + upper), 0.0)
+
+
+def start_pose(model: RobotModel) -> Array:
+    """:func:`start_configuration` of a model: the demo's and ``adapt``'s q₀ [rad, m]."""
+    limits = model.joint_limits
+    return start_configuration(model.joint_names, limits.lower, limits.upper)
 
 
 def default_reference(
@@ -103,9 +139,10 @@ def default_reference(
 ) -> SineReference:
     """The demo's slow, poorly exciting motion: four joints swing 0.2 rad at 0.25–0.4 Hz.
 
-    Centre: the Panda's ready pose when the joints are the Panda's, else the middle of the
-    joint limits. Joints 1, 2, 4, 6 (the first, second, fourth and sixth) move; the others,
-    and every prismatic joint, are held. Amplitudes are capped at a quarter of the range.
+    Centre: :func:`start_configuration` (the Panda's ready pose on the Panda, else the
+    middle of the joint limits). Joints 1, 2, 4, 6 (the first, second, fourth and sixth)
+    move; the others, and every prismatic joint, are held. Amplitudes are capped at a
+    quarter of the range.
 
     Args:
         joint_names: model joint names.
@@ -117,11 +154,7 @@ def default_reference(
     """
     nv = len(joint_names)
     finite = np.isfinite(lower) & np.isfinite(upper)
-    centre = np.where(finite, 0.5 * (lower + upper), 0.0)
-    panda = [f"panda_joint{i}" for i in range(1, 8)] + ["panda_finger_joint1",
-                                                        "panda_finger_joint2"]
-    if list(joint_names) == panda:
-        centre = np.array(PANDA_READY)
+    centre = start_configuration(joint_names, lower, upper)
     amp = np.zeros(nv)
     freq = np.zeros(nv)
     for index, f in zip((0, 1, 3, 5), (0.3, 0.4, 0.25, 0.35), strict=True):

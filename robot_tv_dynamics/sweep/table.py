@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.numbers import float_or_nan
 
 #: Columns of the table, in order (retime's durations and factors empty for evaluate).
 COLUMNS = ("kind", "robot", "trajectory", "payload", "feasible", "max_effort_ratio",
@@ -46,14 +47,6 @@ def write_table(rows: Sequence[dict[str, Any]], path: str | Path) -> None:
     raise InvalidInputError("--table", f"{path.name}: expected a .csv or .parquet file name")
 
 
-def _number(value: Any) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return math.nan
-    return number
-
-
 def write_summary_plot(rows: Sequence[dict[str, Any]], path: str | Path, title: str = "") -> None:
     """A PNG: peak effort ratio per item by robot and payload; retime: durations.
 
@@ -76,7 +69,7 @@ def write_summary_plot(rows: Sequence[dict[str, Any]], path: str | Path, title: 
     FigureCanvasAgg(figure)
     left, right = figure.add_subplot(1, 2, 1), figure.add_subplot(1, 2, 2)
     for x, label in enumerate(labels):
-        values = [_number(row.get("max_effort_ratio")) for row in groups[label]]
+        values = [float_or_nan(row.get("max_effort_ratio")) for row in groups[label]]
         values = [v for v in values if math.isfinite(v)]
         spread = [x + 0.3 * ((k * 0.618) % 1.0 - 0.5) for k in range(len(values))]
         left.plot(spread, values, ".", alpha=0.6, color=f"C{x % 10}")
@@ -92,10 +85,10 @@ def write_summary_plot(rows: Sequence[dict[str, Any]], path: str | Path, title: 
     if retimed:
         for x, label in enumerate(labels):
             mine = [row for row in groups[label] if not row.get("error")]
-            base = [_number(row.get("duration_in")) for row in mine]
-            out = [_number(row.get("duration_out")) / b for row, b in zip(mine, base,
+            base = [float_or_nan(row.get("duration_in")) for row in mine]
+            out = [float_or_nan(row.get("duration_out")) / b for row, b in zip(mine, base,
                                                                           strict=True)]
-            uniform = [_number(row.get("duration_uniform_scaling")) / b
+            uniform = [float_or_nan(row.get("duration_uniform_scaling")) / b
                        for row, b in zip(mine, base, strict=True)]
             if mine:
                 right.plot(uniform, out, ".", alpha=0.7, color=f"C{x % 10}", label=label)

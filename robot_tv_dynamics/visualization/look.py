@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from robot_tv_dynamics.consistency.monitor import Level
+from robot_tv_dynamics.status import Level
 
 RGBA = tuple[float, float, float, float]
 
@@ -32,12 +32,16 @@ SKELETON_COLOR: RGBA = (0.15, 0.15, 0.15, 1.0)
 
 
 class Verdict(enum.Enum):
-    """What the drawing says about one body."""
+    """What the drawing says about one body: its status level, or that it has no box.
 
-    OK = "OK"
-    WARN = "WARN"
-    ERROR = "ERROR"
-    UNKNOWN = "no status"          # no (fresh) monitor status for this body
+    The level members are the monitor's :class:`~robot_tv_dynamics.status.Level` itself
+    (``Verdict(level)``); STALE, no fresh status, is drawn as UNKNOWN.
+    """
+
+    OK = Level.OK
+    WARN = Level.WARN
+    ERROR = Level.ERROR
+    UNKNOWN = Level.STALE          # no (fresh) monitor status for this body
     INCONSISTENT = "inconsistent: no box exists"
 
 
@@ -74,5 +78,4 @@ def look(level: Level | None, consistent: bool, name: str = "") -> Look:
         return Look(Verdict.INCONSISTENT, INCONSISTENT_COLOR, INCONSISTENT_COLOR, label)
     if level is None or level == Level.STALE:
         return Look(Verdict.UNKNOWN, LEVEL_COLORS[Level.STALE], LEAD_COLOR, "")
-    verdict = {Level.OK: Verdict.OK, Level.WARN: Verdict.WARN, Level.ERROR: Verdict.ERROR}[level]
-    return Look(verdict, LEVEL_COLORS[level], LEAD_COLOR, "")
+    return Look(Verdict(Level(level)), LEVEL_COLORS[level], LEAD_COLOR, "")

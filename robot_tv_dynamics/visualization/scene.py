@@ -18,10 +18,10 @@ import numpy as np
 import numpy.typing as npt
 
 from robot_tv_dynamics.arrays import Array, readonly
-from robot_tv_dynamics.consistency.monitor import Level
 from robot_tv_dynamics.dynamics.kinematics import Kinematics
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.status import Level
 from robot_tv_dynamics.visualization.inertia_box import (
     LEAD_DENSITY,
     InertiaGeometry,

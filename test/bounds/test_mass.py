@@ -339,3 +339,26 @@ def test_axis_symmetric_bounds_are_below_and_above_and_symmetric() -> None:
                        np.diag([0.1879] * 3 + [0.01714] * 3), rtol=1e-8)
     assert np.allclose(axis_symmetric_bound(wrist, y_axis, upper=True),
                        np.diag([0.1879] * 3 + [0.03382, 0.01714, 0.03382]), rtol=1e-8)
+
+
+def test_the_search_budget_is_one_record_and_keywords_replace_its_fields(
+        arms: dict[str, RobotModel]) -> None:
+    """SearchBudget(...) and the same settings as keywords run the same search.
+
+    (The sampled search: with a budget far beyond its work it is deterministic.)
+    """
+    model = arms["ur5"]
+    weights = exact_weights(model.theta_nominal)
+    budget = B.SearchBudget(samples=64, seed=3, time_limit=600.0)
+    record = gram_extremes(model, weights, "exact", B.SAMPLED, budget)
+    keywords = gram_extremes(model, weights, "exact", B.SAMPLED, samples=64, seed=3,
+                             time_limit=600.0)
+    replaced = gram_extremes(model, weights, "exact", B.SAMPLED,
+                             B.SearchBudget(samples=8, seed=3, time_limit=600.0), samples=64)
+    other_seed = gram_extremes(model, weights, "exact", B.SAMPLED, budget, seed=4)
+    assert record.lambda_min_bracket == keywords.lambda_min_bracket == replaced.lambda_min_bracket
+    assert record.lambda_max_bracket == keywords.lambda_max_bracket
+    assert record.boxes == keywords.boxes == replaced.boxes
+    assert other_seed.lambda_min_bracket != record.lambda_min_bracket
+    with pytest.raises(TypeError, match="time_budget"):
+        gram_extremes(model, weights, "exact", B.SAMPLED, time_budget=1.0)

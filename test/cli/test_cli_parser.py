@@ -83,15 +83,64 @@ def test_the_public_names_still_import_from_the_package() -> None:
         _ = robot_tv_dynamics.no_such_name  # type: ignore[attr-defined]
 
 
-def test_the_package_imports_early_stop_before_anything_else() -> None:
-    """A node's stop signal during its imports exits 0 only once early_stop is loaded."""
+#: Prints the SIGINT and SIGTERM handlers (their names) before and after ``{imports}``.
+_HANDLERS = """import signal
+def handlers():
+    return [getattr(h, "name", getattr(h, "__name__", str(h)))
+            for h in map(signal.getsignal, (signal.SIGINT, signal.SIGTERM))]
+before = handlers()
+{imports}
+print(before, handlers())
+"""
+
+
+def _handlers_in_a_process_named(tmp_path: Path, script: str, imports: str
+                                 ) -> tuple[list[str], list[str]]:
+    """Run ``imports`` in a script file called ``script`` (a console script's name).
+
+    Returns:
+        The SIGINT and SIGTERM handlers before and after the imports.
+    """
+    path = tmp_path / script
+    path.write_text(_HANDLERS.format(imports=imports))
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, str(path)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    before, _, after = done.stdout.strip().partition("] [")
+    return before.strip("[]").split(", "), after.strip("[]").split(", ")
+
+
+def test_importing_the_library_installs_no_signal_handler_even_in_a_node(tmp_path) -> None:
+    """A process named like a node executable: the library's import leaves the signals alone."""
+    library = ("import robot_tv_dynamics, robot_tv_dynamics.model, "
+               "robot_tv_dynamics.consistency, robot_tv_dynamics.bounds")
+    before, after = _handlers_in_a_process_named(tmp_path, "monitor_node", library)
+    assert after == before and "'_exit_now'" not in after
+
+
+def test_the_ros_layer_makes_a_stop_while_importing_exit_0_in_an_executable(tmp_path) -> None:
+    """The executables' early stop: installed by the ROS layer's import, in a node only."""
+    ros = "import robot_tv_dynamics.ros"
+    assert _handlers_in_a_process_named(tmp_path, "monitor_node", ros)[1] == [
+        "'_exit_now'", "'_exit_now'"]
+    before, after = _handlers_in_a_process_named(tmp_path, "a_user_script", ros)
+    assert after == before and "'_exit_now'" not in after
+
+
+def test_the_ros_layer_and_the_node_entry_points_install_early_stop_first() -> None:
+    """Nothing heavier runs before the early handlers: they are the ROS layer's first import
+    and each console-script entry point's first call."""
     import ast
 
-    import robot_tv_dynamics
+    from robot_tv_dynamics.ros import entry_points
 
-    tree = ast.parse(Path(robot_tv_dynamics.__file__).read_text(encoding="utf-8"))
-    imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
-               and getattr(node, "module", None) != "__future__"]
-    first = imports[0]
-    assert isinstance(first, ast.ImportFrom) and first.module == "robot_tv_dynamics"
-    assert [alias.name for alias in first.names] == ["early_stop"]
+    package = ast.parse((REPO / "robot_tv_dynamics" / "ros" / "__init__.py").read_text())
+    imports = [node for node in package.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    assert [(node.module, [a.name for a in node.names]) for node in imports][:1] == [
+        ("robot_tv_dynamics.ros", ["early_stop"])]
+    tree = ast.parse(Path(entry_points.__file__).read_text(encoding="utf-8"))
+    factory = next(node for node in ast.walk(tree)
+                   if isinstance(node, ast.FunctionDef) and node.name == "_node_main")
+    main = next(node for node in factory.body if isinstance(node, ast.FunctionDef))
+    assert ast.unparse(main.body[0]) == "early_stop.install(name)"

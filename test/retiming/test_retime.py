@@ -367,15 +367,15 @@ def test_held_joints_stay_put_and_carry_their_torque():
 
 def test_options_reach_every_segment_of_a_trajectory_with_stops(ur5, monkeypatch):
     """A trajectory with stops is retimed per segment with every option of retime."""
-    import inspect
+    import dataclasses
 
-    from robot_tv_dynamics.retiming import segments, solve
+    from robot_tv_dynamics.retiming import RetimeOptions, segments, solve
 
     move, _, _ = corner_move()
     seen = {}
 
     def capture(retime_one, model, trajectory, payload, ranges, options):
-        seen.update(options)
+        seen.update({f.name: getattr(options, f.name) for f in dataclasses.fields(options)})
         raise RuntimeError("captured")
 
     monkeypatch.setattr(segments, "retime_segments", capture)
@@ -387,8 +387,9 @@ def test_options_reach_every_segment_of_a_trajectory_with_stops(ur5, monkeypatch
              "moveit_scaling": (0.5, 0.25)}
     with pytest.raises(RuntimeError, match="captured"):
         solve.retime(ur5, move, None, **given)
-    keywords = {name for name, p in inspect.signature(solve.retime).parameters.items()
-                if p.kind is p.KEYWORD_ONLY} - {"split_at_stops"}
+    # every setting of retime (the fields of its options record) reaches the segments
+    keywords = {f.name for f in dataclasses.fields(RetimeOptions)} - {"split_at_stops"}
+    assert seen.pop("split_at_stops") is True
     assert set(seen) == keywords == set(given)
     assert seen == given
 
@@ -765,3 +766,19 @@ def test_controller_playback_is_quintic_cubic_or_linear_by_the_fields_given():
     np.testing.assert_allclose(linear.positions,
                                np.column_stack([np.interp(linear.time_from_start, t, q[:, i])
                                                 for i in range(2)]), atol=1e-12)
+
+
+def test_settings_are_one_record_and_keywords_replace_its_fields(ur5):
+    """RetimeOptions is checked when made; keywords beside it replace its fields."""
+    from robot_tv_dynamics.retiming import RetimeOptions, retime
+
+    options = RetimeOptions(effort_margin=0.9, gridpoints=50)
+    assert (options.effort_margin, options.gridpoints, options.moveit_scaling) == (
+        0.9, 50, (1.0, 1.0))
+    with pytest.raises(InvalidInputError, match="gridpoints"):
+        RetimeOptions(gridpoints=5)
+    move, _, _ = corner_move()
+    with pytest.raises(InvalidInputError, match="gridpoints"):
+        retime(ur5, move, None, options, gridpoints=5)
+    with pytest.raises(TypeError, match="no_such_setting"):
+        retime(ur5, move, None, options, no_such_setting=1)

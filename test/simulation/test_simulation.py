@@ -167,3 +167,22 @@ def test_a_bad_torque_is_refused_before_anything_moves(panda):
     assert sim.steps == 0
     sim.step([0] * 9)  # integers in a list are a torque
     assert sim.steps == 1
+
+
+def test_the_start_pose_is_the_panda_ready_pose_on_the_panda_only(panda, ur5):
+    """One start pose for the demo and ``adapt``: the Panda recognised by its joints."""
+    from robot_tv_dynamics import demo
+    from robot_tv_dynamics.control import setups
+    from robot_tv_dynamics.simulation import PANDA_READY, default_reference, start_pose
+
+    np.testing.assert_array_equal(start_pose(panda), PANDA_READY)
+    limits = ur5.joint_limits
+    middle = 0.5 * (np.asarray(limits.lower) + np.asarray(limits.upper))
+    np.testing.assert_allclose(start_pose(ur5), np.where(np.isfinite(middle), middle, 0.0))
+    assert not np.allclose(start_pose(ur5)[:6], PANDA_READY[:6])
+    # the demo's reference starts there, and both callers use this one function
+    for model in (panda, ur5):
+        reference = default_reference(list(model.joint_names), model.joint_limits.lower,
+                                      model.joint_limits.upper, model.joint_limits.prismatic)
+        np.testing.assert_array_equal(reference(0.0)[0], start_pose(model))
+    assert demo.start_pose is start_pose and setups.start_pose is start_pose

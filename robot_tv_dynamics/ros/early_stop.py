@@ -4,12 +4,14 @@ A node's run loop (``robot_tv_dynamics.ros.node_base.run_node``) owns SIGINT, SI
 SIGHUP once its modules are imported; before that — the ~0.3–1 s in which the
 interpreter imports NumPy, Pinocchio and rclpy — Python's defaults would print a
 KeyboardInterrupt traceback (SIGINT) or die by the signal (SIGTERM). Nothing needs
-cleaning up then (no ROS context, no DDS participant, no child), so
-:func:`install_if_executable`, run when the package's ``__init__`` imports this module
-(its first import), makes
-such a signal end the process at once with exit code 0. It does so only when the
-process *is* one of the package's executables (``python -m robot_tv_dynamics.ros.<x>``
-or a console script of that name), never for a library user.
+cleaning up then (no ROS context, no DDS participant, no child), so :func:`install`
+makes such a signal end the process at once with exit code 0.
+
+The executables call it first: a console script's entry point
+(:mod:`robot_tv_dynamics.ros.entry_points`) with its own name, and the ROS layer's
+``__init__`` through :func:`install_if_executable` when the process was started as
+``python -m robot_tv_dynamics.ros.<x>`` (the node module's own imports come after it).
+Importing the library (``robot_tv_dynamics`` and its core subpackages) installs nothing.
 """
 
 from __future__ import annotations
@@ -47,16 +49,27 @@ _name = ""
 
 
 def install_if_executable() -> bool:
-    """Exit 0 on SIGINT/SIGTERM/SIGHUP until the executable installs its own handlers.
+    """:func:`install` when this process was started as one of the package's executables.
 
     Returns:
         Whether the handlers were installed (this process is an executable of the
         package, in its main thread).
     """
-    global _name
     name = _executable_of_this_process()
-    if name is None:
-        return False
+    return name is not None and install(name)
+
+
+def install(name: str) -> bool:
+    """Exit 0 on SIGINT/SIGTERM/SIGHUP until the executable installs its own handlers.
+
+    Args:
+        name: the executable, as the stop line on stderr names it (a module path's last
+            component is used).
+
+    Returns:
+        Whether the handlers were installed (False outside the main thread).
+    """
+    global _name
     _name = name.rsplit(".", 1)[-1]
     try:
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -67,5 +80,3 @@ def install_if_executable() -> bool:
         return False
     return True
 
-
-install_if_executable()
