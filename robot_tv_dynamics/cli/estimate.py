@@ -36,7 +36,9 @@ from typing import Any
 import numpy as np
 
 from robot_tv_dynamics.cli.common import (
+    add_effort_arguments,
     add_lock_argument,
+    effort_option,
     load_model,
     lock_option,
     positive_numbers,
@@ -62,6 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--urdf", help="the arm's URDF (or identified URDF); required "
                                        "without --model")
     add_lock_argument(parser)
+    add_effort_arguments(parser)
     parser.add_argument("--friction", metavar="FILE",
                         help="friction YAML of the model's joints; τ_f is subtracted")
     parser.add_argument("--data", required=True, metavar="BAG",
@@ -203,7 +206,8 @@ def run(args: argparse.Namespace) -> int:
         acceleration_cutoff=args.acceleration_cutoff, decimation=args.decimation,
         excitation=ExcitationConfig(threshold=args.excitation_threshold))
     estimator = OnlineLoadEstimator(model, args.link, settings, friction)
-    recording = read_observer_bag(args.data, model, args.joint_topic)
+    efforts = effort_option(args, model.joint_names)
+    recording = read_observer_bag(args.data, model, args.joint_topic, efforts)
     t_out: list[float] = []
     mass: list[float] = []
     com: list[list[float]] = []
@@ -293,8 +297,9 @@ def run_batch(args: argparse.Namespace) -> int:
                 if files.friction else None)
     if files.note:
         print(f"estimate: {files.note}", file=sys.stderr)
-    samples = load_samples(args.data, model, args.joint_topic)
-    reference = (load_samples(args.reference, model, args.joint_topic)
+    efforts = effort_option(args, model.joint_names)
+    samples = load_samples(args.data, model, args.joint_topic, efforts=efforts)
+    reference = (load_samples(args.reference, model, args.joint_topic, efforts=efforts)
                  if args.reference else None)
     estimate = fit_load(model, args.link, samples, friction, start=args.start, end=args.end,
                         margin_fraction=args.margin_fraction, reference=reference)

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +47,7 @@ import numpy.typing as npt
 from robot_tv_dynamics.bags import open_bag
 from robot_tv_dynamics.exceptions import IdentificationDataError, RecordingError
 from robot_tv_dynamics.inertia import Array
+from robot_tv_dynamics.inputs.efforts import EffortMap
 from robot_tv_dynamics.model import RobotModel
 
 #: JointState message type name in rosbag2 topics.
@@ -306,15 +307,33 @@ def read_csv(path: str | Path, model: RobotModel) -> JointSamples:
 
 def load_samples(
     path: str | Path, model: RobotModel, topic: str | None = None,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], None] | None = None, efforts: EffortMap | None = None,
 ) -> JointSamples:
-    """Read a rosbag2 (folder, ``.mcap``, ``.db3``) or a ``.csv`` file (module docstring)."""
+    """Read a rosbag2 (folder, ``.mcap``, ``.db3``) or a ``.csv`` file (module docstring).
+
+    Args:
+        path: the data.
+        model: the arm.
+        topic: the JointState topic of a bag (None: the only one, else ``/joint_states``).
+        progress: called with the fraction of messages read.
+        efforts: what the data's effort means (per joint in model order); None: joint
+            torques.
+
+    Raises:
+        IdentificationDataError: unreadable or unusable data.
+        InvalidInputError: an effort map with a list of the wrong length.
+    """
     path = Path(path)
     if path.suffix.lower() == ".csv":
         if topic is not None:
             raise IdentificationDataError(str(path), "--topic only applies to rosbag2 input")
-        return read_csv(path, model)
-    return read_bag(path, model, topic, progress)
+        samples = read_csv(path, model)
+    else:
+        samples = read_bag(path, model, topic, progress)
+    if efforts is None:
+        return samples
+    tau = efforts.check_joints(model.joint_names).torque(samples.tau)
+    return replace(samples, tau=tau)
 
 
 # ---------------------------------------------------------------------- filtering

@@ -48,6 +48,7 @@ from robot_tv_dynamics.exceptions import InvalidInputError, RecordingError
 from robot_tv_dynamics.friction import FrictionParameters
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
+from robot_tv_dynamics.inputs.efforts import EffortMap
 from robot_tv_dynamics.inputs.timeline import (
     AHEAD,
     StampedSeries,
@@ -190,14 +191,16 @@ def _read_messages(path: Path, joint_topic: str
     return joint, arrays
 
 
-def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/joint_states"
-                      ) -> ObserverRecording:
+def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/joint_states",
+                      efforts: EffortMap | None = None) -> ObserverRecording:
     """Read the observer's inputs from a rosbag2 (see the module docstring).
 
     Args:
         path: a bag directory (with metadata.yaml) or a single ``.mcap``/``.db3`` file.
         model: the arm (joint and body names; locked joints in joint_states are ignored).
         joint_topic: the JointState topic.
+        efforts: what the bag's ``effort`` field means (per joint in model order);
+            None: joint torques.
 
     Raises:
         RecordingError: unreadable bag, no joint_states topic, no usable sample.
@@ -327,12 +330,20 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
     return ObserverRecording(
         path=str(path), joint_names=list(names), t=t_all[rows_k],
         q=np.array(q_rows)[usable], qd=np.array(qd_rows)[usable],
-        effort=np.array(effort_rows)[usable], theta=fields["theta"],
+        effort=_torques(efforts, model, np.array(effort_rows)[usable]),
+        theta=fields["theta"],
         theta_dot=fields["theta_dot"], psi=fields["psi"], psi_dot=fields["psi_dot"],
         dropped=dropped, skipped=skipped, notes=notes,
         stamps=None if zero_stamps else np.array(
             [int(joint[k][1].header.stamp.sec) + 1e-9 * int(joint[k][1].header.stamp.nanosec)
              for k in rows_k]))
+
+
+def _torques(efforts: EffortMap | None, model: RobotModel, effort: Array) -> Array:
+    """The bag's efforts as joint torques (the map checked against the model's joints)."""
+    if efforts is None:
+        return effort
+    return efforts.check_joints(model.joint_names).torque(effort)
 
 
 def _stamped_series(model: RobotModel, arrays: dict[str, list[tuple[int, Any]]],

@@ -66,9 +66,11 @@ from robot_tv_dynamics.evaluation import SampleTorques
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.friction import FrictionParameters, load_friction_file
 from robot_tv_dynamics.inputs import InputRules, ModelInputs, TimelineRules
+from robot_tv_dynamics.inputs.efforts import EffortMap
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.observer.live import NO_EFFORT
 from robot_tv_dynamics.ros import input_guard, node_base, qos, robot_description
+from robot_tv_dynamics.ros.cell_parameters import EFFORT_NAMES, effort_map_of, on_parameters_set
 from robot_tv_dynamics.ros.contact_outputs import ContactOutputs
 from robot_tv_dynamics.ros.conversions import JointStateReader, make_status
 from robot_tv_dynamics.ros.dynamics_outputs import SUBSCRIBER_CHECK_PERIOD, SampleOutputs
@@ -168,6 +170,7 @@ class DynamicsNode(node_base.ModelNode):
                           if cfg.friction_file.strip() else None)
         self._torques.friction = self._friction
         self._contacts = ContactOutputs(self, model, cfg, self._friction, qos.RELIABLE_QOS)
+        on_parameters_set(self, EFFORT_NAMES, self._set_efforts)
         self.create_timer(cfg.diagnostics_period, self._publish_diagnostics)
         filter_note = (
             f"q̈ by a critically damped 2nd-order filter, f_c = {cfg.acceleration_cutoff:g} Hz, "
@@ -196,8 +199,23 @@ class DynamicsNode(node_base.ModelNode):
             model.joint_names, self.config.ignore_unknown_joints, ignored=model.locked_joints)
         self._outputs.set_joints(model.joint_names)
         self._torques = SampleTorques(model, self._friction)
+        values = {name: str(self.get_parameter(name).value) for name in EFFORT_NAMES}
+        #: τ from the published efforts; None: the effort parameters do not fit the model
+        self._efforts: EffortMap | None = None
+        try:
+            self._efforts = effort_map_of(values, model.joint_names)
+        except RobotTvDynamicsError as error:
+            if not hasattr(self, "_contacts"):
+                raise  # start-up: the node cannot read efforts as configured
+            self._guard.reject("effort parameters", f"{error}: efforts are not used until "
+                               "they are set for this model")
         self._bounds = bounds.RunningBounds(model.n_bodies, extremes, self._live_bounds(
             model, extremes))
+
+    def _set_efforts(self, values: dict[str, Any]) -> None:
+        """New effort parameters, from the next sample on (raises to refuse them)."""
+        self._efforts = effort_map_of(values, self._model.joint_names)
+        self.get_logger().info(f"efforts now {self._efforts.describe()}")
 
     def _live_bounds(self, model: RobotModel,
                      extremes: bounds.JacobianExtremes | None) -> LiveLowerBounds:
@@ -424,6 +442,10 @@ class DynamicsNode(node_base.ModelNode):
         no_effort = NO_EFFORT
         try:
             effort = self._joints.read_effort(msg)
+            if effort is not None:
+                if self._efforts is None:
+                    raise InvalidInputError("effort parameters", "do not fit the model")
+                effort = self._efforts.torque(effort)
         except RobotTvDynamicsError as error:  # τ is answered; the observers skip it
             effort, no_effort = None, f"joint_states effort not used: {error}"
         outputs = self._outputs

@@ -56,6 +56,12 @@ from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.friction import FrictionParameters, load_friction_file
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos
+from robot_tv_dynamics.ros.cell_parameters import (
+    EFFORT_NAMES,
+    EFFORT_PARAMETERS,
+    effort_map_of,
+    on_parameters_set,
+)
 from robot_tv_dynamics.ros.conversions import (
     JointStateReader,
     body_array,
@@ -162,7 +168,7 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
     legacy_parameter(
         "publish the estimate unstamped on inertial_parameters / inertial_parameter_rates "
         "(Float64MultiArray) beside inertial_parameters_stamped"),
-)
+) + EFFORT_PARAMETERS
 
 
 @dataclass(frozen=True)
@@ -195,6 +201,10 @@ class EstimatorNodeConfig(parameters.CommonConfig):
     ignore_unknown_joints: bool = False
     diagnostics_period: float = 1.0
     legacy_theta_topics: bool = True
+    effort_preset: str = ""
+    effort_gain: str = ""
+    effort_offset: str = ""
+    effort_sign: str = ""
 
 
 def default_link(model: RobotModel) -> str:
@@ -276,6 +286,7 @@ class EstimatorNode(node_base.ModelNode):
         if cfg.method not in METHODS:
             raise InvalidInputError("method", f'"{cfg.method}" is not one of {list(METHODS)}')
         self._build(model)
+        on_parameters_set(self, EFFORT_NAMES, self._set_efforts)
         self._theta_stamped_pub = self.create_publisher(
             JointState, "inertial_parameters_stamped", qos.RELIABLE_QOS)
         self._theta_pub = self._rate_pub = None
@@ -298,7 +309,8 @@ class EstimatorNode(node_base.ModelNode):
             f"ready: {cfg.method} estimate of the load on {est.measurement.link} (body "
             f"{model.body_names[est.measurement.body]}), epsilon = {est.epsilon:.4g}; q̈ by a "
             f"2nd-order filter, f_c = {cfg.acceleration_cutoff:g} Hz, delay "
-            f"{1e3 * est.delay:.1f} ms; model {self._description.source}")
+            f"{1e3 * est.delay:.1f} ms; model {self._description.source}; efforts "
+            f"{self._efforts.describe()}")
 
     def _build(self, model: RobotModel) -> None:
         cfg = self.config
@@ -310,6 +322,7 @@ class EstimatorNode(node_base.ModelNode):
         if cfg.identification_summary.strip():
             noise = summary_noise(cfg.identification_summary.strip(), model.joint_names)
         link = cfg.link.strip() or default_link(model)
+        self._efforts = effort_map_of(self._effort_values(), model.joint_names)
         self._model = model
         self._estimator = OnlineLoadEstimator(
             model, link, settings_from_config(cfg, noise), friction)
@@ -317,6 +330,15 @@ class EstimatorNode(node_base.ModelNode):
             model.joint_names, cfg.ignore_unknown_joints, ignored=model.locked_joints)
         self._last_publish = -math.inf
         self._origin_ns: int | None = None
+
+    def _effort_values(self) -> dict[str, str]:
+        """The effort parameters as they are now (set at runtime or declared)."""
+        return {name: str(self.get_parameter(name).value) for name in EFFORT_NAMES}
+
+    def _set_efforts(self, values: dict[str, str]) -> None:
+        """Apply new effort parameters from the next sample on (raise to refuse them)."""
+        self._efforts = effort_map_of(values, self._model.joint_names)
+        self.get_logger().info(f"efforts now {self._efforts.describe()}")
 
     def _on_urdf_swap(self, model: RobotModel) -> None:
         try:
@@ -328,7 +350,10 @@ class EstimatorNode(node_base.ModelNode):
 
     # ------------------------------------------------------------------ input
     def _read_efforts(self, msg: JointState) -> np.ndarray:
-        """τ_m in model order (after ``self._joints.read`` accepted the names)."""
+        """τ_m in model order (after ``self._joints.read`` accepted the names) [N·m, N].
+
+        The published effort e becomes τ = sign·gain·(e − offset) (effort parameters).
+        """
         n = len(msg.name)
         if len(msg.effort) != n:
             raise InvalidInputError(
@@ -340,7 +365,7 @@ class EstimatorNode(node_base.ModelNode):
         if not np.isfinite(tau).all():
             bad = self._model.joint_names[int(np.flatnonzero(~np.isfinite(tau))[0])]
             raise InvalidInputError("joint_states.effort", f'non-finite value for "{bad}"')
-        return tau
+        return self._efforts.torque(tau)
 
     def _sample_time(self, msg: JointState) -> float:
         """The stamp as 1 s + the exact time since the first sample (integer ns).

@@ -1,0 +1,119 @@
+"""estimator_node on a real cell's joint_states: amperes, another joint order, set at runtime.
+
+Two estimator_nodes (UR5, load on tool0) get the same simulated samples over real DDS: one
+as joint torques in model order, the other as a UR driver in current mode publishes them
+(e = offset + τ/(sign·gain) with the ``ur_e_series_current`` gains, the joints in another
+order). The second node starts without effort parameters; they are set at runtime through
+its ``set_parameters`` service (a wrong-length list first, which must be refused with the
+reason). With every sample delivered (RELIABLE), both must publish the same payload.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from geometry_msgs.msg import InertiaStamped
+from rcl_interfaces.srv import SetParameters
+from rclpy.parameter import Parameter
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from ros_harness import NodeProcess, RosClient, unique_namespace
+from sensor_msgs.msg import JointState
+
+from robot_tv_dynamics.evaluation import load_payload, load_trajectory
+from robot_tv_dynamics.inputs.efforts import effort_map
+from robot_tv_dynamics.paths import package_config_dir
+from robot_tv_dynamics.simulation.recording import simulate_recording
+
+pytestmark = [pytest.mark.ros]
+
+ORDER = ["wrist_3_joint", "elbow_joint", "shoulder_pan_joint", "wrist_1_joint",
+         "shoulder_lift_joint", "wrist_2_joint"]
+OFFSET, SIGN = "0.05,-0.1,0.2,0.0,0.03,-0.02", "1,-1,1,1,1,-1"
+NODE = {"method": "classical", "link": "tool0", "executor": "single_threaded",
+        "joint_states_reliable": True, "joint_states_depth": 1000, "publish_period": 0.0}
+
+
+def _messages(model, recording, order, efforts, extra=()):
+    take = [model.joint_names.index(name) for name in order]
+    raw = efforts.raw(recording.effort)
+    out = []
+    for k, t in enumerate(recording.t):
+        ns = int(round((100.0 + float(t)) * 1e9))
+        msg = JointState(name=list(order) + [name for name, _ in extra])
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(ns, 1_000_000_000)
+        msg.position = [float(v) for v in recording.q[k, take]] + [p for _, p in extra]
+        msg.velocity = [float(v) for v in recording.qd[k, take]] + [0.0] * len(extra)
+        msg.effort = [float(v) for v in raw[k, take]] + [0.0] * len(extra)
+        out.append(msg)
+    return out
+
+
+def _set(client, service, **values):
+    request = SetParameters.Request(parameters=[
+        Parameter(name, Parameter.Type.STRING, value).to_parameter_msg()
+        for name, value in values.items()])
+    future = service.call_async(request)
+    client.spin_until(future.done, 20.0, "set_parameters")
+    return future.result().results[0]
+
+
+def test_amperes_in_another_order_set_at_runtime_give_the_clean_estimate(
+        tmp_path, urdf_paths, ur5):
+    examples = package_config_dir() / "examples"
+    recording = simulate_recording(
+        ur5, load_trajectory(str(examples / "ur5_trajectory.yaml")),
+        load=load_payload(str(examples / "ur5_payload.yaml")), rate=250.0)
+    dialect = effort_map("ur_e_series_current", offset=[float(v) for v in OFFSET.split(",")],
+                         sign=[float(v) for v in SIGN.split(",")])
+    clean = _messages(ur5, recording, ur5.joint_names, effort_map())
+    ur = _messages(ur5, recording, ORDER, dialect)
+    ns = unique_namespace("cell")
+    nodes = {kind: NodeProcess("estimator_node", f"{ns}/{kind}", tmp_path,
+                               {"urdf_path": urdf_paths["ur5"], **NODE})
+             for kind in ("clean", "ur")}
+    client = RosClient()
+    try:
+        payloads = {kind: client.collect(InertiaStamped, f"{ns}/{kind}/payload_estimate")
+                    for kind in nodes}
+        every = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=len(clean),
+                           reliability=ReliabilityPolicy.RELIABLE)  # no sample overwritten
+        pubs = {kind: client.publisher(JointState, f"{ns}/{kind}/joint_states", every)
+                for kind in nodes}
+        for kind, node in nodes.items():
+            client.spin_until(lambda n=node: "ready" in n.output(), 60.0, f"{kind} ready", node)
+        service = client.node.create_client(
+            SetParameters, f"{ns}/ur/estimator_node/set_parameters")
+        client.spin_until(lambda: service.service_is_ready(), 20.0, "the parameter service")
+        refused = _set(client, service, effort_gain="12.6,12.6")
+        assert not refused.successful and "effort_gain" in refused.reason
+        assert "shoulder_pan_joint" in refused.reason
+        accepted = _set(client, service, effort_preset="ur_e_series_current")
+        assert accepted.successful, accepted.reason
+        for name, value in (("effort_offset", OFFSET), ("effort_sign", SIGN)):
+            result = _set(client, service, **{name: value})
+            assert result.successful, result.reason
+        client.wait_matched(list(pubs.values()), 20.0)
+        for a, b in zip(clean, ur, strict=True):
+            pubs["clean"].publish(a)
+            pubs["ur"].publish(b)
+            client.executor.spin_once(timeout_sec=0.0)
+        last = clean[-1].header.stamp
+
+        def done(kind):
+            return any(m.header.stamp == last for m in payloads[kind])
+        client.spin_until(lambda: done("clean") and done("ur"), 60.0, "the last estimates")
+        final = {kind: next(m for m in payloads[kind] if m.header.stamp == last).inertia
+                 for kind in nodes}
+        assert final["clean"].m > 1.0  # the 3 kg load is being seen
+        for field in ("m", "ixx", "iyy", "izz", "ixy", "ixz", "iyz"):
+            assert getattr(final["ur"], field) == pytest.approx(
+                getattr(final["clean"], field), rel=1e-9, abs=1e-12), field
+        np.testing.assert_allclose(
+            [final["ur"].com.x, final["ur"].com.y, final["ur"].com.z],
+            [final["clean"].com.x, final["clean"].com.y, final["clean"].com.z], atol=1e-9)
+        assert len(payloads["ur"]) == len(payloads["clean"])
+        assert "efforts now ur_e_series_current" in nodes["ur"].output()
+    finally:
+        client.close()
+        for node in nodes.values():
+            node.stop()
