@@ -16,9 +16,9 @@ from pathlib import Path
 from robot_tv_dynamics.cli.common import (
     add_effort_arguments,
     add_lock_argument,
-    effort_option,
     add_progress_arguments,
     checked_number,
+    effort_option,
     load_model,
     lock_option,
     positive_float,

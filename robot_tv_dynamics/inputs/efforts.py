@@ -162,7 +162,9 @@ def effort_map(preset: str = "", gain: Values | None = None, offset: Values | No
 
     Args:
         preset: a key of :data:`PRESETS`, or empty.
-        gain, offset, sign: explicit values (None: the preset's).
+        gain: explicit gains (None: the preset's).
+        offset: explicit offsets (None: the preset's).
+        sign: explicit signs (None: the preset's).
 
     Raises:
         InvalidInputError: an unknown preset, or values out of range.

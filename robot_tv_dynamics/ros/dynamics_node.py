@@ -44,7 +44,7 @@ entries; γ, δ by :func:`~robot_tv_dynamics.bounds.startup_jacobian_extremes`),
 
 Bad input never stops the node: it is rejected with a throttled log line and a
 ``dynamics_node: input`` status on ``/diagnostics``, and the last good state is kept.
-Every topic and parameter: README.md, "ROS 2 interface".
+Every topic and parameter: docs/ros_interface.md, "Parameters".
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 :data:`PARAMETERS` is what the node declares (after the
 :data:`~robot_tv_dynamics.ros.parameters.COMMON_PARAMETERS` every model node has);
 :class:`DynamicsNodeConfig` is built from their values and handed to the parts of the
-node. Every parameter is in README.md, "ROS 2 interface", and config/tv_dynamics.yaml.
+node. Every parameter is in docs/ros_interface.md, "Parameters", and config/tv_dynamics.yaml.
 """
 
 from __future__ import annotations

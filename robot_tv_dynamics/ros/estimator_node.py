@@ -30,7 +30,7 @@ every ``publish_period`` (sample stamps):
 Bad input never stops the node: joint_states without efforts, NaN, unknown joints or a
 stamp going backwards are rejected with a diagnostics reason (no estimate from them).
 An unknown ``link`` or a friction file for other joints stops start-up with one message.
-Every parameter: README.md, "ROS 2 interface"; the methods: docs/estimation.md.
+Every parameter: docs/ros_interface.md, "Parameters"; the methods: docs/estimation.md.
 """
 
 from __future__ import annotations

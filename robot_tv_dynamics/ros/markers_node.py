@@ -21,7 +21,7 @@ per source the scene of :func:`robot_tv_dynamics.visualization.inertia_scene`:
 - ``frame_mode: links``: each body's markers in its link frame (for a ROS install
   where robot_state_publisher provides TF); the skeleton stays in the base frame.
 
-Topics and parameters: README.md, "ROS 2 interface"; docs/visualization.md.
+Topics and parameters: docs/ros_interface.md, "Parameters"; docs/visualization.md.
 """
 
 from __future__ import annotations

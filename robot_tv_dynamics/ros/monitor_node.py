@@ -29,7 +29,7 @@ times) until the first stamped Θ arrives, then ignores them. It runs
   the background and are cached in ``cache_dir``).
 
 Each level change is logged once, when it happens. Topics and parameters:
-README.md, "ROS 2 interface".
+docs/ros_interface.md, "Parameters".
 """
 
 from __future__ import annotations
