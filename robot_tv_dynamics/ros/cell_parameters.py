@@ -43,6 +43,16 @@ EFFORT_PARAMETERS = (
 )
 EFFORT_NAMES = tuple(spec.name for spec in EFFORT_PARAMETERS)
 
+#: The frame payloads are given and reported in (every node that takes or reports one).
+PAYLOAD_PARAMETERS = (
+    ParameterSpec(
+        "payload_frame", "",
+        "frame of the payloads that go in or out (mass, COM and inertia about the COM in its "
+        "axes): a URDF link fixed to the load's body; empty = the URDF's flange frame "
+        "(tool0, flange, panda_link8, fr3_link8) when it has one on that body, else the "
+        "load's link"),
+)
+
 
 def effort_map_of(values: dict[str, Any], joint_names: Collection[str]) -> EffortMap:
     """The :class:`EffortMap` of the four effort parameters' values, checked for the joints.

@@ -367,10 +367,12 @@ def body_joint_state(
 
 
 # ---------------------------------------------------------------------------- payload
-def inertia_stamped_to_phi(msg: InertiaStamped) -> tuple[str, np.ndarray]:
+def inertia_stamped_to_phi(msg: InertiaStamped, default_link: str | None = None
+                           ) -> tuple[str, np.ndarray]:
     """(link, Φ_link) from geometry_msgs/InertiaStamped.
 
-    ``header.frame_id`` names the URDF link; ``inertia`` gives the mass [kg], the
+    ``header.frame_id`` names the URDF link (empty: ``default_link``, the node's
+    ``payload_frame``); ``inertia`` gives the mass [kg], the
     centre of mass in link coordinates [m] and the inertia about the centre of mass in
     link axes [kg·m²] (as franka ``set_load`` and UR ``set_payload`` take it). Φ_link
     is about the link-frame origin, eq. (7) order.
@@ -380,9 +382,10 @@ def inertia_stamped_to_phi(msg: InertiaStamped) -> tuple[str, np.ndarray]:
             :mod:`robot_tv_dynamics.limits` (mass, centre of mass, inertia) or an
             inertia no body has (Theorem 1).
     """
-    link = msg.header.frame_id.strip()
+    link = msg.header.frame_id.strip() or (default_link or "")
     if not link:
-        raise InvalidInputError("payload.header.frame_id", "is empty; it must name a URDF link")
+        raise InvalidInputError("payload.header.frame_id", "is empty and the URDF has no "
+                                "flange frame (payload_frame): it must name a URDF link")
     i = msg.inertia
     inertia = np.array([[i.ixx, i.ixy, i.ixz], [i.ixy, i.iyy, i.iyz], [i.ixz, i.iyz, i.izz]])
     com = np.array([i.com.x, i.com.y, i.com.z])

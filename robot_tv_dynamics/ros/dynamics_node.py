@@ -68,6 +68,7 @@ from robot_tv_dynamics.friction import FrictionParameters, load_friction_file
 from robot_tv_dynamics.inputs import InputRules, ModelInputs, TimelineRules
 from robot_tv_dynamics.inputs.efforts import EffortMap
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.model.frames import input_frame
 from robot_tv_dynamics.observer.live import NO_EFFORT
 from robot_tv_dynamics.ros import input_guard, node_base, qos, robot_description
 from robot_tv_dynamics.ros.cell_parameters import EFFORT_NAMES, effort_map_of, on_parameters_set
@@ -138,6 +139,7 @@ class DynamicsNode(node_base.ModelNode):
             self._guard, self._inputs, model, self._bounds, self.get_logger(),
             release=self._release, clock=lambda: self.get_clock().now().nanoseconds * 1e-9,
             reference_tolerance=cfg.reference_tolerance)
+        self._inertial.payload_frame = input_frame(model, cfg.payload_frame)
         self._bounds.update(self._inputs.theta)
         # Θ, Θ̇, Ψ, Ψ̇ keep as deep a queue as joint_states: the executor takes messages in
         # arrival order, so when it falls behind, a backlog of joint samples still meets
@@ -171,6 +173,7 @@ class DynamicsNode(node_base.ModelNode):
         self._torques.friction = self._friction
         self._contacts = ContactOutputs(self, model, cfg, self._friction, qos.RELIABLE_QOS)
         on_parameters_set(self, EFFORT_NAMES, self._set_efforts)
+        on_parameters_set(self, ("payload_frame",), self._set_payload_frame)
         self.create_timer(cfg.diagnostics_period, self._publish_diagnostics)
         filter_note = (
             f"q̈ by a critically damped 2nd-order filter, f_c = {cfg.acceleration_cutoff:g} Hz, "
@@ -216,6 +219,12 @@ class DynamicsNode(node_base.ModelNode):
         """New effort parameters, from the next sample on (raises to refuse them)."""
         self._efforts = effort_map_of(values, self._model.joint_names)
         self.get_logger().info(f"efforts now {self._efforts.describe()}")
+
+    def _set_payload_frame(self, values: dict[str, Any]) -> None:
+        """The link of payloads without frame_id from now on (raises to refuse it)."""
+        self._inertial.payload_frame = input_frame(self._model, str(values["payload_frame"]))
+        self.get_logger().info(
+            f"payload messages without frame_id now apply to {self._inertial.payload_frame}")
 
     def _live_bounds(self, model: RobotModel,
                      extremes: bounds.JacobianExtremes | None) -> LiveLowerBounds:
@@ -381,6 +390,12 @@ class DynamicsNode(node_base.ModelNode):
         self._guard.hardware_id = robot_description.robot_name(model)
         self._set_model(model, extremes)
         self._inertial.set_model(model, self._bounds)
+        try:
+            self._inertial.payload_frame = input_frame(
+                model, str(self.get_parameter("payload_frame").value))
+        except RobotTvDynamicsError as error:
+            self._inertial.payload_frame = None
+            self._guard.reject("payload_frame", f"{error}: payloads need a frame_id")
         self._bounds.update(self._inputs.theta)
 
     def destroy_node(self) -> None:

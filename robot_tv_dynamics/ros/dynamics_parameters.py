@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from robot_tv_dynamics.ros import parameters
-from robot_tv_dynamics.ros.cell_parameters import EFFORT_PARAMETERS
+from robot_tv_dynamics.ros.cell_parameters import EFFORT_PARAMETERS, PAYLOAD_PARAMETERS
 from robot_tv_dynamics.ros.parameters import ParameterSpec
 
 #: The node's parameters, in declaration order.
@@ -113,7 +113,7 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
     ParameterSpec(
         "diagnostics_period", 1.0,
         "period of the node's own input status on /diagnostics", "s", 0.01, 3600.0),
-) + EFFORT_PARAMETERS
+) + EFFORT_PARAMETERS + PAYLOAD_PARAMETERS
 
 
 @dataclass(frozen=True)
@@ -149,3 +149,4 @@ class DynamicsNodeConfig(parameters.CommonConfig):
     effort_gain: str = ""
     effort_offset: str = ""
     effort_sign: str = ""
+    payload_frame: str = ""

@@ -19,9 +19,9 @@ every ``publish_period`` (sample stamps):
 - while ``legacy_theta_topics`` is true (deprecated): the same Θ̂ (and Θ̇̂) unstamped on
   ``inertial_parameters`` / ``inertial_parameter_rates`` (Float64MultiArray ``body`` ×
   ``phi``);
-- ``payload_estimate`` (geometry_msgs/InertiaStamped, frame_id = ``link``, the same
-  stamp): the load alone, mass, COM and inertia about the COM in the link frame (franka
-  ``set_load``, UR ``set_payload``);
+- ``payload_estimate`` (geometry_msgs/InertiaStamped, frame_id = ``payload_frame``, the
+  same stamp): the load alone, mass, COM and inertia about the COM in that frame (by
+  default the URDF's flange frame, as franka ``setLoad`` and UR ``set_payload`` take it);
 - ``/diagnostics``: ``estimator_node: <link>`` (method, excitation, held updates,
   covariance trace, margin λ_min(f(Φ̂_b)) against ε, the recursion's raw margin, skipped
   updates, detected changes and the stamp of the last, samples left out while the q̈
@@ -52,13 +52,16 @@ from robot_tv_dynamics.estimation import (
     LoadEstimatorSettings,
     OnlineLoadEstimator,
 )
+from robot_tv_dynamics.estimation.online import load_estimate
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.friction import FrictionParameters, load_friction_file
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.model.frames import load_in_frame, payload_frame_for
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos
 from robot_tv_dynamics.ros.cell_parameters import (
     EFFORT_NAMES,
     EFFORT_PARAMETERS,
+    PAYLOAD_PARAMETERS,
     effort_map_of,
     on_parameters_set,
 )
@@ -168,7 +171,7 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
     legacy_parameter(
         "publish the estimate unstamped on inertial_parameters / inertial_parameter_rates "
         "(Float64MultiArray) beside inertial_parameters_stamped"),
-) + EFFORT_PARAMETERS
+) + EFFORT_PARAMETERS + PAYLOAD_PARAMETERS
 
 
 @dataclass(frozen=True)
@@ -205,6 +208,7 @@ class EstimatorNodeConfig(parameters.CommonConfig):
     effort_gain: str = ""
     effort_offset: str = ""
     effort_sign: str = ""
+    payload_frame: str = ""
 
 
 def default_link(model: RobotModel) -> str:
@@ -287,6 +291,7 @@ class EstimatorNode(node_base.ModelNode):
             raise InvalidInputError("method", f'"{cfg.method}" is not one of {list(METHODS)}')
         self._build(model)
         on_parameters_set(self, EFFORT_NAMES, self._set_efforts)
+        on_parameters_set(self, ("payload_frame",), self._set_payload_frame)
         self._theta_stamped_pub = self.create_publisher(
             JointState, "inertial_parameters_stamped", qos.RELIABLE_QOS)
         self._theta_pub = self._rate_pub = None
@@ -310,7 +315,7 @@ class EstimatorNode(node_base.ModelNode):
             f"{model.body_names[est.measurement.body]}), epsilon = {est.epsilon:.4g}; q̈ by a "
             f"2nd-order filter, f_c = {cfg.acceleration_cutoff:g} Hz, delay "
             f"{1e3 * est.delay:.1f} ms; model {self._description.source}; efforts "
-            f"{self._efforts.describe()}")
+            f"{self._efforts.describe()}; payload_estimate in frame {self._frame}")
 
     def _build(self, model: RobotModel) -> None:
         cfg = self.config
@@ -323,6 +328,8 @@ class EstimatorNode(node_base.ModelNode):
             noise = summary_noise(cfg.identification_summary.strip(), model.joint_names)
         link = cfg.link.strip() or default_link(model)
         self._efforts = effort_map_of(self._effort_values(), model.joint_names)
+        self._frame = payload_frame_for(
+            model, link, str(self.get_parameter("payload_frame").value))
         self._model = model
         self._estimator = OnlineLoadEstimator(
             model, link, settings_from_config(cfg, noise), friction)
@@ -339,6 +346,12 @@ class EstimatorNode(node_base.ModelNode):
         """Apply new effort parameters from the next sample on (raise to refuse them)."""
         self._efforts = effort_map_of(values, self._model.joint_names)
         self.get_logger().info(f"efforts now {self._efforts.describe()}")
+
+    def _set_payload_frame(self, values: dict[str, str]) -> None:
+        """Report the load in another frame from the next estimate on (raise to refuse)."""
+        link = self._estimator.measurement.link
+        self._frame = payload_frame_for(self._model, link, str(values["payload_frame"]))
+        self.get_logger().info(f"payload_estimate now in frame {self._frame}")
 
     def _on_urdf_swap(self, model: RobotModel) -> None:
         try:
@@ -410,10 +423,11 @@ class EstimatorNode(node_base.ModelNode):
             self._theta_pub.publish(body_array(est.theta_hat, names, "phi"))
             if rate is not None:
                 self._rate_pub.publish(body_array(rate, names, "phi"))
-        load = est.load
+        load = load_estimate(load_in_frame(
+            self._model, est.load.phi, est.measurement.link, self._frame))
         msg = InertiaStamped()
         msg.header.stamp = stamp
-        msg.header.frame_id = est.measurement.link
+        msg.header.frame_id = self._frame
         inertia = msg.inertia
         inertia.m = float(load.mass)
         inertia.com.x, inertia.com.y, inertia.com.z = (float(v) for v in load.com)
@@ -444,6 +458,7 @@ class EstimatorNode(node_base.ModelNode):
         return make_status(
             f"{NODE_NAME}: {est.measurement.link}", level, message, self._guard.hardware_id, [
                 ("method", cfg.method), ("link", est.measurement.link),
+                ("payload_frame", self._frame),
                 ("body", self._model.body_names[est.measurement.body]),
                 ("samples", est.samples), ("updates", updates), ("held", est.held),
                 ("excited", est.excited), ("excitation", est.excitation.excitation),
