@@ -43,6 +43,24 @@ EFFORT_PARAMETERS = (
 )
 EFFORT_NAMES = tuple(spec.name for spec in EFFORT_PARAMETERS)
 
+#: How joint_states naming joints the model lacks are read (every node reading them).
+JOINT_PARAMETERS = (
+    ParameterSpec(
+        "strict_joints", False,
+        "reject joint_states that name joints the model does not have; false: those joints "
+        "(a gripper's, from MoveIt's robot_description) are skipped, with one log line per "
+        "name list"),
+)
+
+
+def unknown_joints_logger(logger: Any) -> Callable[[list[str]], None]:
+    """The one log line of a name list with joints the model does not have."""
+    def log(names: list[str]) -> None:
+        logger.info(f"joint_states: skipping joints the model does not have: {names} "
+                    "(strict_joints is false)")
+    return log
+
+
 #: The frame payloads are given and reported in (every node that takes or reports one).
 PAYLOAD_PARAMETERS = (
     ParameterSpec(

@@ -71,7 +71,12 @@ from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.model.frames import input_frame
 from robot_tv_dynamics.observer.live import NO_EFFORT
 from robot_tv_dynamics.ros import input_guard, node_base, qos, robot_description
-from robot_tv_dynamics.ros.cell_parameters import EFFORT_NAMES, effort_map_of, on_parameters_set
+from robot_tv_dynamics.ros.cell_parameters import (
+    EFFORT_NAMES,
+    effort_map_of,
+    on_parameters_set,
+    unknown_joints_logger,
+)
 from robot_tv_dynamics.ros.contact_outputs import ContactOutputs
 from robot_tv_dynamics.ros.conversions import JointStateReader, make_status
 from robot_tv_dynamics.ros.dynamics_outputs import SUBSCRIBER_CHECK_PERIOD, SampleOutputs
@@ -174,6 +179,7 @@ class DynamicsNode(node_base.ModelNode):
         self._contacts = ContactOutputs(self, model, cfg, self._friction, qos.RELIABLE_QOS)
         on_parameters_set(self, EFFORT_NAMES, self._set_efforts)
         on_parameters_set(self, ("payload_frame",), self._set_payload_frame)
+        on_parameters_set(self, ("strict_joints",), self._set_strict_joints)
         self.create_timer(cfg.diagnostics_period, self._publish_diagnostics)
         filter_note = (
             f"q̈ by a critically damped 2nd-order filter, f_c = {cfg.acceleration_cutoff:g} Hz, "
@@ -199,7 +205,8 @@ class DynamicsNode(node_base.ModelNode):
         """(Re)build what depends on the model; the μ/ν statistics start again (empty)."""
         self._model = model
         self._joints = JointStateReader(
-            model.joint_names, self.config.ignore_unknown_joints, ignored=model.locked_joints)
+            model.joint_names, bool(self.get_parameter("strict_joints").value),
+            ignored=model.locked_joints, on_unknown=unknown_joints_logger(self.get_logger()))
         self._outputs.set_joints(model.joint_names)
         self._torques = SampleTorques(model, self._friction)
         values = {name: str(self.get_parameter(name).value) for name in EFFORT_NAMES}
@@ -219,6 +226,9 @@ class DynamicsNode(node_base.ModelNode):
         """New effort parameters, from the next sample on (raises to refuse them)."""
         self._efforts = effort_map_of(values, self._model.joint_names)
         self.get_logger().info(f"efforts now {self._efforts.describe()}")
+
+    def _set_strict_joints(self, values: dict[str, Any]) -> None:
+        self._joints.strict = bool(values["strict_joints"])
 
     def _set_payload_frame(self, values: dict[str, Any]) -> None:
         """The link of payloads without frame_id from now on (raises to refuse it)."""

@@ -11,7 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from robot_tv_dynamics.ros import parameters
-from robot_tv_dynamics.ros.cell_parameters import EFFORT_PARAMETERS, PAYLOAD_PARAMETERS
+from robot_tv_dynamics.ros.cell_parameters import (
+    EFFORT_PARAMETERS,
+    JOINT_PARAMETERS,
+    PAYLOAD_PARAMETERS,
+)
 from robot_tv_dynamics.ros.parameters import ParameterSpec
 
 #: The node's parameters, in declaration order.
@@ -51,10 +55,6 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "joint_states_reliable", False,
         "subscribe joint_states RELIABLE (then best-effort publishers do not match); "
         "default BEST_EFFORT, which matches both"),
-    ParameterSpec(
-        "ignore_unknown_joints", False,
-        "accept joint_states with joints the URDF does not have (ignoring them) instead of "
-        "rejecting them"),
     ParameterSpec(
         "publish_terms", True,
         "publish generalized_terms (computed only while it has subscribers)"),
@@ -113,7 +113,7 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
     ParameterSpec(
         "diagnostics_period", 1.0,
         "period of the node's own input status on /diagnostics", "s", 0.01, 3600.0),
-) + EFFORT_PARAMETERS + PAYLOAD_PARAMETERS
+) + JOINT_PARAMETERS + EFFORT_PARAMETERS + PAYLOAD_PARAMETERS
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ class DynamicsNodeConfig(parameters.CommonConfig):
     reference_tolerance: float = 0.0
     joint_states_depth: int = 100
     joint_states_reliable: bool = False
-    ignore_unknown_joints: bool = False
+    strict_joints: bool = False
     publish_terms: bool = True
     publish_bounds: bool = True
     bounds_decimation: int = 1

@@ -61,9 +61,11 @@ from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos
 from robot_tv_dynamics.ros.cell_parameters import (
     EFFORT_NAMES,
     EFFORT_PARAMETERS,
+    JOINT_PARAMETERS,
     PAYLOAD_PARAMETERS,
     effort_map_of,
     on_parameters_set,
+    unknown_joints_logger,
 )
 from robot_tv_dynamics.ros.conversions import (
     JointStateReader,
@@ -163,15 +165,12 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "joint_states_reliable", False,
         "subscribe joint_states RELIABLE (default BEST_EFFORT, which matches both)"),
     ParameterSpec(
-        "ignore_unknown_joints", False,
-        "accept joint_states with joints the URDF does not have (ignoring them)"),
-    ParameterSpec(
         "diagnostics_period", 1.0, "period of the node's status on /diagnostics", "s",
         0.01, 3600.0),
     legacy_parameter(
         "publish the estimate unstamped on inertial_parameters / inertial_parameter_rates "
         "(Float64MultiArray) beside inertial_parameters_stamped"),
-) + EFFORT_PARAMETERS + PAYLOAD_PARAMETERS
+) + JOINT_PARAMETERS + EFFORT_PARAMETERS + PAYLOAD_PARAMETERS
 
 
 @dataclass(frozen=True)
@@ -201,7 +200,7 @@ class EstimatorNodeConfig(parameters.CommonConfig):
     publish_period: float = 0.01
     joint_states_depth: int = 100
     joint_states_reliable: bool = False
-    ignore_unknown_joints: bool = False
+    strict_joints: bool = False
     diagnostics_period: float = 1.0
     legacy_theta_topics: bool = True
     effort_preset: str = ""
@@ -292,6 +291,7 @@ class EstimatorNode(node_base.ModelNode):
         self._build(model)
         on_parameters_set(self, EFFORT_NAMES, self._set_efforts)
         on_parameters_set(self, ("payload_frame",), self._set_payload_frame)
+        on_parameters_set(self, ("strict_joints",), self._set_strict_joints)
         self._theta_stamped_pub = self.create_publisher(
             JointState, "inertial_parameters_stamped", qos.RELIABLE_QOS)
         self._theta_pub = self._rate_pub = None
@@ -334,7 +334,8 @@ class EstimatorNode(node_base.ModelNode):
         self._estimator = OnlineLoadEstimator(
             model, link, settings_from_config(cfg, noise), friction)
         self._joints = JointStateReader(
-            model.joint_names, cfg.ignore_unknown_joints, ignored=model.locked_joints)
+            model.joint_names, bool(self.get_parameter("strict_joints").value),
+            ignored=model.locked_joints, on_unknown=unknown_joints_logger(self.get_logger()))
         self._last_publish = -math.inf
         self._origin_ns: int | None = None
 
@@ -346,6 +347,9 @@ class EstimatorNode(node_base.ModelNode):
         """Apply new effort parameters from the next sample on (raise to refuse them)."""
         self._efforts = effort_map_of(values, self._model.joint_names)
         self.get_logger().info(f"efforts now {self._efforts.describe()}")
+
+    def _set_strict_joints(self, values: dict[str, bool]) -> None:
+        self._joints.strict = bool(values["strict_joints"])
 
     def _set_payload_frame(self, values: dict[str, str]) -> None:
         """Report the load in another frame from the next estimate on (raise to refuse)."""

@@ -1,17 +1,21 @@
-"""estimator_node on a real cell's joint_states: amperes, another joint order, set at runtime.
+"""estimator_node on a real cell's joint_states: amperes, another order, a gripper joint.
 
 Two estimator_nodes (UR5, load on tool0) get the same simulated samples over real DDS: one
 as joint torques in model order, the other as a UR driver in current mode publishes them
 (e = offset + τ/(sign·gain) with the ``ur_e_series_current`` gains, the joints in another
-order). The second node starts without effort parameters; they are set at runtime through
-its ``set_parameters`` service (a wrong-length list first, which must be refused with the
-reason). With every sample delivered (RELIABLE), both must publish the same payload.
+order, and a gripper joint the URDF does not have, as MoveIt's robot_description adds).
+The second node starts without effort parameters; they are set at runtime through its
+``set_parameters`` service (a wrong-length list first, which must be refused with the
+reason). With every sample delivered (RELIABLE), both must publish the same payload; the
+gripper joint is skipped with one log line. A third node with ``strict_joints`` rejects
+those messages instead.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
@@ -28,6 +32,7 @@ pytestmark = [pytest.mark.ros]
 
 ORDER = ["wrist_3_joint", "elbow_joint", "shoulder_pan_joint", "wrist_1_joint",
          "shoulder_lift_joint", "wrist_2_joint"]
+GRIPPER = "robotiq_85_left_knuckle_joint"
 OFFSET, SIGN = "0.05,-0.1,0.2,0.0,0.03,-0.02", "1,-1,1,1,1,-1"
 NODE = {"method": "classical", "link": "tool0", "executor": "single_threaded",
         "joint_states_reliable": True, "joint_states_depth": 1000, "publish_period": 0.0}
@@ -66,11 +71,12 @@ def test_amperes_in_another_order_set_at_runtime_give_the_clean_estimate(
     dialect = effort_map("ur_e_series_current", offset=[float(v) for v in OFFSET.split(",")],
                          sign=[float(v) for v in SIGN.split(",")])
     clean = _messages(ur5, recording, ur5.joint_names, effort_map())
-    ur = _messages(ur5, recording, ORDER, dialect)
+    ur = _messages(ur5, recording, ORDER, dialect, extra=[(GRIPPER, 0.4)])
     ns = unique_namespace("cell")
     nodes = {kind: NodeProcess("estimator_node", f"{ns}/{kind}", tmp_path,
-                               {"urdf_path": urdf_paths["ur5"], **NODE})
-             for kind in ("clean", "ur")}
+                               {"urdf_path": urdf_paths["ur5"], **NODE,
+                                "strict_joints": kind == "strict"})
+             for kind in ("clean", "ur", "strict")}
     client = RosClient()
     try:
         payloads = {kind: client.collect(InertiaStamped, f"{ns}/{kind}/payload_estimate")
@@ -79,6 +85,7 @@ def test_amperes_in_another_order_set_at_runtime_give_the_clean_estimate(
                            reliability=ReliabilityPolicy.RELIABLE)  # no sample overwritten
         pubs = {kind: client.publisher(JointState, f"{ns}/{kind}/joint_states", every)
                 for kind in nodes}
+        diagnostics = client.collect(DiagnosticArray, f"{ns}/ur/diagnostics")
         for kind, node in nodes.items():
             client.spin_until(lambda n=node: "ready" in n.output(), 60.0, f"{kind} ready", node)
         service = client.node.create_client(
@@ -96,6 +103,7 @@ def test_amperes_in_another_order_set_at_runtime_give_the_clean_estimate(
         for a, b in zip(clean, ur, strict=True):
             pubs["clean"].publish(a)
             pubs["ur"].publish(b)
+            pubs["strict"].publish(b)
             client.executor.spin_once(timeout_sec=0.0)
         last = clean[-1].header.stamp
 
@@ -103,15 +111,24 @@ def test_amperes_in_another_order_set_at_runtime_give_the_clean_estimate(
             return any(m.header.stamp == last for m in payloads[kind])
         client.spin_until(lambda: done("clean") and done("ur"), 60.0, "the last estimates")
         final = {kind: next(m for m in payloads[kind] if m.header.stamp == last).inertia
-                 for kind in nodes}
+                 for kind in ("clean", "ur")}
         assert final["clean"].m > 1.0  # the 3 kg load is being seen
+
+        def samples():  # what the node counted in its status
+            values = [dict((v.key, v.value) for v in status.values) for array in diagnostics
+                      for status in array.status if status.name == "estimator_node: tool0"]
+            return values and int(values[-1]["samples"]) == len(ur)
+        client.spin_until(samples, 10.0, f"a status counting all {len(ur)} samples")
         for field in ("m", "ixx", "iyy", "izz", "ixy", "ixz", "iyz"):
             assert getattr(final["ur"], field) == pytest.approx(
                 getattr(final["clean"], field), rel=1e-9, abs=1e-12), field
         np.testing.assert_allclose(
             [final["ur"].com.x, final["ur"].com.y, final["ur"].com.z],
             [final["clean"].com.x, final["clean"].com.y, final["clean"].com.z], atol=1e-9)
-        assert len(payloads["ur"]) == len(payloads["clean"])
+        assert nodes["ur"].output().count("skipping joints the model does not have") == 1
+        assert f"['{GRIPPER}']" in nodes["ur"].output()
+        assert not payloads["strict"]
+        assert f'joint "{GRIPPER}" is not in the URDF' in nodes["strict"].output()
         assert "efforts now ur_e_series_current" in nodes["ur"].output()
     finally:
         client.close()
