@@ -212,21 +212,24 @@ def error_message(error: BaseException) -> str:
     return str(error)
 
 
-def add_trajectory_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``--urdf``, ``--lock``, ``--trajectory`` and ``--topic`` (evaluate, retime).
+def add_trajectory_arguments(parser: argparse.ArgumentParser, sweep: bool = True) -> None:
+    """Add ``--urdf``, ``--lock``, ``--trajectory`` and ``--topic`` (evaluate, retime, record).
 
-    ``--urdf`` and ``--trajectory`` may repeat (lists in the namespace): more than one,
-    a directory of trajectories or a glob makes a sweep (:mod:`robot_tv_dynamics.cli.sweep`).
+    With ``sweep`` ``--urdf`` and ``--trajectory`` may repeat (lists in the namespace): more
+    than one, a directory of trajectories or a glob makes a sweep
+    (:mod:`robot_tv_dynamics.cli.sweep`); without it (``record``) the help says one of each.
     """
     parser.add_argument("--urdf", required=True, action="append", metavar="PATH",
-                        help="the robot's URDF file (repeatable in a sweep: each trajectory "
-                             "and payload goes with the URDFs that have its joints, its link)")
+                        help="the robot's URDF file" + (
+                            " (repeatable in a sweep: each trajectory and payload goes with "
+                            "the URDFs that have its joints, its link)" if sweep else ""))
     add_lock_argument(parser)
     parser.add_argument(
         "--trajectory", required=True, action="append", metavar="FILE",
         help="trajectory YAML, or a rosbag2 (directory, .mcap or .db3) with a "
-             "trajectory_msgs/msg/JointTrajectory topic; repeatable, and a directory of "
-             "trajectories or a quoted glob makes a sweep")
+             "trajectory_msgs/msg/JointTrajectory topic" + (
+                 "; repeatable, and a directory of trajectories or a quoted glob makes a "
+                 "sweep" if sweep else ""))
     parser.add_argument(
         "--topic", metavar="NAME",
         help="bag topic to read (default: the first JointTrajectory topic)")

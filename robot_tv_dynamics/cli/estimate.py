@@ -280,7 +280,7 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of the offline payload fit (``--batch``)."""
     group = parser.add_argument_group(
         "offline payload fit", "--batch fits one constant load to the whole recording (or "
-        "the --start/--end window) by SDP, with 95 %% intervals of mass and COM")
+        "the --start/--end window) by SDP, with 95 % intervals of mass and COM")
     group.add_argument("--batch", action="store_true",
                        help="offline SDP fit of the load instead of the live replay")
     group.add_argument("--start", type=float, default=None, metavar="S",

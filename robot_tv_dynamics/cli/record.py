@@ -61,7 +61,7 @@ def _fraction(text: str) -> float:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``record``."""
-    add_trajectory_arguments(parser)
+    add_trajectory_arguments(parser, sweep=False)
     parser.add_argument("--out", required=True, metavar="BAG",
                         help="the bag to write: NAME.mcap (one file) or a folder (rosbag2 "
                              "directory); must not exist")

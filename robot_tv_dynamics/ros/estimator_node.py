@@ -130,7 +130,8 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "uniform band the projected and geometric estimates keep", "", 1e-6, 0.999),
     ParameterSpec(
         "upper_factor", 5.0,
-        "beta = upper_factor x lambda_max(f(Phi_b)) of the base share (projected method)",
+        "beta = upper_factor x lambda_max(f(Phi_b)) of the base share, reported in the "
+        "status (key beta), not applied: the load filters keep no upper bound",
         "", 1.0, 1e6),
     ParameterSpec(
         "theta_walk", 0.0,
@@ -468,6 +469,7 @@ class EstimatorNode(node_base.ModelNode):
                 ("excited", est.excited), ("excitation", est.excitation.excitation),
                 ("covariance_trace", est.covariance_trace), ("mass", load.mass),
                 ("mass_std", est.mass_std), ("margin", est.margin), ("epsilon", est.epsilon),
+                ("beta", est.beta),
                 ("consistent", est.margin >= est.epsilon * (1.0 - 1e-9)),
                 ("raw_margin", est.raw_margin),
                 ("skipped", sum(est.estimator.skipped.values())),

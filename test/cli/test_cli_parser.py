@@ -95,3 +95,13 @@ def test_the_package_imports_early_stop_before_anything_else() -> None:
     first = imports[0]
     assert isinstance(first, ast.ImportFrom) and first.module == "robot_tv_dynamics"
     assert [alias.name for alias in first.names] == ["early_stop"]
+
+
+def test_subcommand_help_prints_what_it_means(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["estimate", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "95 % intervals" in text and "%%" not in text
+    assert cli.main(["record", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "sweep" not in text  # record plays one trajectory on one URDF
+    assert "--effort-gain" in text and "--joint-order" in text
