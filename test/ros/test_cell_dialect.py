@@ -134,3 +134,57 @@ def test_amperes_in_another_order_set_at_runtime_give_the_clean_estimate(
         client.close()
         for node in nodes.values():
             node.stop()
+
+
+def test_dynamics_node_observes_the_same_residual_from_amperes(tmp_path, urdf_paths, ur5):
+    """The observer path: external_torques from amperes + a gripper = from clean torques."""
+    examples = package_config_dir() / "examples"
+    recording = simulate_recording(
+        ur5, load_trajectory(str(examples / "ur5_trajectory.yaml")),
+        load=load_payload(str(examples / "ur5_payload.yaml")), rate=250.0)
+    dialect = effort_map("ur_e_series_current", offset=[float(v) for v in OFFSET.split(",")],
+                         sign=[float(v) for v in SIGN.split(",")])
+    sent = {"clean": _messages(ur5, recording, ur5.joint_names, effort_map()),
+            "ur": _messages(ur5, recording, ORDER, dialect, extra=[(GRIPPER, 0.4)])}
+    ns = unique_namespace("cellobs")
+    common = {"urdf_path": urdf_paths["ur5"], "executor": "single_threaded",
+              "observer_model": "generalized", "joint_states_reliable": True,
+              "joint_states_depth": 1000, "jacobian_samples": 64, "bounds_time_limit": 1.0,
+              "cache_dir": "", "publish_terms": False, "publish_bounds": False}
+    nodes = {"clean": NodeProcess("dynamics_node", f"{ns}/clean", tmp_path, common),
+             "ur": NodeProcess("dynamics_node", f"{ns}/ur", tmp_path, {
+                 **common, "effort_preset": "ur_e_series_current", "effort_offset": OFFSET,
+                 "effort_sign": SIGN})}
+    client = RosClient()
+    try:
+        every = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=len(sent["clean"]),
+                           reliability=ReliabilityPolicy.RELIABLE)
+        residuals = {k: client.collect(JointState, f"{ns}/{k}/external_torques", every)
+                     for k in nodes}
+        torques = {k: client.collect(JointState, f"{ns}/{k}/generalized_torques", every)
+                   for k in nodes}
+        pubs = {k: client.publisher(JointState, f"{ns}/{k}/joint_states", every)
+                for k in nodes}
+        for kind, node in nodes.items():
+            client.spin_until(lambda n=node: "ready" in n.output(), 120.0, kind, node)
+        client.wait_matched(list(pubs.values()), 20.0)
+        for a, b in zip(sent["clean"], sent["ur"], strict=True):
+            pubs["clean"].publish(a)
+            pubs["ur"].publish(b)
+            client.executor.spin_once(timeout_sec=0.0)
+        count = len(sent["clean"])
+        client.spin_until(lambda: all(len(residuals[k]) == count and len(torques[k]) == count
+                                      for k in nodes), 60.0,
+                          f"{count} residuals and torques from each node")
+    finally:
+        client.close()
+        for node in nodes.values():
+            node.stop()
+    for kind in ("clean", "ur"):  # answered in model order, whatever the input order
+        assert list(torques[kind][0].name) == list(ur5.joint_names)
+    tau = {k: np.array([m.effort for m in torques[k]]) for k in nodes}
+    np.testing.assert_array_equal(tau["ur"], tau["clean"])
+    r = {k: np.array([m.effort for m in residuals[k]]) for k in nodes}
+    assert np.abs(r["clean"]).max() > 0.0
+    np.testing.assert_allclose(r["ur"], r["clean"], rtol=0, atol=1e-9)
+    assert nodes["ur"].output().count("skipping joints the model does not have") == 1
