@@ -22,8 +22,9 @@ assigned at or before it (zero-order hold). Samples before the first message of 
 that the bag has are dropped (counted). A topic the bag lacks falls back to the nominal
 value (Θ: the URDF's; Ψ: zero), and the result says so.
 
-**Bad data never crashes the replay.** A joint_states sample without velocity or
-effort, with NaN/Inf, with unknown or missing joint names, or a time not after the
+**Bad data never crashes the replay.** Joints the model does not have (a gripper) are
+skipped, and a note names them. A joint_states sample without velocity or effort, with
+NaN/Inf, with missing or repeated joint names, or a time not after the
 previous sample is dropped and counted by reason; a malformed array message is
 skipped (the previous one is held) and counted. Only when nothing usable is left (no
 joint_states topic, no sample with effort, no sample naming the model's joints) is an
@@ -253,6 +254,7 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
             notes.append(f"{topic} {why}: {fallback} is used")
 
     keep: list[int] = []
+    skipped_joints: set[str] = set()
     q_rows, qd_rows, effort_rows = [], [], []
     last_t = -np.inf
     any_effort = False
@@ -263,7 +265,8 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
         for position, name in enumerate(msg.name):
             i = index.get(name)
             if i is None:
-                wrong = wrong or name not in ignored
+                if name not in ignored:
+                    skipped_joints.add(name)  # a gripper: read the model's joints
             elif take[i] >= 0:
                 wrong = True
             else:
@@ -293,6 +296,9 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
         q_rows.append(q)
         qd_rows.append(qd)
         effort_rows.append(effort)
+    if skipped_joints:
+        notes.append(f"joint_states name joints the model does not have, skipped: "
+                     f"{sorted(skipped_joints)}")
     if not any_effort and dropped.get("no effort", 0) > 0:
         raise RecordingError(str(path), f'"{joint_topic}" carries no effort (the measured '
                              "joint torque the observer needs)")

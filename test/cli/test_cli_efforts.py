@@ -3,7 +3,7 @@
 ``record`` writes the same simulated arm twice: once as joint torques in model order, once
 as a UR driver in current mode would publish it (e = offset + τ/(sign·gain), gains of the
 ``ur_e_series_current`` preset, per-joint offsets and a flipped sign, the joints in another
-order). Every command that reads efforts, given the same ``--effort-*`` options, must see
+order, a gripper joint the URDF does not have). Every command that reads efforts, given the same ``--effort-*`` options, must see
 the same torques and so give the same answer as on the clean recording.
 """
 
@@ -21,6 +21,7 @@ from robot_tv_dynamics.paths import package_config_dir
 
 ORDER = "wrist_3_joint,elbow_joint,shoulder_pan_joint,wrist_1_joint,shoulder_lift_joint," \
         "wrist_2_joint"
+GRIPPER = "robotiq_85_left_knuckle_joint"
 DIALECT = ["--effort-preset", "ur_e_series_current",
            "--effort-offset", "0.05,-0.1,0.2,0.0,0.03,-0.02", "--effort-sign", "1,-1,1,1,1,-1"]
 
@@ -34,7 +35,7 @@ def bags(tmp_path_factory, urdf_paths):
             str(examples / "ur5_payload.yaml"), "--rate", "250"]
     assert main([*base, "--out", str(folder / "clean.mcap")]) == 0
     assert main([*base, "--out", str(folder / "ur.mcap"), "--joint-order", ORDER,
-                 *DIALECT]) == 0
+                 "--extra-joint", f"{GRIPPER}=0.3", *DIALECT]) == 0
     return folder / "clean.mcap", folder / "ur.mcap"
 
 
@@ -42,7 +43,7 @@ def test_the_dialect_bag_holds_amperes_in_the_drivers_order(bags, ur5):
     from robot_tv_dynamics.bags import open_bag
     with open_bag(bags[1]) as bag:
         _, _, msg = next(iter(bag.messages(["/joint_states"])))
-    assert ",".join(msg.name) == ORDER
+    assert ",".join(msg.name) == f"{ORDER},{GRIPPER}" and msg.position[-1] == 0.3
     clean = load_samples(bags[0], ur5)
     gain = np.asarray(PRESETS["ur_e_series_current"].gain)
     column = ORDER.split(",").index("shoulder_lift_joint")
@@ -59,6 +60,7 @@ def test_identify_reads_the_same_torques_from_amperes(bags, ur5):
         sign=(1, -1, 1, 1, 1, -1)))
     np.testing.assert_allclose(ur.tau, clean.tau, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(ur.q, clean.q)
+    assert ur.skipped_joints == (GRIPPER,)
 
 
 def _json(capsys, arguments):
@@ -74,6 +76,7 @@ def test_estimate_gives_the_same_load_from_amperes_as_from_torques(bags, urdf_pa
     clean = _json(capsys, [*base, "--data", str(bags[0])])
     ur = _json(capsys, [*base, "--data", str(bags[1]), *DIALECT])
     assert clean["updates"] > 0 and ur["updates"] == clean["updates"]
+    assert any(GRIPPER in note for note in ur["notes"])
     assert ur["final"]["mass"] == pytest.approx(clean["final"]["mass"], rel=1e-9, abs=1e-12)
     np.testing.assert_allclose(ur["final"]["com"], clean["final"]["com"], atol=1e-9)
     without = _json(capsys, [*base, "--data", str(bags[1])])  # amperes read as N·m
