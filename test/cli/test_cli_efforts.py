@@ -3,8 +3,9 @@
 ``record`` writes the same simulated arm twice: once as joint torques in model order, once
 as a UR driver in current mode would publish it (e = offset + τ/(sign·gain), gains of the
 ``ur_e_series_current`` preset, per-joint offsets and a flipped sign, the joints in another
-order, a gripper joint the URDF does not have). Every command that reads efforts, given the same ``--effort-*`` options, must see
-the same torques and so give the same answer as on the clean recording.
+order, a gripper joint the URDF does not have). Every command that reads efforts, given
+the same ``--effort-*`` options, must see the same torques and so give the same answer as
+on the clean recording.
 """
 
 from __future__ import annotations
