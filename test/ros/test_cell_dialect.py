@@ -188,3 +188,75 @@ def test_dynamics_node_observes_the_same_residual_from_amperes(tmp_path, urdf_pa
     assert np.abs(r["clean"]).max() > 0.0
     np.testing.assert_allclose(r["ur"], r["clean"], rtol=0, atol=1e-9)
     assert nodes["ur"].output().count("skipping joints the model does not have") == 1
+
+
+def test_the_cell_parameters_act_at_runtime_or_are_refused_with_the_reason(
+        tmp_path, urdf_paths, ur5):
+    """payload_frame and strict_joints of estimator_node; dynamics_node refuses bad values."""
+    examples = package_config_dir() / "examples"
+    recording = simulate_recording(
+        ur5, load_trajectory(str(examples / "ur5_trajectory.yaml")),
+        load=load_payload(str(examples / "ur5_payload.yaml")), rate=250.0)
+    messages = _messages(ur5, recording, ORDER, effort_map(), extra=[(GRIPPER, 0.4)])
+    ns = unique_namespace("cellparams")
+    estimator = NodeProcess("estimator_node", f"{ns}/e", tmp_path,
+                            {"urdf_path": urdf_paths["ur5"], **NODE, "link": "wrist_3_link"})
+    dynamics = NodeProcess("dynamics_node", f"{ns}/d", tmp_path, {
+        "urdf_path": urdf_paths["ur5"], "executor": "single_threaded",
+        "jacobian_samples": 64, "bounds_time_limit": 1.0, "cache_dir": ""})
+    client = RosClient()
+    try:
+        payloads = client.collect(InertiaStamped, f"{ns}/e/payload_estimate")
+        pub = client.publisher(JointState, f"{ns}/e/joint_states", QoSProfile(
+            history=HistoryPolicy.KEEP_LAST, depth=len(messages),
+            reliability=ReliabilityPolicy.RELIABLE))
+        for node in (estimator, dynamics):
+            client.spin_until(lambda n=node: "ready" in n.output(), 120.0, node.name, node)
+        services = {key: client.node.create_client(
+            SetParameters, f"{ns}/{key}/{name}/set_parameters")
+            for key, name in (("e", "estimator_node"), ("d", "dynamics_node"))}
+        for service in services.values():
+            client.spin_until(service.service_is_ready, 20.0, "a parameter service")
+
+        def set_parameter(key, name, value):
+            kind = Parameter.Type.BOOL if isinstance(value, bool) else Parameter.Type.STRING
+            future = services[key].call_async(SetParameters.Request(
+                parameters=[Parameter(name, kind, value).to_parameter_msg()]))
+            client.spin_until(future.done, 20.0, "set_parameters")
+            return future.result().results[0]
+
+        client.wait_matched([pub], 20.0)
+        half = len(messages) // 2
+        for msg in messages[:half]:  # the gripper joint is skipped: estimates in tool0
+            pub.publish(msg)
+            client.executor.spin_once(timeout_sec=0.0)
+        client.spin_until(lambda: payloads, 30.0, "an estimate")
+        assert {m.header.frame_id for m in payloads} == {"tool0"}  # the flange by default
+        refused = set_parameter("e", "payload_frame", "forearm_link")
+        assert not refused.successful and "forearm_link" in refused.reason
+        assert set_parameter("e", "payload_frame", "wrist_3_link").successful
+        assert set_parameter("e", "strict_joints", True).successful
+        count = len(payloads)
+        for msg in messages[half:half + 50]:  # strict: the gripper joint rejects them
+            pub.publish(msg)
+            client.spin_for(0.002)
+        client.spin_for(1.0)
+        assert len(payloads) == count
+        assert f'joint "{GRIPPER}" is not in the URDF' in estimator.output()
+        assert set_parameter("e", "strict_joints", False).successful
+        for msg in messages[half + 50:]:
+            pub.publish(msg)
+            client.executor.spin_once(timeout_sec=0.0)
+        client.spin_until(lambda: len(payloads) > count, 30.0, "estimates again")
+        assert payloads[-1].header.frame_id == "wrist_3_link"
+        # dynamics_node: values that cannot apply are refused with the reason
+        bad = set_parameter("d", "effort_sign", "1,0.5")
+        assert not bad.successful and "effort_sign" in bad.reason
+        bad = set_parameter("d", "payload_frame", "no_such_link")
+        assert not bad.successful and "no_such_link" in bad.reason
+        assert set_parameter("d", "effort_preset", "franka_link_torque").successful
+        assert "efforts now franka_link_torque" in dynamics.output()
+    finally:
+        client.close()
+        for node in (estimator, dynamics):
+            node.stop()
