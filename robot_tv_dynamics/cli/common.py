@@ -15,6 +15,7 @@ from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 
 if TYPE_CHECKING:  # imported where used: building the parser loads neither NumPy nor Pinocchio
     from robot_tv_dynamics.bounds import SearchProgress
+    from robot_tv_dynamics.inputs.efforts import EffortMap
     from robot_tv_dynamics.model import LockedJoints, RobotModel
 
 Number = TypeVar("Number", int, float)
@@ -211,28 +212,31 @@ def error_message(error: BaseException) -> str:
     return str(error)
 
 
-def add_trajectory_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``--urdf``, ``--lock``, ``--trajectory`` and ``--topic`` (evaluate, retime).
+def add_trajectory_arguments(parser: argparse.ArgumentParser, sweep: bool = True) -> None:
+    """Add ``--urdf``, ``--lock``, ``--trajectory`` and ``--topic`` (evaluate, retime, record).
 
-    ``--urdf`` and ``--trajectory`` may repeat (lists in the namespace): more than one,
-    a directory of trajectories or a glob makes a sweep (:mod:`robot_tv_dynamics.cli.sweep`).
+    With ``sweep`` ``--urdf`` and ``--trajectory`` may repeat (lists in the namespace): more
+    than one, a directory of trajectories or a glob makes a sweep
+    (:mod:`robot_tv_dynamics.cli.sweep`); without it (``record``) the help says one of each.
     """
     parser.add_argument("--urdf", required=True, action="append", metavar="PATH",
-                        help="the robot's URDF file (repeatable in a sweep: each trajectory "
-                             "and payload goes with the URDFs that have its joints, its link)")
+                        help="the robot's URDF file" + (
+                            " (repeatable in a sweep: each trajectory and payload goes with "
+                            "the URDFs that have its joints, its link)" if sweep else ""))
     add_lock_argument(parser)
     parser.add_argument(
         "--trajectory", required=True, action="append", metavar="FILE",
         help="trajectory YAML, or a rosbag2 (directory, .mcap or .db3) with a "
-             "trajectory_msgs/msg/JointTrajectory topic; repeatable, and a directory of "
-             "trajectories or a quoted glob makes a sweep")
+             "trajectory_msgs/msg/JointTrajectory topic" + (
+                 "; repeatable, and a directory of trajectories or a quoted glob makes a "
+                 "sweep" if sweep else ""))
     parser.add_argument(
         "--topic", metavar="NAME",
         help="bag topic to read (default: the first JointTrajectory topic)")
 
 
-def held_positions(items: Sequence[str]) -> dict[str, float] | None:
-    """``--hold JOINT=VALUE`` options as a mapping (None when none is given).
+def held_positions(items: Sequence[str], option: str = "--hold") -> dict[str, float] | None:
+    """``--hold JOINT=VALUE`` options (or another ``option``'s) as a mapping (None: none).
 
     Raises:
         InvalidInputError: an entry that is not JOINT=VALUE with a finite number.
@@ -247,6 +251,51 @@ def held_positions(items: Sequence[str]) -> dict[str, float] | None:
         except ValueError:
             number = math.nan
         if not sep or not name.strip() or not math.isfinite(number):
-            raise InvalidInputError("--hold", f'expected JOINT=VALUE with a number, got "{item}"')
+            raise InvalidInputError(option, f'expected JOINT=VALUE with a number, got "{item}"')
         out[name.strip()] = number
     return out
+
+
+def _effort_sign(text: str) -> tuple[float, ...]:
+    return checked_numbers(text, lambda v: v in (1.0, -1.0), "+1 or -1")
+
+
+def _any_numbers(text: str) -> tuple[float, ...]:
+    return checked_numbers(text, lambda v: True, "finite")
+
+
+def add_effort_arguments(parser: argparse.ArgumentParser, role: str = "read") -> None:
+    """Add ``--effort-preset``, ``--effort-gain``, ``--effort-offset``, ``--effort-sign``.
+
+    Args:
+        parser: the subcommand's parser.
+        role: ``"read"`` (the data's efforts are turned into joint torques) or
+            ``"write"`` (``record``: the bag's efforts are written in that dialect).
+    """
+    from_data = ("the data's effort e becomes the joint torque τ = sign·gain·(e − offset)"
+                 if role == "read" else "the bag's effort is written as e = offset + "
+                 "τ/(sign·gain), what a driver with these settings publishes")
+    group = parser.add_argument_group(
+        "effort semantics", f"{from_data}; each option one value or one per joint "
+        "(model joint order), comma-separated; docs/ros_interface.md#efforts")
+    group.add_argument("--effort-preset", default="", metavar="NAME",
+                       help="ur_e_series_current (UR5e motor currents [A]) or "
+                            "franka_link_torque (identity); the options below override it")
+    group.add_argument("--effort-gain", type=positive_numbers, default=None, metavar="G",
+                       help="effort unit → N·m or N, > 0 (default 1, or the preset's)")
+    group.add_argument("--effort-offset", type=_any_numbers, default=None, metavar="O",
+                       help="the effort meaning zero torque (default 0)")
+    group.add_argument("--effort-sign", type=_effort_sign, default=None, metavar="S",
+                       help="+1 or -1 (default +1)")
+
+
+def effort_option(args: argparse.Namespace, joint_names: Sequence[str]) -> EffortMap:
+    """The ``--effort-*`` options as an :class:`~robot_tv_dynamics.inputs.efforts.EffortMap`.
+
+    Raises:
+        InvalidInputError: an unknown preset, or a list neither 1 nor one per joint long.
+    """
+    from robot_tv_dynamics.inputs.efforts import effort_map
+
+    return effort_map(args.effort_preset, args.effort_gain, args.effort_offset,
+                      args.effort_sign).check_joints(joint_names)

@@ -7,7 +7,9 @@ parameters) and prints a summary, or with ``--json`` one object ``{"method", "li
 "mass", "com", "margin", "raw_margin", "changes", "skipped", "final": {"mass", "com",
 "inertia": {ixx, ixy, ixz, iyy, iyz, izz}}}`` for the **load**, always a physical body
 (mass ≥ 0, inertia about its COM satisfying the triangle inequalities): ``t`` in seconds
-from the bag's first sample, COM and inertia in the link frame, inertia about the COM;
+from the bag's first sample, COM and inertia in ``frame`` (``--payload-frame``: by default
+the URDF's flange frame ``tool0``/``flange``/``panda_link8``/``fr3_link8`` when it sits on
+the load's body, else the link), inertia about the COM;
 ``margin`` is λ_min(f) of the load's body (base share + reported load), ``raw_margin``
 that of the estimator's own state (the classical RLS is unconstrained), ``changes`` the
 loads changes the detector found, ``skipped`` the failed updates by reason.
@@ -36,7 +38,9 @@ from typing import Any
 import numpy as np
 
 from robot_tv_dynamics.cli.common import (
+    add_effort_arguments,
     add_lock_argument,
+    effort_option,
     load_model,
     lock_option,
     positive_numbers,
@@ -47,8 +51,10 @@ from robot_tv_dynamics.estimation import (
     LoadEstimatorSettings,
     OnlineLoadEstimator,
 )
+from robot_tv_dynamics.estimation.online import load_estimate
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.friction import load_friction_file
+from robot_tv_dynamics.model.frames import load_in_frame, payload_frame_for
 from robot_tv_dynamics.observer.replay import read_observer_bag
 
 
@@ -62,11 +68,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--urdf", help="the arm's URDF (or identified URDF); required "
                                        "without --model")
     add_lock_argument(parser)
+    add_effort_arguments(parser)
     parser.add_argument("--friction", metavar="FILE",
                         help="friction YAML of the model's joints; τ_f is subtracted")
     parser.add_argument("--data", required=True, metavar="BAG",
                         help="rosbag2: a directory with metadata.yaml or one .mcap/.db3 file")
     parser.add_argument("--link", required=True, help="URDF link carrying the load")
+    parser.add_argument("--payload-frame", default="", metavar="FRAME",
+                        help="frame the load is reported in (JSON, --set-load-out): a link "
+                             "of the load's body; default: the URDF's flange frame (tool0, "
+                             "flange, panda_link8, fr3_link8) when it is on that body, else "
+                             "--link")
     parser.add_argument("--method", choices=METHODS, default="geometric",
                         help="estimator (default: %(default)s)")
     parser.add_argument("--joint-topic", default="/joint_states",
@@ -203,29 +215,32 @@ def run(args: argparse.Namespace) -> int:
         acceleration_cutoff=args.acceleration_cutoff, decimation=args.decimation,
         excitation=ExcitationConfig(threshold=args.excitation_threshold))
     estimator = OnlineLoadEstimator(model, args.link, settings, friction)
-    recording = read_observer_bag(args.data, model, args.joint_topic)
+    frame = payload_frame_for(model, args.link, args.payload_frame)
+    efforts = effort_option(args, model.joint_names)
+    recording = read_observer_bag(args.data, model, args.joint_topic, efforts)
     t_out: list[float] = []
     mass: list[float] = []
     com: list[list[float]] = []
     margin: list[float] = []
     raw_margin: list[float] = []
     origin = 1.0  # stamps must be non-zero: the bag's first sample is t = 0
-    load = estimator.load
+    load = load_estimate(load_in_frame(model, estimator.load.phi, args.link, frame))
     for k in range(recording.t.size):
         t = float(recording.t[k])
         if estimator.add_sample(origin + t, recording.q[k], recording.qd[k],
                                 recording.effort[k]):
-            load = estimator.load
+            load = load_estimate(load_in_frame(model, estimator.load.phi, args.link, frame))
         t_out.append(t)
         mass.append(load.mass)
         com.append([float(v) for v in load.com])
         margin.append(estimator.margin)
         raw_margin.append(estimator.raw_margin)
-    final = estimator.load
+    final = load_estimate(load_in_frame(model, estimator.load.phi, args.link, frame))
     i = final.inertia
     filt = estimator.estimator
     data: dict[str, Any] = {
-        "method": args.method, "link": args.link, "body": model.body_names[
+        "method": args.method, "link": args.link, "frame": frame,
+        "efforts": efforts.describe(), "body": model.body_names[
             estimator.measurement.body],
         "t": t_out, "mass": mass, "com": com, "margin": margin, "raw_margin": raw_margin,
         "epsilon": estimator.epsilon, "updates": filt.updates,
@@ -252,8 +267,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"{args.method} estimate of the load on {args.link} over {data['samples']} samples "
           f"({data['updates']} updates, {data['held']} held as poorly excited, "
           f"{sum(filt.skipped.values())} skipped, {filt.changes} changes detected)")
-    print(f"mass {f['mass']:.4g} kg, COM {np.round(f['com'], 4).tolist()} m (link frame)")
-    print("inertia about the COM [kg·m²]: " + ", ".join(
+    print(f"mass {f['mass']:.4g} kg, COM {np.round(f['com'], 4).tolist()} m (frame {frame})")
+    print(f"inertia about the COM, axes of {frame} [kg·m²]: " + ", ".join(
         f"{key} {value:.3g}" for key, value in f["inertia"].items()))
     lowest = min(margin) if margin else math.nan
     print(f"margin λ_min(f) of {data['body']}: final {estimator.margin:.4g}, lowest "
@@ -265,7 +280,7 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of the offline payload fit (``--batch``)."""
     group = parser.add_argument_group(
         "offline payload fit", "--batch fits one constant load to the whole recording (or "
-        "the --start/--end window) by SDP, with 95 %% intervals of mass and COM")
+        "the --start/--end window) by SDP, with 95 % intervals of mass and COM")
     group.add_argument("--batch", action="store_true",
                        help="offline SDP fit of the load instead of the live replay")
     group.add_argument("--start", type=float, default=None, metavar="S",
@@ -284,8 +299,9 @@ def run_batch(args: argparse.Namespace) -> int:
     """``estimate --batch``: the offline fit (:mod:`robot_tv_dynamics.estimation.batch`)."""
     import yaml
 
-    from robot_tv_dynamics.estimation.batch import fit_load, set_load_files
+    from robot_tv_dynamics.estimation.batch import estimate_in_frame, fit_load, set_load_files
     from robot_tv_dynamics.identification.data import load_samples
+    from robot_tv_dynamics.model.frames import frame_change_matrix
 
     files = model_files(args)  # --model DIR or --urdf/--friction, as the live estimate
     model = load_model(files.urdf, lock_option(files.lock))
@@ -293,16 +309,20 @@ def run_batch(args: argparse.Namespace) -> int:
                 if files.friction else None)
     if files.note:
         print(f"estimate: {files.note}", file=sys.stderr)
-    samples = load_samples(args.data, model, args.joint_topic)
-    reference = (load_samples(args.reference, model, args.joint_topic)
+    efforts = effort_option(args, model.joint_names)
+    samples = load_samples(args.data, model, args.joint_topic, efforts=efforts)
+    reference = (load_samples(args.reference, model, args.joint_topic, efforts=efforts)
                  if args.reference else None)
     estimate = fit_load(model, args.link, samples, friction, start=args.start, end=args.end,
                         margin_fraction=args.margin_fraction, reference=reference)
-    data = {"method": "batch", "link": args.link, **estimate.to_dict()}
+    frame = payload_frame_for(model, args.link, args.payload_frame)
+    estimate = estimate_in_frame(estimate, frame_change_matrix(model, args.link, frame))
+    data = {"method": "batch", "link": args.link, "frame": frame,
+            "efforts": efforts.describe(), **estimate.to_dict()}
     if args.set_load_out:
         out = Path(args.set_load_out)
         out.mkdir(parents=True, exist_ok=True)
-        for arm, content in set_load_files(estimate, args.link).items():
+        for arm, content in set_load_files(estimate, frame).items():
             (out / f"{arm}_set_load.yaml").write_text(
                 yaml.safe_dump(content, sort_keys=False), encoding="utf-8")
     if args.json:
@@ -313,10 +333,10 @@ def run_batch(args: argparse.Namespace) -> int:
     print(f"batch fit of the load on {args.link} over {estimate.samples} samples "
           f"({estimate.window[0]:.3g}–{estimate.window[1]:.3g} s, solver {estimate.solver})")
     print(f"mass {estimate.mass:.4g} kg (95 %: {lo:.4g} … {hi:.4g})")
-    print("COM [m] (link frame): " + ", ".join(
+    print(f"COM [m] (frame {frame}): " + ", ".join(
         f"{name} {c:.4f} ({a:.4f} … {b:.4f})"
         for name, c, (a, b) in zip("xyz", estimate.com, estimate.com_interval, strict=True)))
-    print("inertia about the COM [kg·m²]: " + ", ".join(
+    print(f"inertia about the COM, axes of {frame} [kg·m²]: " + ", ".join(
         f"{key} {value:.3g}" for key, value in data["inertia"].items()))
     print(f"margin λ_min(f) of the body {estimate.margin:.4g} ≥ ε = {estimate.epsilon:.4g}"
           + (" (tare from --reference subtracted)" if estimate.tare else ""))

@@ -14,9 +14,11 @@ import sys
 from pathlib import Path
 
 from robot_tv_dynamics.cli.common import (
+    add_effort_arguments,
     add_lock_argument,
     add_progress_arguments,
     checked_number,
+    effort_option,
     load_model,
     lock_option,
     positive_float,
@@ -59,6 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("--urdf", required=True, help="path of the URDF file (the prior)")
     add_lock_argument(parser)
+    add_effort_arguments(parser)
     parser.add_argument("--data", required=True, metavar="FILE",
                         help="rosbag2 (.mcap file, MCAP or sqlite3 bag folder) with "
                              "sensor_msgs/JointState incl. effort, or a .csv")
@@ -95,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     show = args.progress if args.progress is not None else sys.stderr.isatty()
     bar = Progress("reading data", show)
     try:
-        samples = load_samples(Path(args.data), model, args.topic, bar)
+        samples = load_samples(Path(args.data), model, args.topic, bar,
+                               effort_option(args, model.joint_names))
     finally:
         bar.close()
     prepared = prepare(samples, args.cutoff)

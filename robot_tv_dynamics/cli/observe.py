@@ -21,7 +21,9 @@ from typing import Any
 import numpy as np
 
 from robot_tv_dynamics.cli.common import (
+    add_effort_arguments,
     add_lock_argument,
+    effort_option,
     load_model,
     lock_option,
     positive_numbers,
@@ -45,6 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``observe`` to ``parser``."""
     parser.add_argument("--urdf", required=True, help="the arm's URDF file")
     add_lock_argument(parser)
+    add_effort_arguments(parser)
     parser.add_argument("--friction", metavar="FILE",
                         help="YAML joint → {viscous, coulomb, offset, coulomb_velocity}; "
                              "τ_f is subtracted from the measured effort")
@@ -167,7 +170,8 @@ def run(args: argparse.Namespace) -> int:
     threshold = args.threshold[0] if len(args.threshold) == 1 else args.threshold
     detector = ContactDetector(model.joint_names, threshold, release=args.release,
                                mode=args.contact_mode)
-    recording = read_observer_bag(Path(args.data), model, args.joint_topic)
+    recording = read_observer_bag(Path(args.data), model, args.joint_topic,
+                                  effort_option(args, model.joint_names))
     if args.model == "classical":
         recording.notes.append("classical: Θ of the first sample held, Ψ = 0" if
                                recording.theta is not None else

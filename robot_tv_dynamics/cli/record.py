@@ -18,9 +18,12 @@ import numpy as np
 import yaml
 
 from robot_tv_dynamics.cli.common import (
+    add_effort_arguments,
     add_trajectory_arguments,
     checked_number,
     checked_numbers,
+    effort_option,
+    held_positions,
     load_model,
     lock_option,
     positive_float,
@@ -32,6 +35,7 @@ from robot_tv_dynamics.identification.urdf_writer import theta_dict
 from robot_tv_dynamics.simulation.recording import (
     DEFAULT_NOISE_CORRELATION,
     DEFAULT_NOISE_STD,
+    JointStateDialect,
     StribeckFriction,
     perturbed_theta,
     simulate_recording,
@@ -57,7 +61,7 @@ def _fraction(text: str) -> float:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``record``."""
-    add_trajectory_arguments(parser)
+    add_trajectory_arguments(parser, sweep=False)
     parser.add_argument("--out", required=True, metavar="BAG",
                         help="the bag to write: NAME.mcap (one file) or a folder (rosbag2 "
                              "directory); must not exist")
@@ -92,6 +96,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "0; keep it to record the same arm again)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the measurement noise (default 0)")
+    parser.add_argument("--joint-order", metavar="J1,J2,...",
+                        help="the joints in the order the messages name them, as a driver "
+                             "orders them (default: the model's order)")
+    parser.add_argument("--extra-joint", action="append", default=[], metavar="NAME=POSITION",
+                        help="a joint the model does not have (a gripper finger), published "
+                             "at POSITION with zero velocity and effort (repeatable)")
+    add_effort_arguments(parser, role="write")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -116,7 +127,12 @@ def run(args: argparse.Namespace) -> int:
             noise_std=np.array(args.noise), noise_correlation=args.noise_correlation,
             velocity_noise_std=args.velocity_noise, rate=args.rate,
             time_offset=args.time_offset, rng=np.random.default_rng(args.seed))
-        write_joint_states_bag(out, recording)
+        dialect = JointStateDialect(
+            efforts=effort_option(args, model.joint_names),
+            order=tuple(name.strip() for name in (args.joint_order or "").split(",")
+                        if name.strip()),
+            extra_joints=tuple((held_positions(args.extra_joint, "--extra-joint") or {}).items()))
+        write_joint_states_bag(out, recording, dialect=dialect)
     except RobotTvDynamicsError as error:
         print(f"record: error: {error}", file=sys.stderr)
         return 2
@@ -128,6 +144,9 @@ def run(args: argparse.Namespace) -> int:
                   "velocity_std": args.velocity_noise},
         "payload": args.payload, "arm_seed": args.arm_seed, "noise_seed": args.seed,
         "samples": int(recording.t.size), "rate": args.rate,
+        "efforts": dialect.efforts.describe(), "joint_order": [
+            model.joint_names[i] for i in dialect.columns(model.joint_names)],
+        "extra_joints": dict(dialect.extra_joints),
     }
     truth_path.write_text(yaml.safe_dump(truth, sort_keys=False))
     rms = np.sqrt(np.mean(recording.noise ** 2))

@@ -3,7 +3,9 @@
 - :mod:`~robot_tv_dynamics.consistency.statistics`: margins μ_l, sizes ν_l and their
   running extremes (:class:`ConsistencyTracker`);
 - :mod:`~robot_tv_dynamics.consistency.monitor`: :class:`ConsistencyMonitor`, the
-  OK / WARN / ERROR statuses per body that monitor_node publishes.
+  OK / WARN / ERROR statuses per body that monitor_node publishes;
+- :mod:`~robot_tv_dynamics.consistency.rated`: the size bound of a body carrying up to a
+  rated payload (monitor_node's ``rated_payload``).
 """
 
 from robot_tv_dynamics.consistency.monitor import (

@@ -236,6 +236,22 @@ class ConsistencyMonitor:
         # ε_l > 0 to hold it to; it is reported, not alarmed, unless uniform_margin is set
         self.monitored = (mu > 0.0) | (cfg.uniform_margin > 0.0)
 
+    def set_upper(self, body: int, bound: float) -> None:
+        """Hold one body to its own size bound U_l (e.g. from a rated payload).
+
+        Stays until the next :meth:`set_nominal`; the next sample is judged against it.
+
+        Raises:
+            InvalidInputError: a bound that is not > 0, or a body out of range.
+        """
+        if not (0 <= body < self.n_bodies):
+            raise InvalidInputError("body", f"{body} is not in [0, {self.n_bodies})")
+        if not (bound > 0.0):
+            raise InvalidInputError("upper", f"must be > 0, got {bound}")
+        upper = self.upper.copy()
+        upper[body] = bound
+        self.upper = upper
+
     def reset(self) -> None:
         """Forget every sample: running inf/sup, trend, levels."""
         n = self.n_bodies

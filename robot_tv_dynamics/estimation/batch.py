@@ -43,7 +43,7 @@ term change it by ≤ 1 %, docs/estimation.md).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -334,17 +334,36 @@ def _rows(measurement: LoadMeasurement, samples: JointSamples, cutoff: float | N
     return a, b, data
 
 
+def estimate_in_frame(estimate: BatchLoadEstimate, change: Array) -> BatchLoadEstimate:
+    """The same fit seen from another frame of the load's body (exact; intervals re-derived).
+
+    Args:
+        estimate: the fit, about the link frame.
+        change: T with Φ_frame = T Φ_link
+            (:func:`~robot_tv_dynamics.model.frames.frame_change_matrix`).
+    """
+    phi = change @ estimate.phi
+    cov = change @ estimate.covariance @ change.T
+    mass_ci, com_ci = mass_com_intervals(phi, cov, estimate.blocks)
+    if phi[M] > 1e-9:
+        _, com, inertia = mass_com_inertia_from_phi(phi)
+    else:
+        com, inertia = np.zeros(3), np.zeros((3, 3))
+    return replace(estimate, phi=phi, mass=float(phi[M]), com=np.asarray(com),
+                   inertia=np.asarray(inertia), covariance=cov, mass_interval=mass_ci,
+                   com_interval=com_ci)
+
+
 def set_load_files(estimate: BatchLoadEstimate, link: str) -> dict[str, dict[str, Any]]:
     """The load in the shapes the arms' payload interfaces take.
 
     ``franka``: ``mass`` [kg], ``F_x_Cload`` (COM [m]) and ``load_inertia`` (the 3×3
     inertia about the COM, column-major, 9 entries [kg·m²]) as ``franka::Robot::setLoad``
-    takes them; franka expects the flange frame (panda_link8): fit with
-    ``--link panda_link8`` for a file to pass on unchanged.
+    takes them; franka expects the flange frame (panda_link8).
     ``ur``: ``mass``, ``center_of_gravity`` [m] and ``inertia`` [Ixx, Iyy, Izz, Ixy,
     Ixz, Iyz] about the COM [kg·m²] as URScript's ``set_target_payload`` takes them (tool
-    flange frame: fit with ``--link tool0``).
-    Both carry ``frame``: the link the numbers are expressed in.
+    flange frame, tool0). Both carry ``frame``: the link the numbers are expressed in (the
+    estimate is converted there first: :func:`estimate_in_frame`).
     """
     i = estimate.inertia
     com = [float(v) for v in estimate.com]
@@ -357,5 +376,6 @@ def set_load_files(estimate: BatchLoadEstimate, link: str) -> dict[str, dict[str
     }
 
 
-__all__ = ["BatchLoadEstimate", "fit_load", "set_load_files", "window_samples",
+__all__ = ["BatchLoadEstimate", "estimate_in_frame", "fit_load", "set_load_files",
+           "window_samples",
            "batch_covariance", "mass_com_intervals"]

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +47,7 @@ import numpy.typing as npt
 from robot_tv_dynamics.bags import open_bag
 from robot_tv_dynamics.exceptions import IdentificationDataError, RecordingError
 from robot_tv_dynamics.inertia import Array
+from robot_tv_dynamics.inputs.efforts import EffortMap
 from robot_tv_dynamics.model import RobotModel
 
 #: JointState message type name in rosbag2 topics.
@@ -72,6 +73,7 @@ class JointSamples:
         tau: measured efforts (K, n) [N·m or N].
         dropped_nonfinite: samples dropped for NaN/Inf entries.
         dropped_duplicate: samples dropped for a repeated stamp.
+        skipped_joints: joints of the data the model does not have (a gripper), skipped.
     """
 
     source: str
@@ -82,6 +84,7 @@ class JointSamples:
     tau: Array
     dropped_nonfinite: int = 0
     dropped_duplicate: int = 0
+    skipped_joints: tuple[str, ...] = ()
 
     @property
     def n_samples(self) -> int:
@@ -164,20 +167,27 @@ def check_samples(
         dropped, duplicate)
 
 
+def unknown_joints(model: RobotModel, names: Sequence[str]) -> tuple[str, ...]:
+    """The data's joints that are neither model joints nor locked ones (a gripper)."""
+    known = set(model.joint_names) | set(model.locked_joints)
+    return tuple(name for name in names if name not in known)
+
+
 def _model_columns(
     source: str, model: RobotModel, names: Sequence[str]
 ) -> npt.NDArray[np.intp]:
-    """Index of each model joint in the data's joint list (extra locked joints ignored)."""
-    known = set(model.joint_names) | set(model.locked_joints)
-    unknown = [name for name in names if name not in known]
-    if unknown:
-        raise IdentificationDataError(
-            source, f"joints {unknown} are not movable joints of the URDF; model joints: "
-            f"{model.joint_names}")
+    """Index of each model joint in the data's joint list (joints the model lacks skipped).
+
+    Raises:
+        IdentificationDataError: model joints missing (naming the data's joints the model
+            does not have, which a renamed joint would be).
+    """
     missing = [name for name in model.joint_names if name not in names]
     if missing:
+        unknown = unknown_joints(model, names)
         raise IdentificationDataError(
-            source, f"joints {missing} of the model are missing (the data have {list(names)})")
+            source, f"joints {missing} of the model are missing (the data have {list(names)}"
+            + (f"; not in the URDF: {unknown}" if unknown else "") + ")")
     return np.array([list(names).index(name) for name in model.joint_names], dtype=np.intp)
 
 
@@ -247,7 +257,8 @@ def read_bag(
     q = np.asarray(rows_q, dtype=np.float64)[:, columns]
     tau = np.asarray(rows_tau, dtype=np.float64)[:, columns]
     qd = np.asarray(rows_qd, dtype=np.float64)[:, columns] if with_velocity else None
-    return check_samples(source, model.joint_names, np.asarray(rows_t), q, qd, tau)
+    samples = check_samples(source, model.joint_names, np.asarray(rows_t), q, qd, tau)
+    return replace(samples, skipped_joints=unknown_joints(model, names))
 
 
 # ---------------------------------------------------------------------- CSV
@@ -299,22 +310,41 @@ def read_csv(path: str | Path, model: RobotModel) -> JointSamples:
         return values[:, [joints[joint][kind] for joint in model_joints]]
 
     with_velocity = all("velocity" in joints[joint] for joint in model_joints)
-    return check_samples(source, model.joint_names, values[:, header.index("time")],
-                         block("position"), block("velocity") if with_velocity else None,
-                         block("effort"))
+    samples = check_samples(source, model.joint_names, values[:, header.index("time")],
+                            block("position"), block("velocity") if with_velocity else None,
+                            block("effort"))
+    return replace(samples, skipped_joints=unknown_joints(model, names))
 
 
 def load_samples(
     path: str | Path, model: RobotModel, topic: str | None = None,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], None] | None = None, efforts: EffortMap | None = None,
 ) -> JointSamples:
-    """Read a rosbag2 (folder, ``.mcap``, ``.db3``) or a ``.csv`` file (module docstring)."""
+    """Read a rosbag2 (folder, ``.mcap``, ``.db3``) or a ``.csv`` file (module docstring).
+
+    Args:
+        path: the data.
+        model: the arm.
+        topic: the JointState topic of a bag (None: the only one, else ``/joint_states``).
+        progress: called with the fraction of messages read.
+        efforts: what the data's effort means (per joint in model order); None: joint
+            torques.
+
+    Raises:
+        IdentificationDataError: unreadable or unusable data.
+        InvalidInputError: an effort map with a list of the wrong length.
+    """
     path = Path(path)
     if path.suffix.lower() == ".csv":
         if topic is not None:
             raise IdentificationDataError(str(path), "--topic only applies to rosbag2 input")
-        return read_csv(path, model)
-    return read_bag(path, model, topic, progress)
+        samples = read_csv(path, model)
+    else:
+        samples = read_bag(path, model, topic, progress)
+    if efforts is None:
+        return samples
+    tau = efforts.check_joints(model.joint_names).torque(samples.tau)
+    return replace(samples, tau=tau)
 
 
 # ---------------------------------------------------------------------- filtering
@@ -340,6 +370,8 @@ def prepare(samples: JointSamples, cutoff: float = DEFAULT_CUTOFF_HZ) -> Prepare
         notes.append(f"dropped {samples.dropped_nonfinite} samples with NaN/Inf")
     if samples.dropped_duplicate:
         notes.append(f"dropped {samples.dropped_duplicate} samples with a repeated stamp")
+    if samples.skipped_joints:
+        notes.append(f"skipped joints the model does not have: {list(samples.skipped_joints)}")
     if samples.n_samples < 2:
         raise IdentificationDataError(source, f"has {samples.n_samples} usable sample(s)")
     steps = np.diff(samples.t)

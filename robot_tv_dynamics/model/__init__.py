@@ -2,7 +2,9 @@
 
 - :mod:`~robot_tv_dynamics.model.robot`: :class:`RobotModel` (bodies, links, limits,
   kinematics, and eq. (39) through :mod:`robot_tv_dynamics.dynamics`);
-- :mod:`~robot_tv_dynamics.model.locking`: locked joints and the model's cache key.
+- :mod:`~robot_tv_dynamics.model.locking`: locked joints and the model's cache key;
+- :mod:`~robot_tv_dynamics.model.frames`: the URDF's flange frame, and a payload moved
+  exactly between frames of one body.
 
 URDF parsing lives in :mod:`robot_tv_dynamics.urdf`.
 """

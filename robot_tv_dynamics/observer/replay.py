@@ -22,8 +22,9 @@ assigned at or before it (zero-order hold). Samples before the first message of 
 that the bag has are dropped (counted). A topic the bag lacks falls back to the nominal
 value (Θ: the URDF's; Ψ: zero), and the result says so.
 
-**Bad data never crashes the replay.** A joint_states sample without velocity or
-effort, with NaN/Inf, with unknown or missing joint names, or a time not after the
+**Bad data never crashes the replay.** Joints the model does not have (a gripper) are
+skipped, and a note names them. A joint_states sample without velocity or effort, with
+NaN/Inf, with missing or repeated joint names, or a time not after the
 previous sample is dropped and counted by reason; a malformed array message is
 skipped (the previous one is held) and counted. Only when nothing usable is left (no
 joint_states topic, no sample with effort, no sample naming the model's joints) is an
@@ -48,6 +49,7 @@ from robot_tv_dynamics.friction import FrictionParameters
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.inputs.body_arrays import BodyArrayReader
 from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
+from robot_tv_dynamics.inputs.efforts import EffortMap
 from robot_tv_dynamics.inputs.timeline import (
     AHEAD,
     StampedSeries,
@@ -144,14 +146,16 @@ def _read_messages(path: Path, joint_topic: str
     return joint, arrays
 
 
-def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/joint_states"
-                      ) -> ObserverRecording:
+def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/joint_states",
+                      efforts: EffortMap | None = None) -> ObserverRecording:
     """Read the observer's inputs from a rosbag2 (see the module docstring).
 
     Args:
         path: a bag directory (with metadata.yaml) or a single ``.mcap``/``.db3`` file.
         model: the arm (joint and body names; locked joints in joint_states are ignored).
         joint_topic: the JointState topic.
+        efforts: what the bag's ``effort`` field means (per joint in model order);
+            None: joint torques.
 
     Raises:
         RecordingError: unreadable bag, no joint_states topic, no usable sample.
@@ -208,6 +212,7 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
             notes.append(f"{topic} {why}: {fallback} is used")
 
     keep: list[int] = []
+    skipped_joints: set[str] = set()
     q_rows, qd_rows, effort_rows = [], [], []
     last_t = -np.inf
     any_effort = False
@@ -218,7 +223,8 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
         for position, name in enumerate(msg.name):
             i = index.get(name)
             if i is None:
-                wrong = wrong or name not in ignored
+                if name not in ignored:
+                    skipped_joints.add(name)  # a gripper: read the model's joints
             elif take[i] >= 0:
                 wrong = True
             else:
@@ -248,6 +254,9 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
         q_rows.append(q)
         qd_rows.append(qd)
         effort_rows.append(effort)
+    if skipped_joints:
+        notes.append(f"joint_states name joints the model does not have, skipped: "
+                     f"{sorted(skipped_joints)}")
     if not any_effort and dropped.get("no effort", 0) > 0:
         raise RecordingError(str(path), f'"{joint_topic}" carries no effort (the measured '
                              "joint torque the observer needs)")
@@ -285,12 +294,20 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
     return ObserverRecording(
         path=str(path), joint_names=list(names), t=t_all[rows_k],
         q=np.array(q_rows)[usable], qd=np.array(qd_rows)[usable],
-        effort=np.array(effort_rows)[usable], theta=fields["theta"],
+        effort=_torques(efforts, model, np.array(effort_rows)[usable]),
+        theta=fields["theta"],
         theta_dot=fields["theta_dot"], psi=fields["psi"], psi_dot=fields["psi_dot"],
         dropped=dropped, skipped=skipped, notes=notes,
         stamps=None if zero_stamps else np.array(
             [int(joint[k][1].header.stamp.sec) + 1e-9 * int(joint[k][1].header.stamp.nanosec)
              for k in rows_k]))
+
+
+def _torques(efforts: EffortMap | None, model: RobotModel, effort: Array) -> Array:
+    """The bag's efforts as joint torques (the map checked against the model's joints)."""
+    if efforts is None:
+        return effort
+    return efforts.check_joints(model.joint_names).torque(effort)
 
 
 def _stamped_series(model: RobotModel, arrays: dict[str, list[tuple[int, Any]]],

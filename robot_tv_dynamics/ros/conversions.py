@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import array
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -93,51 +93,73 @@ class JointStateReader:
 
     The mapping from the message's name list to model order is computed once per
     distinct name list (a publisher sends the same list every time), so the per-sample
-    cost is a list comparison and two fancy-indexed copies.
+    cost is a list comparison and two fancy-indexed copies. Joints the model does not
+    have (a gripper in MoveIt's robot_description) are skipped, and ``on_unknown`` is
+    told once per name list, unless ``strict``: then they reject the message.
     """
 
     def __init__(
-        self, joint_names: Sequence[str], ignore_unknown: bool = False,
-        ignored: Iterable[str] = (),
+        self, joint_names: Sequence[str], strict: bool = False,
+        ignored: Iterable[str] = (), on_unknown: Callable[[list[str]], None] | None = None,
     ) -> None:
         """Build the reader.
 
         Args:
             joint_names: model joint names, in model order.
-            ignore_unknown: accept (and ignore) joints the model does not have; by
-                default they reject the message.
+            strict: joints the model does not have reject the message (by default they
+                are skipped).
             ignored: joints always accepted and ignored (the model's locked joints,
                 which a driver still publishes).
+            on_unknown: called with the skipped joints of each new name list (a log line).
         """
         self.joint_names = list(joint_names)
-        self.ignore_unknown = ignore_unknown
         self.ignored = frozenset(ignored)
+        self.on_unknown = on_unknown
         self._index = {name: i for i, name in enumerate(self.joint_names)}
-        self._names: list[str] | None = None
+        self.strict = strict
+
+    @property
+    def strict(self) -> bool:
+        """Whether joints the model does not have reject a message."""
+        return self._strict
+
+    @strict.setter
+    def strict(self, value: bool) -> None:
+        self._strict = bool(value)
+        self._names: list[str] | None = None  # the cached mapping follows the new rule
         self._take: np.ndarray | None = None
 
     def indices(self, names: Sequence[str]) -> np.ndarray:
         """Positions in ``names`` of each model joint (cached per name list).
 
         Raises:
-            UnknownNameError: a name the model does not have (unless ignored).
-            InvalidInputError: duplicate names, or model joints missing.
+            UnknownNameError: a name the model does not have (``strict`` only).
+            InvalidInputError: duplicate names, or model joints missing (naming the
+                unknown joints too, which a renamed joint would be).
         """
         if self._take is not None and names == self._names:
             return self._take
         take = np.full(len(self.joint_names), -1, dtype=np.intp)
+        unknown: list[str] = []
         for position, name in enumerate(names):
             i = self._index.get(name)
             if i is None:
-                if self.ignore_unknown or name in self.ignored:
+                if name in self.ignored:
                     continue
-                raise UnknownNameError("joint", name, self.joint_names)
+                if self._strict:
+                    raise UnknownNameError("joint", name, self.joint_names)
+                unknown.append(name)
+                continue
             if take[i] >= 0:
                 raise InvalidInputError("joint_states.name", f'joint "{name}" appears twice')
             take[i] = position
         if np.any(take < 0):
             missing = [self.joint_names[i] for i in np.flatnonzero(take < 0)]
-            raise InvalidInputError("joint_states.name", f"lacks the model joints {missing}")
+            extra = f' (joint "{unknown[0]}" is not in the URDF)' if unknown else ""
+            raise InvalidInputError("joint_states.name",
+                                    f"lacks the model joints {missing}{extra}")
+        if unknown and self.on_unknown is not None:
+            self.on_unknown(unknown)
         self._names, self._take = list(names), take
         return take
 
@@ -261,10 +283,12 @@ def body_joint_state(
 
 
 # ---------------------------------------------------------------------------- payload
-def inertia_stamped_to_phi(msg: InertiaStamped) -> tuple[str, np.ndarray]:
+def inertia_stamped_to_phi(msg: InertiaStamped, default_link: str | None = None
+                           ) -> tuple[str, np.ndarray]:
     """(link, Φ_link) from geometry_msgs/InertiaStamped.
 
-    ``header.frame_id`` names the URDF link; ``inertia`` gives the mass [kg], the
+    ``header.frame_id`` names the URDF link (empty: ``default_link``, the node's
+    ``payload_frame``); ``inertia`` gives the mass [kg], the
     centre of mass in link coordinates [m] and the inertia about the centre of mass in
     link axes [kg·m²] (as franka ``set_load`` and UR ``set_payload`` take it). Φ_link
     is about the link-frame origin, eq. (7) order.
@@ -274,9 +298,10 @@ def inertia_stamped_to_phi(msg: InertiaStamped) -> tuple[str, np.ndarray]:
             :mod:`robot_tv_dynamics.limits` (mass, centre of mass, inertia) or an
             inertia no body has (Theorem 1).
     """
-    link = msg.header.frame_id.strip()
+    link = msg.header.frame_id.strip() or (default_link or "")
     if not link:
-        raise InvalidInputError("payload.header.frame_id", "is empty; it must name a URDF link")
+        raise InvalidInputError("payload.header.frame_id", "is empty and the URDF has no "
+                                "flange frame (payload_frame): it must name a URDF link")
     i = msg.inertia
     inertia = np.array([[i.ixx, i.ixy, i.ixz], [i.ixy, i.iyy, i.iyz], [i.ixz, i.iyz, i.izz]])
     com = np.array([i.com.x, i.com.y, i.com.z])

@@ -44,7 +44,7 @@ entries; γ, δ by :func:`~robot_tv_dynamics.bounds.startup_jacobian_extremes`),
 
 Bad input never stops the node: it is rejected with a throttled log line and a
 ``dynamics_node: input`` status on ``/diagnostics``, and the last good state is kept.
-Every topic and parameter: README.md, "ROS 2 interface".
+Every topic and parameter: docs/ros_interface.md, "Parameters".
 """
 
 from __future__ import annotations
@@ -66,9 +66,17 @@ from robot_tv_dynamics.evaluation import SampleTorques
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.friction import FrictionParameters, load_friction_file
 from robot_tv_dynamics.inputs import InputRules, ModelInputs, TimelineRules
+from robot_tv_dynamics.inputs.efforts import EffortMap
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.model.frames import input_frame
 from robot_tv_dynamics.observer.live import NO_EFFORT
 from robot_tv_dynamics.ros import input_guard, node_base, qos, robot_description
+from robot_tv_dynamics.ros.cell_parameters import (
+    EFFORT_NAMES,
+    effort_map_of,
+    on_parameters_set,
+    unknown_joints_logger,
+)
 from robot_tv_dynamics.ros.contact_outputs import ContactOutputs
 from robot_tv_dynamics.ros.conversions import JointStateReader, make_status
 from robot_tv_dynamics.ros.dynamics_outputs import SUBSCRIBER_CHECK_PERIOD, SampleOutputs
@@ -136,6 +144,7 @@ class DynamicsNode(node_base.ModelNode):
             self._guard, self._inputs, model, self._bounds, self.get_logger(),
             release=self._release, clock=lambda: self.get_clock().now().nanoseconds * 1e-9,
             reference_tolerance=cfg.reference_tolerance)
+        self._inertial.payload_frame = input_frame(model, cfg.payload_frame)
         self._bounds.update(self._inputs.theta)
         # Θ, Θ̇, Ψ, Ψ̇ keep as deep a queue as joint_states: the executor takes messages in
         # arrival order, so when it falls behind, a backlog of joint samples still meets
@@ -168,6 +177,9 @@ class DynamicsNode(node_base.ModelNode):
                           if cfg.friction_file.strip() else None)
         self._torques.friction = self._friction
         self._contacts = ContactOutputs(self, model, cfg, self._friction, qos.RELIABLE_QOS)
+        on_parameters_set(self, EFFORT_NAMES, self._set_efforts)
+        on_parameters_set(self, ("payload_frame",), self._set_payload_frame)
+        on_parameters_set(self, ("strict_joints",), self._set_strict_joints)
         self.create_timer(cfg.diagnostics_period, self._publish_diagnostics)
         filter_note = (
             f"q̈ by a critically damped 2nd-order filter, f_c = {cfg.acceleration_cutoff:g} Hz, "
@@ -193,11 +205,36 @@ class DynamicsNode(node_base.ModelNode):
         """(Re)build what depends on the model; the μ/ν statistics start again (empty)."""
         self._model = model
         self._joints = JointStateReader(
-            model.joint_names, self.config.ignore_unknown_joints, ignored=model.locked_joints)
+            model.joint_names, bool(self.get_parameter("strict_joints").value),
+            ignored=model.locked_joints, on_unknown=unknown_joints_logger(self.get_logger()))
         self._outputs.set_joints(model.joint_names)
         self._torques = SampleTorques(model, self._friction)
+        values = {name: str(self.get_parameter(name).value) for name in EFFORT_NAMES}
+        #: τ from the published efforts; None: the effort parameters do not fit the model
+        self._efforts: EffortMap | None = None
+        try:
+            self._efforts = effort_map_of(values, model.joint_names)
+        except RobotTvDynamicsError as error:
+            if not hasattr(self, "_contacts"):
+                raise  # start-up: the node cannot read efforts as configured
+            self._guard.reject("effort parameters", f"{error}: efforts are not used until "
+                               "they are set for this model")
         self._bounds = bounds.RunningBounds(model.n_bodies, extremes, self._live_bounds(
             model, extremes))
+
+    def _set_efforts(self, values: dict[str, Any]) -> None:
+        """New effort parameters, from the next sample on (raises to refuse them)."""
+        self._efforts = effort_map_of(values, self._model.joint_names)
+        self.get_logger().info(f"efforts now {self._efforts.describe()}")
+
+    def _set_strict_joints(self, values: dict[str, Any]) -> None:
+        self._joints.strict = bool(values["strict_joints"])
+
+    def _set_payload_frame(self, values: dict[str, Any]) -> None:
+        """The link of payloads without frame_id from now on (raises to refuse it)."""
+        self._inertial.payload_frame = input_frame(self._model, str(values["payload_frame"]))
+        self.get_logger().info(
+            f"payload messages without frame_id now apply to {self._inertial.payload_frame}")
 
     def _live_bounds(self, model: RobotModel,
                      extremes: bounds.JacobianExtremes | None) -> LiveLowerBounds:
@@ -363,6 +400,12 @@ class DynamicsNode(node_base.ModelNode):
         self._guard.hardware_id = robot_description.robot_name(model)
         self._set_model(model, extremes)
         self._inertial.set_model(model, self._bounds)
+        try:
+            self._inertial.payload_frame = input_frame(
+                model, str(self.get_parameter("payload_frame").value))
+        except RobotTvDynamicsError as error:
+            self._inertial.payload_frame = None
+            self._guard.reject("payload_frame", f"{error}: payloads need a frame_id")
         self._bounds.update(self._inputs.theta)
 
     def destroy_node(self) -> None:
@@ -424,6 +467,10 @@ class DynamicsNode(node_base.ModelNode):
         no_effort = NO_EFFORT
         try:
             effort = self._joints.read_effort(msg)
+            if effort is not None:
+                if self._efforts is None:
+                    raise InvalidInputError("effort parameters", "do not fit the model")
+                effort = self._efforts.torque(effort)
         except RobotTvDynamicsError as error:  # τ is answered; the observers skip it
             effort, no_effort = None, f"joint_states effort not used: {error}"
         outputs = self._outputs

@@ -3,7 +3,7 @@
 :data:`PARAMETERS` is what the node declares (after the
 :data:`~robot_tv_dynamics.ros.parameters.COMMON_PARAMETERS` every model node has);
 :class:`DynamicsNodeConfig` is built from their values and handed to the parts of the
-node. Every parameter is in README.md, "ROS 2 interface", and config/tv_dynamics.yaml.
+node. Every parameter is in docs/ros_interface.md, "Parameters", and config/tv_dynamics.yaml.
 """
 
 from __future__ import annotations
@@ -11,6 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from robot_tv_dynamics.ros import parameters
+from robot_tv_dynamics.ros.cell_parameters import (
+    EFFORT_PARAMETERS,
+    JOINT_PARAMETERS,
+    PAYLOAD_PARAMETERS,
+)
 from robot_tv_dynamics.ros.parameters import ParameterSpec
 
 #: The node's parameters, in declaration order.
@@ -50,10 +55,6 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "joint_states_reliable", False,
         "subscribe joint_states RELIABLE (then best-effort publishers do not match); "
         "default BEST_EFFORT, which matches both"),
-    ParameterSpec(
-        "ignore_unknown_joints", False,
-        "accept joint_states with joints the URDF does not have (ignoring them) instead of "
-        "rejecting them"),
     ParameterSpec(
         "publish_terms", True,
         "publish generalized_terms (computed only while it has subscribers)"),
@@ -112,7 +113,7 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
     ParameterSpec(
         "diagnostics_period", 1.0,
         "period of the node's own input status on /diagnostics", "s", 0.01, 3600.0),
-)
+) + JOINT_PARAMETERS + EFFORT_PARAMETERS + PAYLOAD_PARAMETERS
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ class DynamicsNodeConfig(parameters.CommonConfig):
     reference_tolerance: float = 0.0
     joint_states_depth: int = 100
     joint_states_reliable: bool = False
-    ignore_unknown_joints: bool = False
+    strict_joints: bool = False
     publish_terms: bool = True
     publish_bounds: bool = True
     bounds_decimation: int = 1
@@ -144,3 +145,8 @@ class DynamicsNodeConfig(parameters.CommonConfig):
     contact_release: float = 0.5
     contact_mode: str = "joint"
     diagnostics_period: float = 1.0
+    effort_preset: str = ""
+    effort_gain: str = ""
+    effort_offset: str = ""
+    effort_sign: str = ""
+    payload_frame: str = ""

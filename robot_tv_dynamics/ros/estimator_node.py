@@ -19,9 +19,9 @@ every ``publish_period`` (sample stamps):
 - while ``legacy_theta_topics`` is true (deprecated): the same Θ̂ (and Θ̇̂) unstamped on
   ``inertial_parameters`` / ``inertial_parameter_rates`` (Float64MultiArray ``body`` ×
   ``phi``);
-- ``payload_estimate`` (geometry_msgs/InertiaStamped, frame_id = ``link``, the same
-  stamp): the load alone, mass, COM and inertia about the COM in the link frame (franka
-  ``set_load``, UR ``set_payload``);
+- ``payload_estimate`` (geometry_msgs/InertiaStamped, frame_id = ``payload_frame``, the
+  same stamp): the load alone, mass, COM and inertia about the COM in that frame (by
+  default the URDF's flange frame, as franka ``setLoad`` and UR ``set_payload`` take it);
 - ``/diagnostics``: ``estimator_node: <link>`` (method, excitation, held updates,
   covariance trace, margin λ_min(f(Φ̂_b)) against ε, the recursion's raw margin, skipped
   updates, detected changes and the stamp of the last, samples left out while the q̈
@@ -30,7 +30,7 @@ every ``publish_period`` (sample stamps):
 Bad input never stops the node: joint_states without efforts, NaN, unknown joints or a
 stamp going backwards are rejected with a diagnostics reason (no estimate from them).
 An unknown ``link`` or a friction file for other joints stops start-up with one message.
-Every parameter: README.md, "ROS 2 interface"; the methods: docs/estimation.md.
+Every parameter: docs/ros_interface.md, "Parameters"; the methods: docs/estimation.md.
 """
 
 from __future__ import annotations
@@ -52,10 +52,21 @@ from robot_tv_dynamics.estimation import (
     LoadEstimatorSettings,
     OnlineLoadEstimator,
 )
+from robot_tv_dynamics.estimation.online import load_estimate
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.friction import FrictionParameters, load_friction_file
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.model.frames import load_in_frame, payload_frame_for
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos
+from robot_tv_dynamics.ros.cell_parameters import (
+    EFFORT_NAMES,
+    EFFORT_PARAMETERS,
+    JOINT_PARAMETERS,
+    PAYLOAD_PARAMETERS,
+    effort_map_of,
+    on_parameters_set,
+    unknown_joints_logger,
+)
 from robot_tv_dynamics.ros.conversions import (
     JointStateReader,
     body_array,
@@ -119,7 +130,8 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "uniform band the projected and geometric estimates keep", "", 1e-6, 0.999),
     ParameterSpec(
         "upper_factor", 5.0,
-        "beta = upper_factor x lambda_max(f(Phi_b)) of the base share (projected method)",
+        "beta = upper_factor x lambda_max(f(Phi_b)) of the base share, reported in the "
+        "status (key beta), not applied: the load filters keep no upper bound",
         "", 1.0, 1e6),
     ParameterSpec(
         "theta_walk", 0.0,
@@ -154,15 +166,12 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "joint_states_reliable", False,
         "subscribe joint_states RELIABLE (default BEST_EFFORT, which matches both)"),
     ParameterSpec(
-        "ignore_unknown_joints", False,
-        "accept joint_states with joints the URDF does not have (ignoring them)"),
-    ParameterSpec(
         "diagnostics_period", 1.0, "period of the node's status on /diagnostics", "s",
         0.01, 3600.0),
     legacy_parameter(
         "publish the estimate unstamped on inertial_parameters / inertial_parameter_rates "
         "(Float64MultiArray) beside inertial_parameters_stamped"),
-)
+) + JOINT_PARAMETERS + EFFORT_PARAMETERS + PAYLOAD_PARAMETERS
 
 
 @dataclass(frozen=True)
@@ -192,9 +201,14 @@ class EstimatorNodeConfig(parameters.CommonConfig):
     publish_period: float = 0.01
     joint_states_depth: int = 100
     joint_states_reliable: bool = False
-    ignore_unknown_joints: bool = False
+    strict_joints: bool = False
     diagnostics_period: float = 1.0
     legacy_theta_topics: bool = True
+    effort_preset: str = ""
+    effort_gain: str = ""
+    effort_offset: str = ""
+    effort_sign: str = ""
+    payload_frame: str = ""
 
 
 def default_link(model: RobotModel) -> str:
@@ -276,6 +290,9 @@ class EstimatorNode(node_base.ModelNode):
         if cfg.method not in METHODS:
             raise InvalidInputError("method", f'"{cfg.method}" is not one of {list(METHODS)}')
         self._build(model)
+        on_parameters_set(self, EFFORT_NAMES, self._set_efforts)
+        on_parameters_set(self, ("payload_frame",), self._set_payload_frame)
+        on_parameters_set(self, ("strict_joints",), self._set_strict_joints)
         self._theta_stamped_pub = self.create_publisher(
             JointState, "inertial_parameters_stamped", qos.RELIABLE_QOS)
         self._theta_pub = self._rate_pub = None
@@ -298,7 +315,8 @@ class EstimatorNode(node_base.ModelNode):
             f"ready: {cfg.method} estimate of the load on {est.measurement.link} (body "
             f"{model.body_names[est.measurement.body]}), epsilon = {est.epsilon:.4g}; q̈ by a "
             f"2nd-order filter, f_c = {cfg.acceleration_cutoff:g} Hz, delay "
-            f"{1e3 * est.delay:.1f} ms; model {self._description.source}")
+            f"{1e3 * est.delay:.1f} ms; model {self._description.source}; efforts "
+            f"{self._efforts.describe()}; payload_estimate in frame {self._frame}")
 
     def _build(self, model: RobotModel) -> None:
         cfg = self.config
@@ -310,13 +328,35 @@ class EstimatorNode(node_base.ModelNode):
         if cfg.identification_summary.strip():
             noise = summary_noise(cfg.identification_summary.strip(), model.joint_names)
         link = cfg.link.strip() or default_link(model)
+        self._efforts = effort_map_of(self._effort_values(), model.joint_names)
+        self._frame = payload_frame_for(
+            model, link, str(self.get_parameter("payload_frame").value))
         self._model = model
         self._estimator = OnlineLoadEstimator(
             model, link, settings_from_config(cfg, noise), friction)
         self._joints = JointStateReader(
-            model.joint_names, cfg.ignore_unknown_joints, ignored=model.locked_joints)
+            model.joint_names, bool(self.get_parameter("strict_joints").value),
+            ignored=model.locked_joints, on_unknown=unknown_joints_logger(self.get_logger()))
         self._last_publish = -math.inf
         self._origin_ns: int | None = None
+
+    def _effort_values(self) -> dict[str, str]:
+        """The effort parameters as they are now (set at runtime or declared)."""
+        return {name: str(self.get_parameter(name).value) for name in EFFORT_NAMES}
+
+    def _set_efforts(self, values: dict[str, str]) -> None:
+        """Apply new effort parameters from the next sample on (raise to refuse them)."""
+        self._efforts = effort_map_of(values, self._model.joint_names)
+        self.get_logger().info(f"efforts now {self._efforts.describe()}")
+
+    def _set_strict_joints(self, values: dict[str, bool]) -> None:
+        self._joints.strict = bool(values["strict_joints"])
+
+    def _set_payload_frame(self, values: dict[str, str]) -> None:
+        """Report the load in another frame from the next estimate on (raise to refuse)."""
+        link = self._estimator.measurement.link
+        self._frame = payload_frame_for(self._model, link, str(values["payload_frame"]))
+        self.get_logger().info(f"payload_estimate now in frame {self._frame}")
 
     def _on_urdf_swap(self, model: RobotModel) -> None:
         try:
@@ -328,7 +368,10 @@ class EstimatorNode(node_base.ModelNode):
 
     # ------------------------------------------------------------------ input
     def _read_efforts(self, msg: JointState) -> np.ndarray:
-        """τ_m in model order (after ``self._joints.read`` accepted the names)."""
+        """τ_m in model order (after ``self._joints.read`` accepted the names) [N·m, N].
+
+        The published effort e becomes τ = sign·gain·(e − offset) (effort parameters).
+        """
         n = len(msg.name)
         if len(msg.effort) != n:
             raise InvalidInputError(
@@ -340,7 +383,7 @@ class EstimatorNode(node_base.ModelNode):
         if not np.isfinite(tau).all():
             bad = self._model.joint_names[int(np.flatnonzero(~np.isfinite(tau))[0])]
             raise InvalidInputError("joint_states.effort", f'non-finite value for "{bad}"')
-        return tau
+        return self._efforts.torque(tau)
 
     def _sample_time(self, msg: JointState) -> float:
         """The stamp as 1 s + the exact time since the first sample (integer ns).
@@ -385,10 +428,11 @@ class EstimatorNode(node_base.ModelNode):
             self._theta_pub.publish(body_array(est.theta_hat, names, "phi"))
             if rate is not None:
                 self._rate_pub.publish(body_array(rate, names, "phi"))
-        load = est.load
+        load = load_estimate(load_in_frame(
+            self._model, est.load.phi, est.measurement.link, self._frame))
         msg = InertiaStamped()
         msg.header.stamp = stamp
-        msg.header.frame_id = est.measurement.link
+        msg.header.frame_id = self._frame
         inertia = msg.inertia
         inertia.m = float(load.mass)
         inertia.com.x, inertia.com.y, inertia.com.z = (float(v) for v in load.com)
@@ -419,11 +463,13 @@ class EstimatorNode(node_base.ModelNode):
         return make_status(
             f"{NODE_NAME}: {est.measurement.link}", level, message, self._guard.hardware_id, [
                 ("method", cfg.method), ("link", est.measurement.link),
+                ("payload_frame", self._frame),
                 ("body", self._model.body_names[est.measurement.body]),
                 ("samples", est.samples), ("updates", updates), ("held", est.held),
                 ("excited", est.excited), ("excitation", est.excitation.excitation),
                 ("covariance_trace", est.covariance_trace), ("mass", load.mass),
                 ("mass_std", est.mass_std), ("margin", est.margin), ("epsilon", est.epsilon),
+                ("beta", est.beta),
                 ("consistent", est.margin >= est.epsilon * (1.0 - 1e-9)),
                 ("raw_margin", est.raw_margin),
                 ("skipped", sum(est.estimator.skipped.values())),

@@ -76,6 +76,8 @@ class InertialInputs:
         self._release = release
         self._clock = clock
         self._reference_tolerance = reference_tolerance
+        #: the link of a ``payload`` whose frame_id is empty (the node's payload_frame)
+        self.payload_frame: str | None = None
         self.set_model(model, bounds)
 
     def set_model(self, model: RobotModel, bounds: RunningBounds) -> None:
@@ -205,7 +207,7 @@ class InertialInputs:
     def on_payload(self, msg: InertiaStamped) -> None:
         """One link's inertia (about its COM) replacing that link's share of Θ."""
         try:
-            link, phi = inertia_stamped_to_phi(msg)
+            link, phi = inertia_stamped_to_phi(msg, self.payload_frame)
             t = payload_stamp(msg)  # applied from its stamp on (zero: from the next sample)
             self.change_theta(lambda: self._inputs.set_payload(link, phi, t))
         except RobotTvDynamicsError as error:

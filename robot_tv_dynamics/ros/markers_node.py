@@ -21,7 +21,7 @@ per source the scene of :func:`robot_tv_dynamics.visualization.inertia_scene`:
 - ``frame_mode: links``: each body's markers in its link frame (for a ROS install
   where robot_state_publisher provides TF); the skeleton stays in the base frame.
 
-Topics and parameters: README.md, "ROS 2 interface"; docs/visualization.md.
+Topics and parameters: docs/ros_interface.md, "Parameters"; docs/visualization.md.
 """
 
 from __future__ import annotations
@@ -45,6 +45,11 @@ from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
 from robot_tv_dynamics.inputs.timeline import EMPTY, STALE, StampedSeries, TimelineRules
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos
+from robot_tv_dynamics.ros.cell_parameters import (
+    JOINT_PARAMETERS,
+    on_parameters_set,
+    unknown_joints_logger,
+)
 from robot_tv_dynamics.ros.conversions import BodyArrayReader, JointStateReader, parse_dim_label
 from robot_tv_dynamics.ros.joint_state_cdr import subscribe_joint_states
 from robot_tv_dynamics.ros.markers import MarkerStore, scene_markers
@@ -92,7 +97,7 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
     legacy_parameter(
         "read the unstamped inertial_parameters and consistency arrays (and those of each "
         "estimate) for a source that has sent no stamped message yet"),
-)
+) + JOINT_PARAMETERS
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,7 @@ class MarkersNodeConfig(parameters.CommonConfig):
     estimate_spacing: float = 1.0
     status_timeout: float = 2.0
     legacy_theta_topics: bool = True
+    strict_joints: bool = False
 
 
 def read_levels(msg: Float64MultiArray, body_names: list[str], topic: str) -> np.ndarray:
@@ -194,6 +200,7 @@ class MarkersNode(node_base.ModelNode):
         self._axis = StampAxis()  # joint_states, Θ and levels: one time axis
         self._deprecated = DeprecationNotice(self.get_logger())
         self._set_model(model)
+        on_parameters_set(self, ("strict_joints",), self._set_strict_joints)
         self._q: np.ndarray | None = None
         self._stamp = None
         self._q_time: float | None = None  # the pose's stamp on the axis (None: unstamped)
@@ -226,10 +233,15 @@ class MarkersNode(node_base.ModelNode):
             f"{self._frame if cfg.frame_mode == 'base' else 'of each link'} at "
             f"{cfg.publish_rate:g} Hz")
 
+    def _set_strict_joints(self, values: dict[str, bool]) -> None:
+        self._joints.strict = bool(values["strict_joints"])
+
     def _set_model(self, model: RobotModel) -> None:
         self._model = model
         self._frame = self.config.base_frame.strip() or base_frame_name(model)
-        self._joints = JointStateReader(model.joint_names, ignored=model.locked_joints)
+        self._joints = JointStateReader(
+            model.joint_names, bool(self.get_parameter("strict_joints").value),
+            ignored=model.locked_joints, on_unknown=unknown_joints_logger(self.get_logger()))
         self._theta_readers = {
             s.name: BodyArrayReader(s.theta_topic, model.body_names, "phi", 10)
             for s in self._sources}

@@ -29,7 +29,7 @@ times) until the first stamped Θ arrives, then ignores them. It runs
   the background and are cached in ``cache_dir``).
 
 Each level change is logged once, when it happens. Topics and parameters:
-README.md, "ROS 2 interface".
+docs/ros_interface.md, "Parameters".
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import copy
 import math
 import time
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 from sensor_msgs.msg import JointState
@@ -50,10 +51,13 @@ from robot_tv_dynamics.consistency.monitor import (
     Level,
     MonitorConfig,
 )
+from robot_tv_dynamics.consistency.rated import rated_size_bound
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.model.frames import input_frame
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot_description
+from robot_tv_dynamics.ros.cell_parameters import on_parameters_set
 from robot_tv_dynamics.ros.conversions import BodyArrayReader, labelled_array, make_status
 from robot_tv_dynamics.ros.joint_state_cdr import JointStateSample, subscribe_joint_states
 from robot_tv_dynamics.ros.live_bounds import LiveBoundsOutput
@@ -66,6 +70,8 @@ from robot_tv_dynamics.ros.stamped_topics import (
 )
 
 NODE_NAME = "monitor_node"
+#: The parameters of the rated-payload bound (applied together, at runtime too).
+RATED_NAMES = ("rated_payload", "rated_payload_distance", "payload_frame")
 _INF = math.inf
 
 PARAMETERS = parameters.COMMON_PARAMETERS + (
@@ -85,6 +91,21 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "upper_factor", 10.0,
         "when upper_bound is 0: the bound is upper_factor x the body's nominal "
         "lambda_max(f(Phi_l)); 0 disables the upper check", "", 0.0, 1e9),
+    ParameterSpec(
+        "rated_payload", 0.0,
+        "the cell's rated payload: when > 0 (and upper_bound is 0), the body carrying "
+        "payload_frame is held to the size any load up to this mass within "
+        "rated_payload_distance of that frame can give, times (1 + warn_band), so a load "
+        "within the rating never warns; 0 = upper_factor for that body too", "kg", 0.0,
+        1e5),
+    ParameterSpec(
+        "rated_payload_distance", 0.1,
+        "radius about payload_frame's origin within which the rated payload's mass lies "
+        "(from the arm's payload diagram)", "m", 0.0, 100.0),
+    ParameterSpec(
+        "payload_frame", "",
+        "the frame the rated payload is carried at; empty = the URDF's flange frame (tool0, "
+        "flange, panda_link8, fr3_link8)"),
     ParameterSpec(
         "rate_bound", 0.0,
         "ERROR when sigma_max(f(dPhi_l/dt)) exceeds it; 0 disables the rate check",
@@ -154,6 +175,9 @@ class MonitorNodeConfig(parameters.CommonConfig):
     uniform_margin: float = 0.0
     upper_bound: float = 0.0
     upper_factor: float = 10.0
+    rated_payload: float = 0.0
+    rated_payload_distance: float = 0.1
+    payload_frame: str = ""
     rate_bound: float = 0.0
     warn_band: float = 1.0
     horizon: float = 2.0
@@ -207,6 +231,10 @@ class MonitorNode(node_base.ModelNode):
             LiveBoundsOutput(self, cfg.cache_dir, cfg.bounds_time_limit) if cfg.mass_bounds
             else None)
         self._set_model(model)
+        self._rated = ""  # the rated bound in words, for the log and the status
+        self._apply_rated(model, self._rated_values())
+        on_parameters_set(self, RATED_NAMES, lambda values: self._apply_rated(
+            self._model, values))
         self._theta_time = -math.inf
         self._rates: np.ndarray | None = None
         self._rates_time = -math.inf
@@ -234,7 +262,8 @@ class MonitorNode(node_base.ModelNode):
         eps = ", ".join(f"{n} {e:.3g}" for n, e in zip(
             model.body_names, self._monitor.epsilon, strict=True))
         self.get_logger().info(
-            f"ready: {model.n_bodies} bodies from {self._description.source}; epsilon: {eps}")
+            f"ready: {model.n_bodies} bodies from {self._description.source}; epsilon: {eps}"
+            + (f"; {self._rated}" if self._rated else ""))
 
     def _set_model(self, model: RobotModel) -> None:
         self._model = model
@@ -251,10 +280,40 @@ class MonitorNode(node_base.ModelNode):
         if self._live_bounds is not None:
             self._live_bounds.set_model(model)
 
+    def _rated_values(self) -> dict[str, Any]:
+        return {name: self.get_parameter(name).value for name in RATED_NAMES}
+
+    def _apply_rated(self, model: RobotModel, values: dict[str, Any]) -> None:
+        """Hold the payload body to the rated bound (raises to refuse the values)."""
+        cfg = self.config
+        if cfg.upper_bound > 0.0 or float(values["rated_payload"]) <= 0.0:
+            self._monitor.set_nominal(model.theta_nominal)  # upper_bound / upper_factor
+            self._rated = ""
+            return
+        frame = input_frame(model, str(values["payload_frame"]))
+        if frame is None:
+            raise InvalidInputError("payload_frame", "the URDF has no flange frame (tool0, "
+                                    "flange, panda_link8, fr3_link8): name the frame")
+        at = model.link_attachment(frame)
+        size = rated_size_bound(model.theta_nominal[at.body], float(values["rated_payload"]),
+                                at.translation, float(values["rated_payload_distance"]))
+        self._monitor.set_nominal(model.theta_nominal)
+        self._monitor.set_upper(at.body, (1.0 + cfg.warn_band) * size)
+        self._rated = (
+            f"rated payload {float(values['rated_payload']):g} kg within "
+            f"{float(values['rated_payload_distance']):g} m of {frame}: body "
+            f"{model.body_names[at.body]} WARN above size {size:.4g}, ERROR above "
+            f"{(1.0 + cfg.warn_band) * size:.4g}")
+        self.get_logger().info(self._rated)
+
     def _on_urdf_swap(self, model: RobotModel) -> None:
         self._set_model(model)
         self._monitor.body_names = list(model.body_names)
         self._monitor.set_nominal(model.theta_nominal)
+        try:
+            self._apply_rated(model, self._rated_values())
+        except RobotTvDynamicsError as error:
+            self._guard.reject("rated_payload", f"{error}: upper_factor is used")
         self._guard.hardware_id = robot_description.robot_name(model)
 
     # ------------------------------------------------------------------ inputs

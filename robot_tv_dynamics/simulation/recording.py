@@ -29,7 +29,7 @@ such data from a planned trajectory, so that the package's own pipelines can be 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +46,7 @@ from robot_tv_dynamics.inertia import (
     mass_com_inertia_from_phi,
     phi_from_mass_com_inertia,
 )
+from robot_tv_dynamics.inputs.efforts import EffortMap
 from robot_tv_dynamics.model import RobotModel
 
 #: Sensor-noise levels a real arm's joint torques show after identification [N·m].
@@ -304,8 +305,45 @@ def simulate_recording(
         payload_mass=np.asarray(result.payload_mass))
 
 
+@dataclass(frozen=True)
+class JointStateDialect:
+    """How a real driver's joint_states differ from the model's: units, order, extra joints.
+
+    Attributes:
+        efforts: the driver's effort semantics; the bag holds ``efforts.raw(τ)`` (e.g.
+            motor currents [A] for :data:`~robot_tv_dynamics.inputs.efforts.PRESETS`
+            ``ur_e_series_current``).
+        order: the joints in the order the messages name them (a permutation of the
+            model's); empty: model order.
+        extra_joints: joints the model does not have (a gripper), each (name, position),
+            appended to every message with zero velocity and effort.
+    """
+
+    efforts: EffortMap = field(default_factory=EffortMap)
+    order: tuple[str, ...] = ()
+    extra_joints: tuple[tuple[str, float], ...] = ()
+
+    def columns(self, joint_names: Sequence[str]) -> npt.NDArray[np.intp]:
+        """Index into the model's columns of each joint of a message, in message order.
+
+        Raises:
+            InvalidInputError: ``order`` is not a permutation of ``joint_names``, or an
+                extra joint is a model joint.
+        """
+        names = list(joint_names)
+        order = list(self.order) or names
+        if sorted(order) != sorted(names):
+            raise InvalidInputError("order", f"{order} is not an order of the joints {names}")
+        clash = [name for name, _ in self.extra_joints if name in names]
+        if clash:
+            raise InvalidInputError("extra_joints", f"{clash} are joints of the model")
+        self.efforts.check_joints(names)
+        return np.array([names.index(name) for name in order], dtype=np.intp)
+
+
 def write_joint_states_bag(path: str | Path, recording: SimulatedRecording, *,
-                           topic: str = "/joint_states", start: float = 100.0) -> Path:
+                           topic: str = "/joint_states", start: float = 100.0,
+                           dialect: JointStateDialect | None = None) -> Path:
     """Write the samples as ``sensor_msgs/JointState`` (position, velocity, effort).
 
     Args:
@@ -313,16 +351,25 @@ def write_joint_states_bag(path: str | Path, recording: SimulatedRecording, *,
         recording: the samples.
         topic: the topic name.
         start: stamp of the first sample [s] (stamps and log times are equal).
+        dialect: how the messages differ from the model (effort unit, joint order, extra
+            joints); None: joint torques in model order.
 
     Returns:
         The path written.
 
     Raises:
-        InvalidInputError: ``path`` exists.
+        InvalidInputError: ``path`` exists, or a dialect that does not fit the joints.
     """
-    names = list(recording.joint_names)
+    dialect = JointStateDialect() if dialect is None else dialect
+    take = dialect.columns(recording.joint_names)
+    names = [recording.joint_names[i] for i in take] + [n for n, _ in dialect.extra_joints]
+    extra = np.array([p for _, p in dialect.extra_joints], dtype=np.float64)
+    zeros = np.zeros(extra.size)
+    effort = dialect.efforts.raw(recording.effort)
     with write_joint_state_bag(path, [topic]) as write:
         for k, t in enumerate(recording.t):
-            write(topic, int(round((float(t) + start) * 1e9)), names, recording.q[k],
-                  recording.qd[k], recording.effort[k])
+            write(topic, int(round((float(t) + start) * 1e9)), names,
+                  np.concatenate((recording.q[k, take], extra)),
+                  np.concatenate((recording.qd[k, take], zeros)),
+                  np.concatenate((effort[k, take], zeros)))
     return Path(path)

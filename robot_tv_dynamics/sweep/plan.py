@@ -1,9 +1,10 @@
 """What a sweep runs: trajectory files from paths, directories and globs, paired with URDFs.
 
 A trajectory is paired with every URDF that has all the joints it lists, a payload with
-every URDF that has its link. A trajectory or payload that cannot be read, or that fits
-no URDF, becomes one row of its own carrying the error. Nothing given is dropped
-silently.
+every URDF that has its link. A trajectory that cannot be read, or that fits no URDF,
+becomes one row per payload carrying the error (as every other trajectory has one row
+per payload); a payload that cannot be read or fits no URDF becomes one row of its own.
+Nothing given is dropped silently.
 """
 
 from __future__ import annotations
@@ -155,14 +156,16 @@ def plan_items(
     for trajectory in trajectories:
         try:
             joints = set(load_trajectory(trajectory, topic).joint_names)
-        except RobotTvDynamicsError as error:  # one row says why
-            problems.append(SweepItem(kind, "", trajectory, None, None, topic, options,
-                                      f"{type(error).__name__}: {error}"))
+        except RobotTvDynamicsError as error:  # one row per payload says why
+            problems.extend(SweepItem(kind, "", trajectory, load_file, None, topic, options,
+                                      f"{type(error).__name__}: {error}")
+                            for load_file in payload_fits)
             continue
         fits = [urdf for urdf in urdfs if joints <= names[urdf]]
         if not fits:
-            problems.append(SweepItem(kind, "", trajectory, None, locked, topic, options,
-                                      f"the joints {sorted(joints)} are not all in any URDF"))
+            problems.extend(SweepItem(kind, "", trajectory, load_file, locked, topic, options,
+                                      f"the joints {sorted(joints)} are not all in any URDF")
+                            for load_file in payload_fits)
             continue
         for load_file, where in payload_fits.items():
             items.extend(SweepItem(kind, urdf, trajectory, load_file, locks[urdf], topic,

@@ -144,3 +144,13 @@ def test_the_ros_layer_and_the_node_entry_points_install_early_stop_first() -> N
                    if isinstance(node, ast.FunctionDef) and node.name == "_node_main")
     main = next(node for node in factory.body if isinstance(node, ast.FunctionDef))
     assert ast.unparse(main.body[0]) == "early_stop.install(name)"
+
+
+def test_subcommand_help_prints_what_it_means(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["estimate", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "95 % intervals" in text and "%%" not in text
+    assert cli.main(["record", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "sweep" not in text  # record plays one trajectory on one URDF
+    assert "--effort-gain" in text and "--joint-order" in text

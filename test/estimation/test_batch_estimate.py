@@ -47,7 +47,7 @@ def cases(case, tmp_path_factory, urdf_paths):
 def _arguments(case, *extra):
     args = ["estimate", "--batch", "--urdf", str(case.identified_urdf), "--friction",
             str(case.friction_yaml), "--data", str(case.loaded_bag), "--link", LINK,
-            "--reference", str(case.unloaded_bag), *extra]
+            "--payload-frame", LINK, "--reference", str(case.unloaded_bag), *extra]
     for joint in PANDA_LOCK:
         args += ["--lock", joint]
     return args

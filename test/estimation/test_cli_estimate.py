@@ -27,7 +27,8 @@ def _run(capsys, *arguments):
 
 def test_json_gives_the_load_in_the_link_frame(capsys, bag, urdf_paths):
     code, out, err = _run(capsys, "--urdf", urdf_paths["panda"], "--data", str(bag),
-                          "--link", LINK, "--method", "classical", "--noise-std", "0.02",
+                          "--link", LINK, "--payload-frame", LINK, "--method", "classical",
+                          "--noise-std", "0.02",
                           "--json")
     assert code == 0, err
     data = json.loads(out)
@@ -62,3 +63,37 @@ def test_unknown_link_and_foreign_friction_exit_2_with_one_line(
     code, _, err = _run(capsys, "--urdf", urdf_paths["panda"], "--data", str(bag),
                         "--link", LINK, "--friction", str(friction))
     assert code == 2 and "shoulder_pan_joint" in err
+
+
+def test_set_load_files_are_in_the_flange_frame_by_default(capsys, bag, urdf_paths, tmp_path):
+    """panda_hand is panda_link8 turned −45° about z (the URDF's panda_hand_joint)."""
+    import math
+
+    import yaml
+    answers = {}
+    for frame in ("default", LINK):
+        extra = [] if frame == "default" else ["--payload-frame", frame]
+        code, out, err = _run(capsys, "--batch", "--urdf", urdf_paths["panda"], "--data",
+                              str(bag), "--link", LINK, "--set-load-out",
+                              str(tmp_path / frame), "--json", *extra)
+        assert code == 0, err
+        answers[frame] = json.loads(out)
+        answers[frame]["ur"] = yaml.safe_load((tmp_path / frame / "ur_set_load.yaml").read_text())
+        answers[frame]["franka"] = yaml.safe_load(
+            (tmp_path / frame / "franka_set_load.yaml").read_text())
+    flange, hand = answers["default"], answers[LINK]
+    assert flange["frame"] == flange["ur"]["frame"] == flange["franka"]["frame"] == "panda_link8"
+    assert hand["frame"] == hand["franka"]["frame"] == LINK
+    c, s = math.cos(-math.pi / 4), math.sin(-math.pi / 4)
+    rotation = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+    np.testing.assert_allclose(flange["franka"]["F_x_Cload"],
+                               rotation @ np.array(hand["franka"]["F_x_Cload"]), atol=1e-9)
+    inertia_hand = np.array(hand["franka"]["load_inertia"]).reshape(3, 3, order="F")
+    np.testing.assert_allclose(np.array(flange["franka"]["load_inertia"]).reshape(3, 3, order="F"),
+                               rotation @ inertia_hand @ rotation.T, atol=1e-9)
+    assert flange["mass"] == pytest.approx(hand["mass"], rel=1e-12)
+    # the mass interval does not depend on the frame; the COM's turns with it (its width
+    # along z, the axis of the turn, stays)
+    np.testing.assert_allclose(flange["interval"]["mass"], hand["interval"]["mass"], rtol=1e-9)
+    np.testing.assert_allclose(flange["interval"]["com"][2], hand["interval"]["com"][2],
+                               atol=1e-9)

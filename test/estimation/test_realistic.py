@@ -58,6 +58,7 @@ def identified(recordings):
 def test_every_method_meets_the_goals_on_realistic_data(recordings, seed, method, capsys):
     data, bag, model = recordings(seed)
     code = main(["estimate", "--model", str(model), "--data", str(bag), "--link", R.LINK,
+                 "--payload-frame", R.LINK,
                  "--method", method, "--decimation", str(DECIMATION), "--json"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
@@ -100,7 +101,8 @@ def test_every_method_meets_the_goals_on_realistic_data(recordings, seed, method
 def test_a_urdf_inside_an_identify_folder_uses_its_summary(identified, capsys):
     data, bag, model = identified
     code = main(["estimate", "--urdf", str(model / "identified.urdf"), "--data", str(bag),
-                 "--link", R.LINK, "--decimation", "20", "--json"])
+                 "--link", R.LINK, "--payload-frame", R.LINK, "--decimation", "20",
+                 "--json"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert captured.err.count("\n") == 1 and "identify folder" in captured.err, captured.err
@@ -119,7 +121,8 @@ def test_the_batch_fit_after_the_grasp_meets_the_offline_goals(identified, capsy
     data, bag, model = identified
     start = R.GRASP + R.RAMP + 0.1
     code = main(["estimate", "--batch", "--model", str(model), "--data", str(bag),
-                 "--link", R.LINK, "--start", str(start), "--reference",
+                 "--link", R.LINK, "--payload-frame", R.LINK, "--start", str(start),
+                 "--reference",
                  str(bag.parent / "first.mcap"), "--json"])
     captured = capsys.readouterr()
     assert code == 0, captured.err

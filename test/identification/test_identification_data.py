@@ -90,8 +90,22 @@ def test_missing_and_unknown_joints_are_named(tmp_path, panda):
         load_samples(bag, panda)
     names[2] = "elbow_typo"
     bag = write_joint_state_bag(tmp_path / "u.mcap", names, t, q, qd, tau)
-    with pytest.raises(IdentificationDataError, match=r"\['elbow_typo'\] are not movable"):
+    with pytest.raises(IdentificationDataError, match=r"\['panda_joint3'\] of the model are "
+                       r"missing .*not in the URDF: \('elbow_typo',\)"):
         load_samples(bag, panda)
+
+
+def test_a_gripper_joint_the_model_lacks_is_skipped_and_noted(tmp_path, panda):
+    t, q, qd, tau = _signals(panda, count=40)
+    extra = np.full((t.size, 1), 0.02)
+    names = ["gripper_finger", *reversed(panda.joint_names)]
+    bag = write_joint_state_bag(tmp_path / "g.mcap", names, t,
+                                np.hstack([extra, q[:, ::-1]]), np.hstack([0 * extra, qd[:, ::-1]]),
+                                np.hstack([0 * extra, tau[:, ::-1]]))
+    samples = load_samples(bag, panda)
+    np.testing.assert_array_equal(samples.q, q)
+    np.testing.assert_array_equal(samples.tau, tau)
+    assert samples.skipped_joints == ("gripper_finger",)
 
 
 def test_topics_are_chosen_or_refused(tmp_path, panda):

@@ -38,7 +38,8 @@ def test_joint_state_is_matched_by_name_and_the_mapping_cached(panda):
 
 
 @pytest.mark.parametrize(("mutate", "error", "text"), [
-    (lambda m: setattr(m, "name", [*m.name[:-1], "elbow"]), UnknownNameError, '"elbow"'),
+    (lambda m: setattr(m, "name", [*m.name[:-1], "elbow"]), InvalidInputError,
+     r'lacks the model joints .* \(joint "elbow" is not in the URDF\)'),
     (lambda m: (setattr(m, "name", m.name[:-1]), setattr(m, "position", m.position[:-1]),
                 setattr(m, "velocity", m.velocity[:-1])), InvalidInputError, "lacks"),
     (lambda m: setattr(m, "name", [m.name[0], *m.name[:-1]]), InvalidInputError, "twice"),
@@ -54,11 +55,28 @@ def test_bad_joint_states_are_rejected_with_a_reason(panda, mutate, error, text)
         cv.JointStateReader(panda.joint_names).read(msg)
 
 
-def test_unknown_joints_can_be_ignored(panda):
+def test_joints_the_model_lacks_are_skipped_and_told_once_per_name_list(panda):
+    names = [*panda.joint_names, "conveyor"]
+    msg = joint_state(names, np.arange(panda.nv + 1.0), np.ones(panda.nv + 1))
+    told = []
+    reader = cv.JointStateReader(panda.joint_names, on_unknown=told.append)
+    for _ in range(3):
+        q, _ = reader.read(msg)
+    np.testing.assert_array_equal(q, np.arange(panda.nv, dtype=float))
+    assert told == [["conveyor"]]
+
+
+def test_strict_joints_reject_a_joint_the_model_lacks_and_can_be_switched(panda):
     msg = joint_state([*panda.joint_names, "conveyor"], np.ones(panda.nv + 1),
                       np.ones(panda.nv + 1))
-    q, _ = cv.JointStateReader(panda.joint_names, ignore_unknown=True).read(msg)
-    np.testing.assert_array_equal(q, np.ones(panda.nv))
+    reader = cv.JointStateReader(panda.joint_names, strict=True)
+    with pytest.raises(UnknownNameError, match='joint "conveyor" is not in the URDF'):
+        reader.read(msg)
+    reader.strict = False
+    assert reader.read(msg)[0].shape == (panda.nv,)
+    reader.strict = True  # the cached mapping does not outlive the rule
+    with pytest.raises(UnknownNameError):
+        reader.read(msg)
 
 
 def test_body_array_round_trip_is_labelled_row_major(panda):

@@ -167,6 +167,21 @@ def test_a_stamped_theta_releases_waiting_samples_and_wins_over_the_legacy_one(
     assert "neither position" in guard.rejected[-1][1] and released == [1]
 
 
+def test_a_payload_without_frame_id_goes_to_the_payload_frame(ur5, inputs, inertial):
+    from geometry_msgs.msg import InertiaStamped
+
+    part, guard, _ = inertial
+    msg = InertiaStamped()
+    msg.inertia.m, msg.inertia.com.z = 2.0, 0.05
+    msg.inertia.ixx = msg.inertia.iyy = msg.inertia.izz = 1e-3
+    part.on_payload(msg)  # no payload_frame (a URDF without a flange): refused
+    assert guard.rejected[-1][0] == "payload" and "is empty" in guard.rejected[-1][1]
+    part.payload_frame = "tool0"  # the dynamics_node default on the UR5
+    part.on_payload(msg)
+    assert guard.accepted[-1] == "payload" and set(inputs.payloads) == {"tool0"}
+    assert inputs.theta[-1, 0] == pytest.approx(ur5.theta_nominal[-1, 0] + 2.0, rel=1e-12)
+
+
 def test_subscribe_creates_every_state_topic_and_returns_the_stamped_ones(inertial):
     part, _, _ = inertial
     node = Node()

@@ -51,7 +51,8 @@ def grasp_run(tmp_path_factory, urdf_paths):
         sub = f"{ns}/{method}"
         remap = ["-r", f"joint_states:={ns}/joint_states"]
         estimators[method] = NodeProcess("estimator_node", sub, log_dir, {
-            "urdf_path": urdf, "method": method, "link": LINK, "noise_std": "0.02",
+            "urdf_path": urdf, "method": method, "link": LINK, "payload_frame": LINK,
+            "noise_std": "0.02",
             "executor": "single_threaded"}, remap)
         monitors[method] = NodeProcess("monitor_node", sub, log_dir, {
             "urdf_path": urdf, "executor": "single_threaded"})
@@ -258,7 +259,9 @@ def test_the_cli_over_a_bag_gives_the_nodes_estimate_on_the_same_data(
     write_joint_states_bag(bag, panda.joint_names, samples)
     assert main(["estimate", "--urdf", urdf_paths["panda"], "--data", str(bag), "--link", LINK,
                  "--method", "geometric", "--noise-std", "0.02", "--json"]) == 0
-    offline = json.loads(capsys.readouterr().out)["final"]
+    answer = json.loads(capsys.readouterr().out)
+    offline = answer["final"]
+    assert answer["frame"] == "panda_link8"  # the flange frame, as franka setLoad takes it
 
     node = _start(tmp_path, urdf_paths["panda"], link=LINK, method="geometric",
                   noise_std="0.02", publish_period=0.0, joint_states_reliable=True,
@@ -288,6 +291,7 @@ def test_the_cli_over_a_bag_gives_the_nodes_estimate_on_the_same_data(
         client.close()
         node.stop()
     live = estimates[-1].inertia
+    assert estimates[-1].header.frame_id == answer["frame"]
     # stated tolerance: 1e-6 kg, 1e-6 m, 1e-8 kg·m² (only the stamps' float rounding differs)
     assert abs(live.m - offline["mass"]) < 1e-6, (live.m, offline["mass"])
     np.testing.assert_allclose([live.com.x, live.com.y, live.com.z], offline["com"], atol=1e-6)

@@ -217,8 +217,8 @@ class Fuzzer:
                 "payload"),
             ("dynamics", "payload", "unknown link"): (
                 lambda: payload_msg("☃_link", 1.0, [0, 0, 0], [1e-3] * 3), "is not in the URDF"),
-            ("dynamics", "payload", "empty link"): (
-                lambda: payload_msg("", 1.0, [0, 0, 0], [1e-3] * 3), "is empty"),
+            # an empty frame_id is the node's payload_frame (the flange):
+            # test_dynamics_parts.py::test_a_payload_without_frame_id_goes_to_the_payload_frame
             ("dynamics", "reference", "1e308 accelerations"): (
                 lambda: reference_msg(names, 0, [0.0, 1.0], np.full((2, nv), HUGE)),
                 "beyond the bound"),

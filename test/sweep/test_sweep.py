@@ -80,7 +80,10 @@ def test_directories_and_globs_expand_and_items_pair_by_joints_and_links(library
                      ("ur5_robot", "ur5_fast.yaml", "ur5_6kg.yaml"),
                      ("ur5_robot", "ur5_slow.yaml", "ur5_6kg.yaml")]
     problems = [i for i in items if i.problem is not None]
-    assert len(problems) == 1 and Path(problems[0].trajectory).name == "broken.yaml"
+    # the broken file: one row per payload, as every other trajectory has
+    assert {Path(i.trajectory).name for i in problems} == {"broken.yaml"}
+    assert sorted(Path(i.payload or "").name for i in problems) == [
+        "panda_1kg.yaml", "ur5_6kg.yaml"]
     # the fingers are locked on the Panda only
     assert all(i.locked is None for i in items if "ur5" in i.urdf)
 
@@ -105,10 +108,11 @@ def test_evaluate_sweep_by_one_command_writes_the_table_and_plot(library, tmp_pa
     assert set(COLUMNS) <= set(rows[0])
     assert {"trajectory", "payload", "feasible", "max_effort_ratio", "worst_joint",
             "error"} <= set(rows[0])
-    assert len(rows) == 4
+    assert len(rows) == 5
     broken = [row for row in rows if row["error"]]
-    assert len(broken) == 1 and broken[0]["trajectory"].endswith("broken.yaml")
-    assert "InvalidInputError" in broken[0]["error"]
+    assert len(broken) == 2 and all(row["trajectory"].endswith("broken.yaml") for row in broken)
+    assert {Path(row["payload"]).name for row in broken} == {"panda_1kg.yaml", "ur5_6kg.yaml"}
+    assert all("InvalidInputError" in row["error"] for row in broken)
     for row in rows:
         if row["error"]:
             continue
@@ -122,7 +126,7 @@ def test_evaluate_sweep_by_one_command_writes_the_table_and_plot(library, tmp_pa
     assert {row["feasible"] for row in rows if not row["error"]} == {"True", "False"}
     plot = table.with_suffix(".png")
     assert plot.stat().st_size > 10_000
-    assert "4 items" in captured.out and "1 errors" in captured.out
+    assert "5 items" in captured.out and "2 errors" in captured.out
 
 
 def test_retime_sweep_through_the_python_api_on_a_running_scheduler(library, tmp_path):
