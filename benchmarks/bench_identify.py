@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test" / "identification"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
 
-from identification_helpers import (  # noqa: E402
+from support.identification_helpers import (  # noqa: E402
     PANDA_LOCK,
     perturbed_theta,
     random_friction,

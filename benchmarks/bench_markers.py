@@ -24,11 +24,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
 
 from builtin_interfaces.msg import Time  # noqa: E402
-from particle_lagrangian import find_example_robot_urdf  # noqa: E402
 from rclpy.serialization import serialize_message  # noqa: E402
-from ros_harness import BEST_EFFORT, NodeProcess, RosClient, unique_namespace  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
+from support.particle_lagrangian import find_example_robot_urdf  # noqa: E402
+from support.ros_harness import BEST_EFFORT, NodeProcess, RosClient, unique_namespace  # noqa: E402
 from visualization_msgs.msg import MarkerArray  # noqa: E402
 
 from robot_tv_dynamics import RobotModel  # noqa: E402

@@ -32,9 +32,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
 
 import numpy as np  # noqa: E402
-from particle_lagrangian import find_example_robot_urdf  # noqa: E402
-from ros_harness import BEST_EFFORT, RosClient, node_env, unique_namespace  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
+from support.particle_lagrangian import find_example_robot_urdf  # noqa: E402
+from support.ros_harness import BEST_EFFORT, RosClient, node_env, unique_namespace  # noqa: E402
 
 from robot_tv_dynamics import RobotModel  # noqa: E402
 from robot_tv_dynamics.demo import ESTIMATORS, MONITOR_PARAMETERS  # noqa: E402

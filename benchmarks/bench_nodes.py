@@ -111,9 +111,9 @@ def wait_matched(rclpy, node, publishers, timeout: float) -> None:
 def run_publisher(args: argparse.Namespace) -> None:
     """Publish joint_states at args.rate and Θ at args.theta_rate; print a JSON summary."""
     import numpy as np
-    from particle_lagrangian import find_example_robot_urdf
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
+    from support.particle_lagrangian import find_example_robot_urdf
 
     from robot_tv_dynamics import RobotModel
     from robot_tv_dynamics.ros.conversions import body_array, to_float_array
@@ -174,8 +174,8 @@ def percentile(values, q):
 
 def run_benchmark(args: argparse.Namespace) -> dict:
     import numpy as np
-    from particle_lagrangian import find_example_robot_urdf
     from sensor_msgs.msg import JointState
+    from support.particle_lagrangian import find_example_robot_urdf
 
     env = dict(os.environ)
     env.setdefault("ROS_DOMAIN_ID", str(os.getpid() % 100 + 1))

@@ -31,7 +31,7 @@ import yaml
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test"))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from particle_lagrangian import find_example_robot_urdf  # noqa: E402
+from support.particle_lagrangian import find_example_robot_urdf  # noqa: E402
 
 from robot_tv_dynamics import RobotModel  # noqa: E402
 

@@ -23,10 +23,9 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "test" / "estimation"))
-sys.path.insert(0, str(REPO / "test" / "identification"))
+sys.path.insert(0, str(REPO / "test"))
 
-from batch_case import (  # noqa: E402
+from support.batch_case import (  # noqa: E402
     IDENTIFY,
     LINK,
     LOAD_COM,

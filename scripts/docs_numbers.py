@@ -666,8 +666,8 @@ def run_identification() -> dict[str, Any]:
     """``measure`` of test/identification/test_identification_accuracy.py on both arms."""
     module = load_module("identification_accuracy",
                          "test/identification/test_identification_accuracy.py",
-                         "test", "test/identification")
-    from particle_lagrangian import find_example_robot_urdf
+                         "test")
+    from support.particle_lagrangian import find_example_robot_urdf
 
     arms = {arm: module.measure(module.make_case(arm, find_example_robot_urdf(arm)))
             for arm in ("panda", "ur5")}
@@ -769,7 +769,7 @@ def generalized_fill_module() -> Any:
     """``test/estimation/test_generalized.py``: the simulated fill and what it measures."""
     # "test/estimation": its ``excited``
     return load_module("generalized_fill", "test/estimation/test_generalized.py",
-                       "test/estimation")
+                       "test")
 
 
 def generalized_fill_numbers(methods: tuple[str, ...] = GENERALIZED_FILL_METHODS

@@ -22,10 +22,9 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "test" / "estimation"))
-sys.path.insert(0, str(REPO / "test" / "identification"))
+sys.path.insert(0, str(REPO / "test"))
 
-import realistic as R  # noqa: E402
+from support import realistic as R  # noqa: E402
 
 from robot_tv_dynamics.cli import main as cli  # noqa: E402
 from robot_tv_dynamics.paths import example_robot_urdf  # noqa: E402

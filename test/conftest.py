@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from particle_lagrangian import find_example_robot_urdf  # noqa: E402
+from support.particle_lagrangian import find_example_robot_urdf  # noqa: E402
 
 from robot_tv_dynamics import RobotModel  # noqa: E402
 

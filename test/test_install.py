@@ -158,8 +158,8 @@ def test_a_node_without_the_ros_extra_names_the_extra_in_one_line(core_venv, tmp
 
 @pytest.mark.ros
 def test_dynamics_node_from_the_install_answers_with_a_torque_over_dds(ros_venv, tmp_path):
-    from ros_harness import DOMAIN_ID, RosClient
     from sensor_msgs.msg import JointState
+    from support.ros_harness import DOMAIN_ID, RosClient
 
     ur5 = example_urdf(ros_venv, UR5)
     ns = f"/install{os.getpid()}"

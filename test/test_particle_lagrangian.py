@@ -19,7 +19,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from particle_lagrangian import (
+from support.particle_lagrangian import (
     EQ7_FROM_PIN,
     a31,
     a33,

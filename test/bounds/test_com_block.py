@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
-from bounds_cases import crba_eigenvalues, random_consistent_theta, random_q
+from support.bounds_cases import crba_eigenvalues, random_consistent_theta, random_q
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.arrays import skew

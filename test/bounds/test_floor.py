@@ -12,8 +12,8 @@ import json
 
 import numpy as np
 import pytest
-from bounds_cases import random_consistent_theta
-from by_hand import z_by_hand
+from support.bounds_cases import random_consistent_theta
+from support.by_hand import z_by_hand
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.bounds import cache, floor, live

@@ -9,7 +9,7 @@ import itertools
 
 import numpy as np
 import pytest
-from bounds_cases import crba_eigenvalues, random_consistent_theta, random_q
+from support.bounds_cases import crba_eigenvalues, random_consistent_theta, random_q
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.bounds.box import local_jacobians

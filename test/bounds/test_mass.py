@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from bounds_cases import LIMIT, joint, random_consistent_theta, random_q, urdf_arm
+from support.bounds_cases import LIMIT, joint, random_consistent_theta, random_q, urdf_arm
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics import bounds as B

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from bounds_cases import (
+from support.bounds_cases import (
     extreme_values,
     random_q,
 )

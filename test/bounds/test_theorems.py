@@ -7,7 +7,9 @@ import math
 
 import numpy as np
 import pytest
-from bounds_cases import (
+from hypothesis import given
+from hypothesis import strategies as st
+from support.bounds_cases import (
     LIMIT,
     LINK,
     joint,
@@ -15,8 +17,6 @@ from bounds_cases import (
     random_q,
     urdf_arm,
 )
-from hypothesis import given
-from hypothesis import strategies as st
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics import bounds as B

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from examples import EXAMPLES, UR5_JOINTS, ur5_move, write_bag
+from support.examples import EXAMPLES, UR5_JOINTS, ur5_move, write_bag
 
 from robot_tv_dynamics.cli import evaluate as evaluate_cli
 

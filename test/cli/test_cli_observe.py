@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 import yaml
-from observer_bag import EPOCH, simulate, write_bag
+from support.observer_bag import EPOCH, simulate, write_bag
 
 from robot_tv_dynamics.cli import main
 from robot_tv_dynamics.friction import load_friction_file as load_friction

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from examples import REPO
+from support.examples import REPO
 
 from robot_tv_dynamics import cli
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from particle_lagrangian import find_example_robot_urdf
+from support.particle_lagrangian import find_example_robot_urdf
 
 from robot_tv_dynamics import RobotModel, cli
 from robot_tv_dynamics.cli import retime as command
@@ -223,7 +223,7 @@ def test_mixing_a_common_and_per_joint_acceleration_limit_is_bad_input(ur5_urdf,
 
 
 def test_rosbag2_input_is_retimed(tmp_path, ur5_urdf, capsys):
-    from examples import write_bag
+    from support.examples import write_bag
 
     trajectory = load_trajectory(fast_ur5_trajectory(tmp_path / "fast.yaml"))
     bag = tmp_path / "plan_bag"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from bounds_cases import (
+from support.bounds_cases import (
     random_consistent_theta,
 )
 

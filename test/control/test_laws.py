@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
-from particle_lagrangian import EQ7_FROM_PIN
 from scipy.integrate import solve_ivp
+from support.particle_lagrangian import EQ7_FROM_PIN
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.control import (

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from demo_runs import run_demo
+from support.demo_runs import run_demo
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -24,7 +24,7 @@ def demo_run(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def ur5_drain_run(tmp_path_factory):
-    from particle_lagrangian import find_example_robot_urdf
+    from support.particle_lagrangian import find_example_robot_urdf
 
     out = tmp_path_factory.mktemp("demo_ur5")
     return out, run_demo(out, "--urdf", find_example_robot_urdf("ur5"), "--link", "tool0",
@@ -334,7 +334,7 @@ def test_the_stamped_layout_resolves_in_the_bag_and_each_table_carries_its_theta
 def test_the_report_keeps_its_dots_and_nothing_is_clipped_or_overlapping(run, request):
     """Θ̇ and Ψ̇ in mathtext with their dots; every text inside the figure, none on another."""
     import matplotlib.pyplot as plt
-    from report_checks import figure_problems
+    from support.report_checks import figure_problems
 
     from robot_tv_dynamics import RobotModel
     from robot_tv_dynamics.demo import load_run, report_figure
@@ -404,7 +404,7 @@ def test_the_bag_has_tf_of_every_link_matching_pinocchio(demo_run):
 
 def test_a_demo_bag_is_read_and_identified(demo_run, tmp_path, capsys):
     """identify on the demo's run.mcap: consistent bodies where least squares is not."""
-    from particle_lagrangian import find_example_robot_urdf
+    from support.particle_lagrangian import find_example_robot_urdf
 
     from robot_tv_dynamics.cli import main
 
@@ -436,9 +436,9 @@ def test_observe_over_the_demo_bag_reproduces_the_nodes_residual(demo_run, capsy
     float rounding of Unix-second stamps); with the legacy pairing by receipt time, up
     to 0.06 N·m.
     """
-    from particle_lagrangian import find_example_robot_urdf
     from rosbags.highlevel import AnyReader
     from rosbags.typesys import Stores, get_typestore
+    from support.particle_lagrangian import find_example_robot_urdf
 
     from robot_tv_dynamics.cli import main
 

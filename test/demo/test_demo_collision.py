@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from demo_runs import run_demo
-from examples import LOADING_CONFIG
+from support.demo_runs import run_demo
+from support.examples import LOADING_CONFIG
 
 from robot_tv_dynamics import InvalidInputError
 from robot_tv_dynamics.demo import OBSERVER_PARAMETERS, scenario_file
@@ -298,7 +298,7 @@ def test_the_summary_agrees_with_an_independent_replay_of_the_bag(panda_run, kin
 @pytest.mark.slow
 def test_the_report_has_the_observer_panel_and_nothing_overlaps(panda_run):
     import matplotlib.pyplot as plt
-    from report_checks import figure_problems
+    from support.report_checks import figure_problems
 
     from robot_tv_dynamics.demo import load_run, report_figure
 

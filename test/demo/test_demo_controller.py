@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 import pytest
-from demo_runs import run_demo
+from support.demo_runs import run_demo
 
 from robot_tv_dynamics.cli import main
 from robot_tv_dynamics.cli.demo import DEMO_CONTROLLERS, add_arguments

@@ -6,7 +6,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from report_checks import figure_problems  # noqa: E402
+from support.report_checks import figure_problems  # noqa: E402
 
 from robot_tv_dynamics.demo.numbers import NONE, mathtext, people  # noqa: E402
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
-from particle_lagrangian import (
+from support.particle_lagrangian import (
     fixed_particle,
     make_particle,
     paper_q_lagrangian_torque,

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pinocchio as pin
 import pytest
-from particle_lagrangian import (
+from support.particle_lagrangian import (
     find_example_robot_urdf,
     fixed_particle,
     make_particle,

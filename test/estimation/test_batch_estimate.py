@@ -20,7 +20,7 @@ import json
 import numpy as np
 import pytest
 import yaml
-from batch_case import LINK, LOAD_COM, LOAD_MASS, PANDA_LOCK, make_case
+from support.batch_case import LINK, LOAD_COM, LOAD_MASS, PANDA_LOCK, make_case
 
 from robot_tv_dynamics.cli import main
 

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from excited import LINK, exciting_trajectory, simulate, write_joint_states_bag
+from support.excited import LINK, exciting_trajectory, simulate, write_joint_states_bag
 
 from robot_tv_dynamics.cli import main
 

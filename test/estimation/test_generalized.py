@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from excited import LINK, exciting_trajectory
+from support.excited import LINK, exciting_trajectory
 
 from robot_tv_dynamics.estimation import LoadEstimatorSettings, OnlineLoadEstimator
 from robot_tv_dynamics.inertia import phi_from_mass_com_inertia

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from excited import LINK, NOISE, exciting_trajectory, payload_phi, simulate
+from support.excited import LINK, NOISE, exciting_trajectory, payload_phi, simulate
 
 from robot_tv_dynamics import UnknownNameError
 from robot_tv_dynamics.estimation import LoadEstimatorSettings, OnlineLoadEstimator

@@ -14,7 +14,7 @@ import json
 
 import numpy as np
 import pytest
-import realistic as R
+from support import realistic as R
 
 from robot_tv_dynamics.cli import main
 from robot_tv_dynamics.inertia import phi_from_mass_com_inertia, pseudo_inertia

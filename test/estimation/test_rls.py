@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from examples import LOADING_CONFIG as CONFIG
+from support.examples import LOADING_CONFIG as CONFIG
 
 from robot_tv_dynamics import InvalidInputError
 from robot_tv_dynamics.estimation import (

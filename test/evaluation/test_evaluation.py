@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 import pinocchio as pin
 import pytest
-from examples import (
+from support.examples import (
     EXAMPLES,
     LOADING,
     PANDA_ARM,

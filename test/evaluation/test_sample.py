@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
-from particle_lagrangian import (
+from support.particle_lagrangian import (
     make_particle,
     particle_state,
     ramp_mass_particle,

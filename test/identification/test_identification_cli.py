@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from identification_helpers import (
+from support.identification_helpers import (
     PANDA_LOCK,
     perturbed_theta,
     random_friction,

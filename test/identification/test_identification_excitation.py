@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 import yaml
-from identification_helpers import PANDA_LOCK, Sine
+from support.identification_helpers import PANDA_LOCK, Sine
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.cli import main

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from identification_helpers import PANDA_LOCK, Sine, perturbed_theta, random_friction, simulate
+from support.identification_helpers import (
+    PANDA_LOCK,
+    Sine,
+    perturbed_theta,
+    random_friction,
+    simulate,
+)
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.identification.data import check_samples, prepare

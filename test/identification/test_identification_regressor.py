@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from identification_helpers import PANDA_LOCK, perturbed_theta
+from support.identification_helpers import PANDA_LOCK, perturbed_theta
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.identification.regressor import (

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from identification_helpers import perturbed_theta, random_friction
+from support.identification_helpers import perturbed_theta, random_friction
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.identification.data import check_samples, prepare

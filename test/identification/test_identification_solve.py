@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from identification_helpers import PANDA_LOCK, Sine, perturbed_theta, simulate
+from support.identification_helpers import PANDA_LOCK, Sine, perturbed_theta, simulate
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.exceptions import IdentificationSolverError

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 import yaml
-from identification_helpers import PANDA_LOCK, perturbed_theta
+from support.identification_helpers import PANDA_LOCK, perturbed_theta
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.identification.urdf_writer import identified_urdf, write_theta_yaml

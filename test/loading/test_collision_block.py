@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 import yaml
-from examples import LOADING_CONFIG as CONFIG
+from support.examples import LOADING_CONFIG as CONFIG
 
 from robot_tv_dynamics import InvalidInputError
 from robot_tv_dynamics.loading import (

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from examples import LOADING_CONFIG as CONFIG  # noqa: E402
-from particle_lagrangian import particle_state, random_path, truth_torque
+from support.examples import LOADING_CONFIG as CONFIG  # noqa: E402
+from support.particle_lagrangian import particle_state, random_path, truth_torque
 
 from robot_tv_dynamics import InvalidInputError, PhysicalConsistencyError
 from robot_tv_dynamics.inertia import phi_from_point_masses, pseudo_inertia

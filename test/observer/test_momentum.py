@@ -12,14 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
-from particle_lagrangian import (
+from support.particle_lagrangian import (
     _dl_dq,
     _dl_dqd,
     lagrangian,
-    make_particle,
-    moving_particle,
-    particle_state,
-    ramp_mass_particle,
+    loads,
+    particles_for,
     random_path,
     truth_torque,
 )
@@ -28,19 +26,6 @@ from robot_tv_dynamics.observer import MomentumEvaluator, generalized_momentum, 
 from robot_tv_dynamics.observer.momentum import as_gamma
 
 _C6 = np.array([-1.0 / 60, 3.0 / 20, -3.0 / 4, 0.0, 3.0 / 4, -3.0 / 20, 1.0 / 60])
-
-
-def particles_for(n_bodies: int) -> list:
-    """A fill (mass ramp), a sloshing mass, a moving and mass-changing one, a fixed one."""
-    last = n_bodies - 1
-    return [
-        ramp_mass_particle(last - 2 if n_bodies > 7 else last, [0.02, -0.03, 0.10], 0.1, 0.4),
-        moving_particle(last - 2 if n_bodies > 7 else last, [0.0, 0.05, 0.08], 0.3,
-                        [0.04, 0.02, 0.03], [3.0, 2.0, 4.0], [0.1, 0.5, 0.9]),
-        make_particle(2, [0.1, 0.0, -0.05], 0.5, amp=[0.0, 0.03, 0.02], omega=[0.0, 2.5, 1.5],
-                      mass_b=0.4, mass_omega=2.0),
-        make_particle(1, [0.0, 0.1, 0.0], 0.7),
-    ]
 
 
 def _recursive(robot, q, qd, theta, psi=None):
@@ -76,11 +61,6 @@ def setup(request, panda, ur5):
     particles = particles_for(robot.n_bodies)
     path = random_path(pm, np.random.default_rng(7), amp=0.5, omega_range=(0.8, 2.5))
     return robot, pm, particles, path
-
-
-def loads(robot, particles, t):
-    theta_p, theta_dot_p, psi, psi_dot, _ = particle_state(particles, t, robot.n_bodies)
-    return robot.theta_nominal + theta_p, theta_dot_p, psi, psi_dot
 
 
 @pytest.mark.parametrize("t", [0.3, 1.1])

@@ -16,8 +16,14 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
-from particle_lagrangian import _dl_dq, lagrangian, random_path, truth_torque
-from test_momentum import loads, particles_for
+from support.particle_lagrangian import (
+    _dl_dq,
+    lagrangian,
+    loads,
+    particles_for,
+    random_path,
+    truth_torque,
+)
 
 from robot_tv_dynamics.observer import MomentumObserver, ObserverConfig
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from observer_bag import simulate, write_bag
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
+from support.observer_bag import simulate, write_bag
 
 from robot_tv_dynamics.bags import open_bag
 from robot_tv_dynamics.exceptions import RecordingError

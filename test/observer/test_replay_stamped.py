@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from observer_bag import simulate, write_bag
+from support.observer_bag import simulate, write_bag
 
 from robot_tv_dynamics.observer import MomentumObserver, ObserverConfig
 from robot_tv_dynamics.observer.replay import read_observer_bag

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.interpolate
-from particle_lagrangian import find_example_robot_urdf
+from support.particle_lagrangian import find_example_robot_urdf
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.evaluation import Payload, Trajectory, evaluate, trajectory_from_dict

@@ -8,7 +8,7 @@ import pytest
 @pytest.fixture(scope="module")
 def tester():
     """One rclpy client node per test module (ros_harness.RosClient), closed after it."""
-    from ros_harness import RosClient
+    from support.ros_harness import RosClient
 
     client = RosClient()
     yield client

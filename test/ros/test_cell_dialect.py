@@ -20,8 +20,8 @@ from geometry_msgs.msg import InertiaStamped
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
-from ros_harness import NodeProcess, RosClient, unique_namespace
 from sensor_msgs.msg import JointState
+from support.ros_harness import NodeProcess, RosClient, unique_namespace
 
 from robot_tv_dynamics.evaluation import load_payload, load_trajectory
 from robot_tv_dynamics.inputs.efforts import effort_map

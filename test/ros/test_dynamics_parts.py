@@ -15,9 +15,9 @@ import time
 import numpy as np
 import pinocchio as pin
 import pytest
-from examples import ur5_move
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
+from support.examples import ur5_move
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_tv_dynamics import bounds as B

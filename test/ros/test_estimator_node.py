@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped
-from ros_harness import BEST_EFFORT, LATCHED, NodeProcess, RosClient, unique_namespace
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
+from support.ros_harness import BEST_EFFORT, LATCHED, NodeProcess, RosClient, unique_namespace
 
 from robot_tv_dynamics.ros import conversions as cv
 
@@ -250,7 +250,7 @@ def test_the_cli_over_a_bag_gives_the_nodes_estimate_on_the_same_data(
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "estimation"))
-    from excited import EPOCH, exciting_trajectory, simulate, write_joint_states_bag
+    from support.excited import EPOCH, exciting_trajectory, simulate, write_joint_states_bag
 
     from robot_tv_dynamics.cli import main
 

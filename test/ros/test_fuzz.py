@@ -23,15 +23,15 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped
 from rclpy.serialization import serialize_message
-from ros_harness import (
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
+from support.ros_harness import (
     BEST_EFFORT,
     LATCHED,
     RELIABLE,
     NodeProcess,
     unique_namespace,
 )
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 from test_ros_nodes import (
     PAYLOAD_LINK,
     START_TIMEOUT,

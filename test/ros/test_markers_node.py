@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
-from ros_harness import BEST_EFFORT, RELIABLE, NodeProcess, RosClient, unique_namespace
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from support.ros_harness import BEST_EFFORT, RELIABLE, NodeProcess, RosClient, unique_namespace
 from visualization_msgs.msg import Marker, MarkerArray
 
 from robot_tv_dynamics import RobotModel

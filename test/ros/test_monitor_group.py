@@ -19,8 +19,8 @@ import time
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
-from ros_harness import BEST_EFFORT, node_env, unique_namespace
 from std_msgs.msg import Float64MultiArray
+from support.ros_harness import BEST_EFFORT, node_env, unique_namespace
 
 from robot_tv_dynamics.consistency import spectral_statistics
 from robot_tv_dynamics.exceptions import InvalidInputError

@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Time
-from by_hand import z_by_hand
 from diagnostic_msgs.msg import DiagnosticArray
-from ros_harness import RELIABLE, NodeProcess, unique_namespace
 from sensor_msgs.msg import JointState
+from support.by_hand import z_by_hand
+from support.ros_harness import RELIABLE, NodeProcess, unique_namespace
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.ros import conversions as cv

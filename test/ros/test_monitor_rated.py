@@ -13,8 +13,8 @@ import pytest
 from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
-from ros_harness import NodeProcess, RosClient, unique_namespace
 from sensor_msgs.msg import JointState
+from support.ros_harness import NodeProcess, RosClient, unique_namespace
 
 from robot_tv_dynamics.inertia import phi_from_mass_com_inertia
 from robot_tv_dynamics.ros import conversions as cv

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
-from ros_harness import REPO, NodeProcess, node_env, unique_namespace
+from support.ros_harness import REPO, NodeProcess, node_env, unique_namespace
 
 pytestmark = pytest.mark.ros
 

@@ -14,8 +14,10 @@ import pytest
 from builtin_interfaces.msg import Duration, Time  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from geometry_msgs.msg import InertiaStamped  # noqa: E402
-from particle_lagrangian import find_example_robot_urdf  # noqa: E402
-from ros_harness import (  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String  # noqa: E402
+from support.particle_lagrangian import find_example_robot_urdf  # noqa: E402
+from support.ros_harness import (  # noqa: E402
     BEST_EFFORT,
     LATCHED,
     NodeProcess,
@@ -23,8 +25,6 @@ from ros_harness import (  # noqa: E402
     node_env,
     unique_namespace,
 )
-from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 from visualization_msgs.msg import MarkerArray  # noqa: E402
 

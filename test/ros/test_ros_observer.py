@@ -14,10 +14,10 @@ import json
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
-from particle_lagrangian import find_example_robot_urdf
-from ros_harness import LATCHED, NodeProcess, RosClient, unique_namespace
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
+from support.particle_lagrangian import find_example_robot_urdf
+from support.ros_harness import LATCHED, NodeProcess, RosClient, unique_namespace
 
 from robot_tv_dynamics.ros import conversions as cv
 

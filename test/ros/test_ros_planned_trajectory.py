@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from examples import UR5_JOINTS, ur5_move, ur5_payload  # noqa: E402
+from support.examples import UR5_JOINTS, ur5_move, ur5_payload  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
 from robot_tv_dynamics.evaluation import ERROR, OK, Trajectory, evaluate  # noqa: E402
@@ -114,7 +114,7 @@ def _inertia_stamped(payload):
 @pytest.mark.timeout(180)
 def test_dynamics_node_answers_a_planned_trajectory_over_dds(ur5, urdf_paths, tmp_path):
     from diagnostic_msgs.msg import DiagnosticArray
-    from ros_harness import NodeProcess, RosClient, unique_namespace
+    from support.ros_harness import NodeProcess, RosClient, unique_namespace
 
     namespace = unique_namespace("planned")
     node = NodeProcess("dynamics_node", namespace, tmp_path, {

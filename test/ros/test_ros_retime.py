@@ -7,9 +7,9 @@ import time
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
-from examples import ur5_move, ur5_payload
-from particle_lagrangian import find_example_robot_urdf
-from ros_harness import NodeProcess, RosClient, unique_namespace
+from support.examples import ur5_move, ur5_payload
+from support.particle_lagrangian import find_example_robot_urdf
+from support.ros_harness import NodeProcess, RosClient, unique_namespace
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_tv_dynamics.evaluation import evaluate
@@ -106,7 +106,7 @@ def test_a_urdf_swap_during_a_retime_request_leaves_it_wholly_on_one_model(monke
         return real(model, msg, theta, hardware_id, last_q, **kwargs)
 
     monkeypatch.setattr(dynamics_node, "retime_planned_trajectory", recording)
-    from ros_harness import DOMAIN_ID
+    from support.ros_harness import DOMAIN_ID
 
     rclpy.init(domain_id=DOMAIN_ID, args=[  # the default context: the node's own
         "--ros-args", "-p", f"urdf_path:={urdf}", "-p", "jacobian_samples:=64",

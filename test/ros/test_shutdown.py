@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ros_harness import BEST_EFFORT, RosClient, node_env, param, unique_namespace
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from support.ros_harness import BEST_EFFORT, RosClient, node_env, param, unique_namespace
 
 from robot_tv_dynamics.ros import conversions as cv
 

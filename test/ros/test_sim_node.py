@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ros_harness import BEST_EFFORT, NodeProcess, RosClient, unique_namespace
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from support.ros_harness import BEST_EFFORT, NodeProcess, RosClient, unique_namespace
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.ros import conversions as cv

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import yaml
-from by_hand import margin_by_hand
 from diagnostic_msgs.msg import DiagnosticArray
-from ros_harness import BEST_EFFORT, NodeProcess, RosClient, unique_namespace
 from sensor_msgs.msg import JointState
+from support.by_hand import margin_by_hand
+from support.ros_harness import BEST_EFFORT, NodeProcess, RosClient, unique_namespace
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.inertia import consistency_margin

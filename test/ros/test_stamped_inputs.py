@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration, Time
 from diagnostic_msgs.msg import DiagnosticArray
-from particle_lagrangian import find_example_robot_urdf
-from ros_harness import NodeProcess, unique_namespace
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from support.particle_lagrangian import find_example_robot_urdf
+from support.ros_harness import NodeProcess, unique_namespace
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_tv_dynamics import phi_from_mass_com_inertia

@@ -22,12 +22,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration, Time
-from by_hand import margin_by_hand
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped
-from ros_harness import BEST_EFFORT, RELIABLE, NodeProcess, unique_namespace
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from support.by_hand import margin_by_hand
+from support.ros_harness import BEST_EFFORT, RELIABLE, NodeProcess, unique_namespace
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import MarkerArray
 

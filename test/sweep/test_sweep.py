@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from particle_lagrangian import find_example_robot_urdf
+from support.particle_lagrangian import find_example_robot_urdf
 
 from robot_tv_dynamics import RobotModel, cli
 from robot_tv_dynamics.evaluation import evaluate, load_payload, load_trajectory

@@ -22,7 +22,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 #: One DDS domain per test process (1..100 keeps Fast DDS ports below the ephemeral range).
 DOMAIN_ID = (os.getpid() + 41) % 100 + 1
 _counter = itertools.count()

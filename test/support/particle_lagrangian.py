@@ -47,7 +47,7 @@ import site
 import sysconfig
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import pinocchio as pin
@@ -902,3 +902,24 @@ def paper_q_lagrangian_torque(
         q, qd, qdd = path(t)
         tau = tau + np.array(pin.rnea(model, model.createData(), q, qd, qdd))
     return tau
+
+
+# ---------------------------------------------------------------- the momentum tests' scene
+def particles_for(n_bodies: int) -> list[Particle]:
+    """A fill (mass ramp), a sloshing mass, a moving and mass-changing one, a fixed one."""
+    last = n_bodies - 1
+    return [
+        ramp_mass_particle(last - 2 if n_bodies > 7 else last, [0.02, -0.03, 0.10], 0.1, 0.4),
+        moving_particle(last - 2 if n_bodies > 7 else last, [0.0, 0.05, 0.08], 0.3,
+                        [0.04, 0.02, 0.03], [3.0, 2.0, 4.0], [0.1, 0.5, 0.9]),
+        make_particle(2, [0.1, 0.0, -0.05], 0.5, amp=[0.0, 0.03, 0.02], omega=[0.0, 2.5, 1.5],
+                      mass_b=0.4, mass_omega=2.0),
+        make_particle(1, [0.0, 0.1, 0.0], 0.7),
+    ]
+
+
+def loads(robot: Any, particles: Sequence[ParticleLike], t: float
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Θ (the robot's nominal plus the particles'), Θ̇, Ψ, Ψ̇ at time ``t``."""
+    theta_p, theta_dot_p, psi, psi_dot, _ = particle_state(particles, t, robot.n_bodies)
+    return robot.theta_nominal + theta_p, theta_dot_p, psi, psi_dot

@@ -20,18 +20,10 @@ coordinate and 7 of 40 seeds missed 1 cm.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "identification"))
-from identification_helpers import (  # noqa: E402
-    PANDA_LOCK,
-    random_friction,
-    write_joint_state_bag,
-)
 
 from robot_tv_dynamics import RobotModel  # noqa: E402
 from robot_tv_dynamics.friction import write_friction_file  # noqa: E402
@@ -43,6 +35,11 @@ from robot_tv_dynamics.inertia import (  # noqa: E402
     consistency_margin,
     mass_com_inertia_from_phi,
     phi_from_mass_com_inertia,
+)
+from support.identification_helpers import (  # noqa: E402
+    PANDA_LOCK,
+    random_friction,
+    write_joint_state_bag,
 )
 
 LINK = "panda_hand"

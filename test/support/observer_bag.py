@@ -24,7 +24,7 @@ from robot_tv_dynamics.observer import ExternalWrench
 from robot_tv_dynamics.ros.conversions import PHI_LABELS, PSI_LABELS, dim_label
 from robot_tv_dynamics.simulation import ArmSimulator
 
-FILL = Path(__file__).resolve().parents[1] / "config" / "loading" / "fill.yaml"
+FILL = Path(__file__).resolve().parents[2] / "config" / "loading" / "fill.yaml"
 EPOCH = 1_700_000_000  # [s] of the first sample's stamp
 
 

@@ -14,24 +14,21 @@ regressor and q̈ filtered from q̇, so data and estimator share no formula.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "identification"))
-from identification_helpers import (  # noqa: E402
-    PANDA_LOCK,
-    random_friction,
-    write_joint_state_bag,
-)
 
 from robot_tv_dynamics import RobotModel  # noqa: E402
 from robot_tv_dynamics.identification.excitation import design_excitation  # noqa: E402
 from robot_tv_dynamics.inertia import (  # noqa: E402
     mass_com_inertia_from_phi,
     phi_from_mass_com_inertia,
+)
+from support.identification_helpers import (  # noqa: E402
+    PANDA_LOCK,
+    random_friction,
+    write_joint_state_bag,
 )
 
 LINK = "panda_hand"

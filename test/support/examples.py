@@ -8,7 +8,7 @@ import numpy as np
 
 from robot_tv_dynamics.evaluation import Payload, Trajectory
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LOADING_CONFIG = REPO / "config" / "loading"
 EXAMPLES = REPO / "config" / "examples"
 LOADING = REPO / "config" / "loading"

@@ -1,0 +1,1 @@
+"""Helpers the tests, benchmarks and scripts share (never collected as tests)."""
