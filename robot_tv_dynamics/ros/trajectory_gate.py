@@ -282,8 +282,10 @@ class TrajectoryGate(node_base.ModelNode):
     def _report(self, decision: GateDecision) -> None:
         self._last = decision
         self._counts[decision.action] += 1
-        log = self.get_logger()
-        (log.error if decision.action == REFUSE else log.info)(decision.describe())
+        if decision.action == REFUSE:  # rclpy: one severity per call site
+            self.get_logger().error(decision.describe())
+        else:
+            self.get_logger().info(decision.describe())
         self._publish_diagnostics()
 
     def _publish_diagnostics(self) -> None:

@@ -112,10 +112,10 @@ class TrajectoryServer:
         self._start(msg)
 
     def _start(self, msg: JointTrajectory) -> None:
+        """Hand the trajectory over; it starts at the stepping thread's next control step."""
         trajectory = trajectory_from_msg(msg, "goal.trajectory")
-        t, q, _ = self._state()
         with self._lock:
-            self._follower.start(trajectory, t, q)
+            self._follower.start(trajectory)
 
     def _preempt(self, reason: str) -> None:
         """End the running goal (aborted, ``reason``) without stopping the arm."""
@@ -135,11 +135,13 @@ class TrajectoryServer:
         goal_handle, done = self._active
         t, q, qd = self._state()
         with self._lock:
+            if self._follower.starting:
+                return  # the stepping thread has not taken it over yet
             q_r, qd_r, _ = self._follower.reference(t)
             end = self._follower.end_time
         if goal_handle.is_cancel_requested:
             with self._lock:
-                self._follower.hold(q, t)
+                self._follower.hold()  # where the arm is at the next control step
             self._active = None
             goal_handle.canceled()
             done.set_result(Result(error_code=Result.SUCCESSFUL, error_string="canceled"))

@@ -56,17 +56,31 @@ class TrajectoryFollower:
         self._gains = ComputedTorqueController.with_bandwidth(
             model.nv, bandwidth, np.zeros(model.nv))
         self._held = model.check_joint_vector(q, "q").copy()
+        self._pending: Trajectory | None = None
+        self._hold_pending = False
         self._spline: scipy.interpolate.BPoly | None = None
         self._columns: list[int] = []
         self.start_time = self.end_time = 0.0
 
-    def start(self, trajectory: Trajectory, t: float, q: npt.ArrayLike) -> None:
-        """Follow ``trajectory`` from time ``t``, the arm being at ``q`` now.
+    def start(self, trajectory: Trajectory, t: float | None = None,
+              q: npt.ArrayLike | None = None) -> None:
+        """Follow ``trajectory`` from time ``t``, the arm being at ``q`` then.
+
+        Args:
+            trajectory: the trajectory.
+            t: when its ``time_from_start = 0`` is [s]; None: at the next :meth:`torque`
+                call, from the state that call is given (what a controller thread does
+                with a trajectory handed over by another thread).
+            q: the arm's positions at ``t`` (with ``t``), (nv,) [rad or m].
 
         Raises:
             UnknownNameError: a joint the model does not have.
         """
         columns = model_columns(self.model, trajectory.joint_names)
+        if t is None or q is None:
+            self._pending = trajectory
+            return
+        self._pending, self._hold_pending = None, False
         self._held = self.model.check_joint_vector(q, "q").copy()
         times = np.asarray(trajectory.time_from_start, dtype=np.float64)
         derivatives = [trajectory.positions]
@@ -91,10 +105,17 @@ class TrajectoryFollower:
         self._columns = list(columns)
         self.start_time, self.end_time = float(t), float(t) + float(times[-1])
 
-    def hold(self, q: npt.ArrayLike, t: float) -> None:
-        """Stop following: hold ``q`` from time ``t`` on."""
+    def hold(self, q: npt.ArrayLike | None = None, t: float | None = None) -> None:
+        """Stop following: hold ``q`` from time ``t`` on.
+
+        With None: hold where the next :meth:`torque` call finds the arm.
+        """
+        self._spline = self._pending = None
+        if q is None or t is None:
+            self._hold_pending = True
+            return
+        self._hold_pending = False
         self._held = self.model.check_joint_vector(q, "q").copy()
-        self._spline = None
         self.start_time = self.end_time = float(t)
 
     @property
@@ -102,8 +123,15 @@ class TrajectoryFollower:
         """Whether a trajectory is being followed (False while holding)."""
         return self._spline is not None
 
+    @property
+    def starting(self) -> bool:
+        """Whether a trajectory waits for the next :meth:`torque` call to start."""
+        return self._pending is not None
+
     def done(self, t: float) -> bool:
         """Whether the active trajectory's last point is reached in time (or none is active)."""
+        if self._pending is not None:
+            return False
         return self._spline is None or t >= self.end_time
 
     def reference(self, t: float) -> tuple[Array, Array, Array]:
@@ -121,7 +149,14 @@ class TrajectoryFollower:
         return q_r, qd_r, qdd_r
 
     def torque(self, t: float, q: Array, qd: Array, loads: Loads) -> Array:
-        """τ of eq. (39) for the tracking acceleration, on the plant's loads at ``t``."""
+        """τ of eq. (39) for the tracking acceleration, on the plant's loads at ``t``.
+
+        A trajectory handed to :meth:`start` without a time starts here, at ``t`` from ``q``.
+        """
+        if self._pending is not None:
+            self.start(self._pending, t, q)
+        elif self._hold_pending:
+            self.hold(q, t)
         command = self._gains.command(q, qd, self.reference(t))
         self._rd.set_loads(loads.theta, loads.theta_dot, loads.psi, loads.psi_dot)
         return np.asarray(self._rd.inverse_dynamics(q, qd, command))
