@@ -24,7 +24,7 @@ MARGIN = 0.95  # the gate's effort margin: room for the tracking feedback
 
 
 def goal_message(action_type, trajectory):
-    """A FollowJointTrajectory goal carrying ``trajectory`` (positions, velocities, accelerations)."""
+    """A FollowJointTrajectory goal carrying ``trajectory`` (q, q̇, q̈ per point)."""
     from robot_tv_dynamics.ros.trajectory_conversions import trajectory_to_msg
 
     goal = action_type.Goal()
