@@ -84,12 +84,14 @@ PARAMETERS = parameters.URDF_PARAMETERS + (
     ParameterSpec("payload_com_z", 0.0, "payload centre of mass, z in the link frame", "m",
                   -10.0, 10.0),
     ParameterSpec("effort_margin", 1.0,
-                  "a goal is forwarded or retimed so that |tau| <= this x the URDF effort limit",
+                  "a goal is forwarded or retimed so that every joint's effort stays within this x "
+                  "its URDF effort limit",
                   "", 0.01, 1.0),
     ParameterSpec("velocity_scale", 1.0,
-                  "|qd| <= this x the URDF velocity limit (MoveIt's max_velocity_scaling_factor "
-                  "keeps a retimed motion no faster than MoveIt would move)", "", 0.001, 1.0),
-    ParameterSpec("acceleration_limit", 0.0, "|qdd| limit of every joint; 0: none",
+                  "joint speeds stay within this x the URDF velocity limits (MoveIt's "
+                  "max_velocity_scaling_factor keeps a retimed motion no faster than MoveIt "
+                  "would move it)", "", 0.001, 1.0),
+    ParameterSpec("acceleration_limit", 0.0, "acceleration limit of every joint; 0: none",
                   "rad/s^2", 0.0, 1e4),
     ParameterSpec("gridpoints", 60, "TOPP-RA grid intervals of a retiming (fewer: faster)",
                   "", 10, 2000),
