@@ -3,21 +3,23 @@
 Two processes on one host, real DDS on a private ROS_DOMAIN_ID:
 
 - the gate: ``python -m robot_tv_dynamics.ros.trajectory_gate`` (UR5, 9 kg on tool0,
-  ``verify_playback`` as given by ``--fast``);
+  ``retiming`` as given by ``--retiming``, ``verify_playback`` off with ``--fast``);
 - this script: a FollowJointTrajectory server standing for the arm's controller (it
   records when each goal arrives and succeeds at once) and the client.
 
 Each goal is a 6-dof, 50-point UR5 trajectory (rest-to-rest quintic, positions,
 velocities and accelerations, as MoveIt sends them): ``--goals`` feasible ones (done in
 4 s: forwarded) and as many infeasible ones (done in 1 s: over the shoulder-lift effort
-limit with 9 kg, retimed). Latency = send → the controller's server has the goal; the
+limit with 9 kg, retimed: slowed down uniformly, or by TOPP-RA with
+``--retiming time-optimal``). Latency = send → the controller's server has the goal; the
 gate's added latency is that through the gate minus that straight to the server (the
 same client and server, no gate, measured in the same run). Reported: median and p95 of
 each, and the gate's own decision time from its log line. Goal: added latency ≤ 100 ms
 per goal (``goal_met``, for each case).
 
     source scripts/ros_env.sh
-    python benchmarks/bench_gate.py [--goals 20] [--fast] [--json out.json]
+    python benchmarks/bench_gate.py [--goals 20] [--retiming uniform|time-optimal] [--fast]
+        [--json out.json]
 """
 
 from __future__ import annotations
@@ -67,7 +69,8 @@ def run(args: argparse.Namespace) -> dict:
          "-r", f"__ns:={namespace}", "-p", f"urdf_path:={find_example_robot_urdf('ur5')}",
          "-p", "payload_mass:=9.0", "-p", f"payload_com_z:={float(COM[2])}",
          "-p", f"controller_action:={namespace}/arm/follow_joint_trajectory",
-         "-p", f"verify_playback:={'false' if args.fast else 'true'}"],
+         "-p", f"verify_playback:={'false' if args.fast else 'true'}",
+         "-p", f"retiming:={args.retiming}"],
         env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=domain)
@@ -110,7 +113,8 @@ def run(args: argparse.Namespace) -> dict:
         spin_until(lambda: result.done(), 60.0)
         return delay
 
-    out: dict = {"goals": args.goals, "verify_playback": not args.fast}
+    out: dict = {"goals": args.goals, "retiming": args.retiming,
+                 "verify_playback": not args.fast}
     try:
         spin_until(lambda: through.server_is_ready() and direct.server_is_ready(), 120.0)
         for _ in range(3):  # discovery of every endpoint, first-call costs
@@ -141,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--goals", type=int, default=20, help="goals per case")
     parser.add_argument("--fast", action="store_true",
                         help="the gate without the playback verification (verify_playback false)")
+    parser.add_argument("--retiming", choices=["uniform", "time-optimal"], default="uniform",
+                        help="the gate's retiming parameter")
     parser.add_argument("--json", help="also write the result to this file")
     args = parser.parse_args(argv)
     result = run(args)

@@ -62,9 +62,13 @@ missing=()
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
 command -v make >/dev/null 2>&1 || missing+=(make)
+# the Python bindings compile against the interpreter's headers (Debian: python3-dev)
+"$PY" -c 'import os, sys, sysconfig
+sys.exit(not os.path.isfile(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+    || missing+=(python3-dev)
 if (( ${#missing[@]} )); then
     if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
-        die "${missing[*]} not found: install them (Debian/Ubuntu: apt-get install cmake g++ make)"
+        die "${missing[*]} not found: install them (Debian/Ubuntu: apt-get install ${missing[*]})"
     fi
     say "installing ${missing[*]} (apt-get)"
     export DEBIAN_FRONTEND=noninteractive

@@ -7,12 +7,15 @@ payload the arm carries now:
    (:func:`robot_tv_dynamics.evaluation.evaluate`), within ``effort_margin`` × τ_max,
    and its velocities (and accelerations, when a limit is given) within the limits:
    **forward** it unchanged;
-2. otherwise retime it along the same path (:func:`robot_tv_dynamics.retiming.retime`,
-   TOPP-RA under the effort, velocity and acceleration limits) with a short budget
-   (:class:`GateOptions`: few grid intervals and solves, no uniform-slowdown
-   comparison): **retime**. The retimed points are verified by the same evaluate on the
-   time law sampled densely, at the output points and (``verify_playback``) on what a
-   trajectory controller plays between them;
+2. otherwise retime it along the same path: **retime**. ``method="uniform"`` (the
+   default) slows it down uniformly by the exact smallest factor k
+   (:mod:`~robot_tv_dynamics.retiming.uniform`: closed form, the samples of what a
+   trajectory controller plays between the points when ``verify_playback``), so the
+   motion keeps its shape and is never faster than planned; ``"time-optimal"`` runs
+   TOPP-RA (:func:`robot_tv_dynamics.retiming.retime`) with a short budget (few grid
+   intervals and solves, no uniform-slowdown comparison), verified on the time law
+   sampled densely, at the output points and (``verify_playback``) as played. A uniform
+   slowdown is verified by evaluate on the scaled points;
 3. when no timing keeps the limits (the payload cannot even be held at rest somewhere
    on the path, or TOPP-RA finds no timing): **refuse**, with the reason.
 
@@ -29,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from robot_tv_dynamics.evaluation import Trajectory, evaluate
+from robot_tv_dynamics.evaluation import Trajectory, TrajectoryEvaluation, evaluate
 from robot_tv_dynamics.exceptions import (
     InvalidInputError,
     RetimingError,
@@ -38,9 +41,15 @@ from robot_tv_dynamics.exceptions import (
 )
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.retiming.playback import controller_playback
+from robot_tv_dynamics.retiming.uniform import UniformLimits, scaled, uniform_factor
 
 #: The three outcomes of :func:`gate_trajectory`.
 FORWARD, RETIME, REFUSE = "forward", "retime", "refuse"
+#: Samples per segment of the controller's playback a uniform slowdown is held to.
+PLAYBACK_SAMPLES = 4
+#: How a trajectory over the limits is retimed.
+METHODS = ("uniform", "time-optimal")
 
 
 @dataclass(frozen=True)
@@ -57,9 +66,10 @@ class GateOptions:
         gridpoints: TOPP-RA grid intervals along the path (fewer: faster, coarser).
         max_iterations: TOPP-RA solves at most (each followed by its verification).
         ratio_tolerance: a ratio counts as over its limit above limit + this.
-        verify_playback: also verify, and tighten for, the quintic a trajectory controller
-            plays between the retimed points (the time-optimal law's s̈ jumps make it
-            overshoot by up to ~10 % between points); False is about twice as fast.
+        verify_playback: hold what a trajectory controller plays between the points to
+            the limits, not only the points (a time-optimal law's s̈ jumps make the played
+            quintic overshoot by up to ~10 %); False is faster.
+        method: ``"uniform"`` (the exact uniform slowdown) or ``"time-optimal"`` (TOPP-RA).
     """
 
     effort_margin: float = 1.0
@@ -69,6 +79,7 @@ class GateOptions:
     max_iterations: int = 4
     ratio_tolerance: float = 1e-3
     verify_playback: bool = True
+    method: str = "uniform"
 
     def __post_init__(self) -> None:
         """Validate.
@@ -86,6 +97,8 @@ class GateOptions:
             raise InvalidInputError("acceleration_limit", f"must be > 0 (or none), got {limit!r}")
         if int(self.gridpoints) < 10:
             raise InvalidInputError("gridpoints", f"must be >= 10, got {self.gridpoints}")
+        if self.method not in METHODS:
+            raise InvalidInputError("method", f"{self.method!r} is not one of {list(METHODS)}")
         if int(self.max_iterations) < 1:
             raise InvalidInputError("max_iterations",
                                     f"must be >= 1, got {self.max_iterations}")
@@ -160,6 +173,17 @@ def gate_trajectory(
     if over is None:
         return GateDecision(FORWARD, f"within the limits (peak |tau|/tau_max {peak:.3f})", None,
                             peak, peak, duration, duration, time.perf_counter() - started)
+    if options.method == "uniform":
+        try:
+            out, k, after = _slow_down(model, trajectory, before, theta, options,
+                                       default_positions)
+        except (StaticHoldingError, RetimingError) as error:
+            return GateDecision(REFUSE, f"{over}; no timing keeps the limits: {error}", None,
+                                peak, math.nan, duration, math.nan,
+                                time.perf_counter() - started)
+        return GateDecision(RETIME, f"{over}; slowed down uniformly by {k:.3f} (peak "
+                            f"|tau|/tau_max {after:.3f})", out, peak, after, duration,
+                            duration * k, time.perf_counter() - started)
     from robot_tv_dynamics.retiming import retime
 
     try:
@@ -180,6 +204,38 @@ def gate_trajectory(
     return GateDecision(RETIME, f"{over}; retimed to peak |tau|/tau_max {after:.3f}",
                         result.trajectory, peak, after, duration, result.duration_after,
                         time.perf_counter() - started)
+
+
+def _slow_down(model: RobotModel, trajectory: Trajectory, before: TrajectoryEvaluation,
+               theta: Array, options: GateOptions,
+               default_positions: npt.ArrayLike | Mapping[str, float] | None
+               ) -> tuple[Trajectory, float, float]:
+    """The input slowed down by the smallest k within the limits, k, and its verified peak.
+
+    Raises:
+        StaticHoldingError: some sample cannot be held at rest.
+        RetimingError: the scaled points fail the verification by evaluate.
+    """
+    effort = np.asarray(model.joint_limits.effort, dtype=np.float64) * options.effort_margin
+    velocity = np.asarray(model.joint_limits.velocity, dtype=np.float64) * options.velocity_scale
+    limits = UniformLimits(
+        np.where(effort > 0.0, effort, np.nan), np.where(velocity > 0.0, velocity, np.inf),
+        np.full(model.nv, np.inf if options.acceleration_limit is None
+                else options.acceleration_limit))
+    samples = Trajectory(tuple(model.joint_names), before.t, before.positions,
+                         before.velocities, before.accelerations)
+    if options.verify_playback and trajectory.velocities is not None and samples.n_points > 1:
+        samples = controller_playback(samples, PLAYBACK_SAMPLES)
+    held = before.positions[0]
+    k = uniform_factor(model, samples, theta, limits, held) * (1.0 + 1e-9)
+    out = scaled(trajectory, k)
+    check = evaluate(model, out, None, theta=theta, default_positions=default_positions,
+                     compute_max_payload=False)
+    after = _peak(check.effort_ratio)
+    if after > options.effort_margin + options.ratio_tolerance:
+        raise RetimingError(f"the uniform slowdown by {k:.4g} still reaches {after:.4g} x an "
+                            "effort limit at its points")
+    return out, k, after
 
 
 def _peak(ratio: Array) -> float:

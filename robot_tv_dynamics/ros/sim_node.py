@@ -533,7 +533,8 @@ class SimNode(Node):
                         command = command + self.follower.torque(t, q, qd, loads)
                 qdd = self.plant.step(command)
                 tau, sample = command, None
-                self._latest = (self.plant.t, self.plant.q.copy(), self.plant.qd.copy())
+                if self.follower is not None:
+                    self._latest = (self.plant.t, self.plant.q.copy(), self.plant.qd.copy())
             if step % per_publish == 0:
                 self._publish(t, q, qd, qdd, tau, loads, sample)
             step += 1

@@ -8,8 +8,8 @@ action (``controller_action``), after :func:`robot_tv_dynamics.retiming.gate.gat
 has checked it against the payload the arm carries now:
 
 - within the limits: forwarded unchanged (the goal message as it came);
-- over an effort, velocity or acceleration limit: retimed along the same path, the
-  goal's tolerances kept;
+- over an effort, velocity or acceleration limit: retimed along the same path (``retiming``:
+  uniform, the exact smallest slowdown, or time-optimal), the goal's tolerances kept;
 - no timing keeps the limits (a payload the arm cannot hold on this path): aborted with
   ``error_code = INVALID_GOAL`` and the reason in ``error_string``; nothing is sent.
 
@@ -61,7 +61,7 @@ Result = FollowJointTrajectory.Result
 
 #: Parameters that take effect at run time (the payload and the limits).
 RUNTIME = ("payload_link", "payload_mass", "payload_com_x", "payload_com_y", "payload_com_z",
-           "effort_margin", "velocity_scale", "acceleration_limit", "gridpoints",
+           "effort_margin", "velocity_scale", "acceleration_limit", "retiming", "gridpoints",
            "verify_playback")
 
 PARAMETERS = parameters.URDF_PARAMETERS + (
@@ -93,12 +93,16 @@ PARAMETERS = parameters.URDF_PARAMETERS + (
                   "would move it)", "", 0.001, 1.0),
     ParameterSpec("acceleration_limit", 0.0, "acceleration limit of every joint; 0: none",
                   "rad/s^2", 0.0, 1e4),
-    ParameterSpec("gridpoints", 60, "TOPP-RA grid intervals of a retiming (fewer: faster)",
-                  "", 10, 2000),
+    ParameterSpec("retiming", "uniform",
+                  "how a goal over the limits is retimed: uniform (slowed down by the exact "
+                  "smallest factor: the same motion, never faster than planned) or "
+                  "time-optimal (TOPP-RA along the path: as fast as the limits allow)"),
+    ParameterSpec("gridpoints", 60, "TOPP-RA grid intervals of a time-optimal retiming "
+                  "(fewer: faster)", "", 10, 2000),
     ParameterSpec("verify_playback", True,
-                  "verify a retiming on what the controller plays between its points (the "
-                  "quintic overshoots a time-optimal law's acceleration jumps); false: about "
-                  "twice as fast"),
+                  "hold what the controller plays between a retimed goal's points to the "
+                  "limits, not only the points (the quintic overshoots a time-optimal law's "
+                  "acceleration jumps by up to ~10 %); false: faster"),
 )
 
 
@@ -117,6 +121,7 @@ class GateConfig(parameters.UrdfConfig):
     effort_margin: float = 1.0
     velocity_scale: float = 1.0
     acceleration_limit: float = 0.0
+    retiming: str = "uniform"
     gridpoints: int = 60
     verify_playback: bool = True
     #: not a parameter: goals are coroutines awaiting the controller's futures
@@ -126,7 +131,7 @@ class GateConfig(parameters.UrdfConfig):
         """The limits and retiming budget the gate decides with."""
         return GateOptions(self.effort_margin, self.velocity_scale,
                            self.acceleration_limit or None, int(self.gridpoints),
-                           verify_playback=bool(self.verify_playback))
+                           verify_playback=bool(self.verify_playback), method=self.retiming)
 
 
 def parameter_payload(model: RobotModel, cfg: GateConfig) -> tuple[str, np.ndarray]:

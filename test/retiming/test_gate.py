@@ -16,6 +16,7 @@ from robot_tv_dynamics.evaluation import Trajectory, evaluate
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.retiming.gate import FORWARD, REFUSE, RETIME, GateOptions, gate_trajectory
 from robot_tv_dynamics.retiming.playback import controller_playback
+from robot_tv_dynamics.retiming.result import uniform_scaling
 
 
 def test_a_feasible_trajectory_is_forwarded(ur5):
@@ -25,12 +26,14 @@ def test_a_feasible_trajectory_is_forwarded(ur5):
     assert "within the limits" in decision.reason
 
 
-def test_an_infeasible_trajectory_is_retimed_within_the_limits_as_played(ur5):
+@pytest.mark.parametrize("method", ["uniform", "time-optimal"])
+def test_an_infeasible_trajectory_is_retimed_within_the_limits_as_played(ur5, method):
     theta = theta_with_payload(ur5, 9.0)
     planned = quintic(1.0)
     before = evaluate(ur5, planned, None, theta=theta, compute_max_payload=False)
     assert np.nanmax(before.peak_ratio) > 1.05  # the case is really infeasible
-    decision = gate_trajectory(ur5, planned, theta, GateOptions(effort_margin=0.95))
+    decision = gate_trajectory(ur5, planned, theta, GateOptions(effort_margin=0.95,
+                                                                method=method))
     assert decision.action == RETIME, decision.reason
     assert "shoulder_lift_joint" in decision.reason
     out = decision.trajectory
@@ -44,6 +47,20 @@ def test_an_infeasible_trajectory_is_retimed_within_the_limits_as_played(ur5):
     fraction = (out.positions - Q0) @ (Q1 - Q0) / np.dot(Q1 - Q0, Q1 - Q0)
     off_line = out.positions - Q0 - np.outer(fraction, Q1 - Q0)
     assert np.abs(off_line).max() < 1e-6
+
+
+def test_the_uniform_slowdown_is_the_smallest_one_bisection_finds(ur5):
+    theta = theta_with_payload(ur5, 9.0)
+    planned = quintic(1.0)
+    decision = gate_trajectory(ur5, planned, theta, GateOptions(effort_margin=0.95))
+    k = decision.duration_after / decision.duration_before
+    np.testing.assert_array_equal(decision.trajectory.positions, planned.positions)
+    # bisection over evaluate of the scaled input and its playback (retiming.result)
+    velocity = np.asarray(ur5.joint_limits.velocity)
+    found = uniform_scaling(ur5, planned, None, 0.95, velocity, np.full(ur5.nv, np.inf),
+                            {"theta": theta})
+    assert k == pytest.approx(found.factor, rel=2e-3)
+    assert k > 1.5  # a real slowdown, not the input
 
 
 def test_a_fast_trajectory_over_the_velocity_limit_is_retimed(ur5):
@@ -67,7 +84,8 @@ def test_a_payload_the_arm_cannot_hold_is_refused_with_the_reason(ur5):
 
 @pytest.mark.parametrize("field, value", [("effort_margin", 0.0), ("velocity_scale", -1.0),
                                           ("acceleration_limit", float("nan")),
-                                          ("gridpoints", 5), ("max_iterations", 0)])
+                                          ("gridpoints", 5), ("max_iterations", 0),
+                                          ("method", "fastest")])
 def test_bad_options_are_refused_by_name(field, value):
     with pytest.raises(InvalidInputError, match=field):
         GateOptions(**{field: value})
