@@ -304,3 +304,26 @@ def test_the_gate_refuses_a_runtime_change_of_a_start_up_parameter(tmp_path):
     assert not refused.results[0].successful
     assert "start-up only" in refused.results[0].reason
     assert accepted.results[0].successful
+
+
+def test_every_gate_parameter_is_documented_declared_with_a_range_and_in_the_config():
+    from dataclasses import fields
+    from pathlib import Path
+
+    from robot_tv_dynamics.ros.trajectory_gate import PARAMETERS, GateConfig
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "ros_interface.md").read_text()
+    table = docs[docs.index("#### trajectory_gate"):]
+    for spec in PARAMETERS:
+        assert f"| `{spec.name}` |" in table, spec.name
+        descriptor = spec.descriptor()
+        assert descriptor.description
+        if isinstance(spec.default, float):
+            assert len(descriptor.floating_point_range) == 1, spec.name
+        elif isinstance(spec.default, int) and not isinstance(spec.default, bool):
+            assert len(descriptor.integer_range) == 1, spec.name
+    declared = {s.name: list(s.default) if isinstance(s.default, tuple) else s.default
+                for s in PARAMETERS}
+    config = {f.name: list(f.default) if isinstance(f.default, tuple) else f.default
+              for f in fields(GateConfig) if f.name != "executor"}
+    assert config == declared
