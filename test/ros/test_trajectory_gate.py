@@ -227,6 +227,22 @@ def test_a_payload_above_capacity_is_refused_with_invalid_goal(chain):
                             20.0, "the gate to take the payload back", chain.gate)
 
 
+def test_sim_node_follows_a_trajectory_on_its_joint_trajectory_topic(chain):
+    from trajectory_msgs.msg import JointTrajectory
+
+    from robot_tv_dynamics.ros.trajectory_conversions import trajectory_to_msg
+
+    chain.move_to(Q0)
+    target = Q0 + np.array([0.2, 0.1, -0.1, 0.1, 0.2, 0.3])
+    publisher = chain.client.publisher(JointTrajectory, f"{chain.ns}/sim_node/joint_trajectory")
+    chain.client.wait_matched([publisher], 30.0, chain.sim)
+    publisher.publish(trajectory_to_msg(quintic(1.5, Q0, target)))
+    chain.client.spin_until(
+        lambda: np.abs(np.array(chain.states[-1].position) - target).max() < 1e-3
+        and np.abs(np.array(chain.states[-1].velocity)).max() < 1e-3, 20.0,
+        "the arm at the topic's last point", chain.sim)
+
+
 def test_a_feasible_trajectory_is_forwarded_with_identical_points(tmp_path):
     """The gate in front of an action server of the test's own, which records the goal."""
     from control_msgs.action import FollowJointTrajectory
