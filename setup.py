@@ -94,6 +94,7 @@ setup(
             "sim_node = robot_tv_dynamics.ros.entry_points:sim_node",
             "markers_node = robot_tv_dynamics.ros.entry_points:markers_node",
             "estimator_node = robot_tv_dynamics.ros.entry_points:estimator_node",
+            "trajectory_gate = robot_tv_dynamics.ros.entry_points:trajectory_gate",
         ],
     },
 )

@@ -2,6 +2,9 @@
 # Create or update the project's virtual environment (.venv in the repo root) with
 # everything the code, the tests and the colcon build need: requirements/dev.txt.
 #
+# Then scripts/build_interfaces.sh builds control_msgs' FollowJointTrajectory into the
+# venv (once; it has a stamp of its own and says how long it took).
+#
 # Idempotent: a stamp file in .venv records a hash of the requirement files, the pip
 # version and the interpreter; when it matches, nothing is installed (fast second run).
 # The package itself is installed editable (pip install -e . --no-deps): the
@@ -82,6 +85,7 @@ want="$(
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want" && -x "$VENV/bin/python" ]] \
     && "$VENV/bin/python" -c '' >/dev/null 2>&1; then
     say "$VENV is up to date (stamp $want); nothing to install"
+    bash "$REPO/scripts/build_interfaces.sh"
     exit 0
 fi
 
@@ -114,3 +118,5 @@ say "smoke test: import numpy, scipy, pinocchio, rclpy (via ros-wheels-bootstrap
 
 echo "$want" > "$STAMP"
 say "done: $VENV ready (stamp $want)"
+# control_msgs' FollowJointTrajectory (the trajectory gate's action), built into the venv
+bash "$REPO/scripts/build_interfaces.sh"

@@ -1,11 +1,11 @@
 """Console-script entry points of the nodes: a one-line error when ROS 2 is missing.
 
 setup.py points the node executables (``dynamics_node``, ``monitor_node``, ``sim_node``,
-``markers_node``, ``estimator_node``, and ``monitor_group``: several monitors in one process)
-here rather than at the node modules, which import rclpy at their top: from a plain
-``pip install robot_tv_dynamics`` (without the ``[ros]`` extra) the executable then says
-what to install instead of printing a traceback. Each entry point first makes a stop
-signal exit 0 until the node's run loop owns the signals
+``markers_node``, ``estimator_node``, ``trajectory_gate``, and ``monitor_group``: several
+monitors in one process) here rather than at the node modules, which import rclpy at
+their top: from a plain ``pip install robot_tv_dynamics`` (without the ``[ros]`` extra)
+the executable then says what to install instead of printing a traceback. Each entry
+point first makes a stop signal exit 0 until the node's run loop owns the signals
 (:func:`robot_tv_dynamics.ros.early_stop.install`).
 """
 
@@ -41,11 +41,12 @@ def require_ros(command: str, modules: Sequence[str] = ROS_MODULES) -> None:
             raise RosExtraMissingError(command, module, None if root is None else str(root))
 
 
-def _node_main(name: str) -> Callable[[], int | None]:
+def _node_main(name: str, modules: Sequence[str] = ROS_MODULES
+               ) -> Callable[[], int | None]:
     def main() -> int | None:
         early_stop.install(name)
         try:
-            require_ros(name)
+            require_ros(name, modules)
         except RosExtraMissingError as error:
             print(f"{name}: error: {error}", file=sys.stderr)
             return 1
@@ -64,3 +65,5 @@ monitor_group = _node_main("monitor_group")
 sim_node = _node_main("sim_node")
 markers_node = _node_main("markers_node")
 estimator_node = _node_main("estimator_node")
+#: control_msgs: a ROS install's, or the one scripts/bootstrap.sh builds into the venv
+trajectory_gate = _node_main("trajectory_gate", (*ROS_MODULES, "control_msgs"))

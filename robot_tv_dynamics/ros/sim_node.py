@@ -32,6 +32,13 @@ thread advances the plant at ``rate`` (1 kHz, RK4) paced to the wall clock by
   local, JSON: stamp epoch, rate, process, payload body, the collisions applied, ε,
   β, ...).
 
+With ``controller: trajectory`` the arm is a ros2_control arm behind a
+joint_trajectory_controller: ``~/follow_joint_trajectory`` and ``~/joint_trajectory``
+(:mod:`~robot_tv_dynamics.ros.trajectory_server`) take trajectories, which the simulated
+controller tracks by computed torque on the true loads
+(:mod:`~robot_tv_dynamics.simulation.trajectory_follower`), starting from
+``initial_positions``; joint_states effort is the torque applied, unclipped.
+
 It subscribes ``effort_commands`` (std_msgs/Float64MultiArray, one value per joint in
 URDF joint order, the ros2_control forward-command convention): with
 ``controller: none`` that is the applied torque (held until the next command); with
@@ -78,6 +85,7 @@ from robot_tv_dynamics.ros.conversions import body_array, seconds_to_stamp, to_f
 from robot_tv_dynamics.ros.joint_state_cdr import JointStateOutput
 from robot_tv_dynamics.ros.parameters import ParameterSpec
 from robot_tv_dynamics.ros.stamped_topics import BodyVectorOutput
+from robot_tv_dynamics.ros.trajectory_server import TrajectoryServer
 from robot_tv_dynamics.simulation import (
     ArmSimulator,
     ClosedLoop,
@@ -89,14 +97,17 @@ from robot_tv_dynamics.simulation import (
     demo_loop,
     example_robot_urdf,
 )
+from robot_tv_dynamics.simulation.trajectory_follower import TrajectoryFollower, start_pose
 
 NODE_NAME = "sim_node"
 #: the adaptive controller's estimators, each published under estimates/<name>/
 ESTIMATE_NAMES = ("classical", "projected", "geometric")
 #: the estimate name of a control law's Θ̂ (estimates/controller/...)
 LAW_ESTIMATE = "controller"
+#: the controller that plays FollowJointTrajectory goals (a joint_trajectory_controller)
+TRAJECTORY = "trajectory"
 #: the values of the controller parameter
-CONTROLLER_CHOICES = ("adaptive", "none", *CONTROLLERS)
+CONTROLLER_CHOICES = ("adaptive", "none", TRAJECTORY, *CONTROLLERS)
 #: a control law's initial estimate
 INITIAL_ESTIMATES = ("known", "wrong")
 #: pause after joint_states has its subscribers, for their other readers to match [s]
@@ -132,7 +143,13 @@ PARAMETERS = parameters.URDF_PARAMETERS + (
         "computed-torque: that law of robot_tv_dynamics.control on the whole arm (gains of "
         "robot-tv-dynamics adapt, torque clipped to the URDF effort limits), its estimate "
         "on estimates/controller/inertial_parameters(_stamped); none: the applied torque "
-        "is effort_commands"),
+        "is effort_commands; trajectory: a joint_trajectory_controller (FollowJointTrajectory "
+        "action ~/follow_joint_trajectory, topic ~/joint_trajectory) tracking by computed "
+        "torque on the true loads"),
+    ParameterSpec(
+        "initial_positions", [],
+        'with controller trajectory: the start pose, entries "joint=position" [rad or m]; '
+        "joints left out start in the middle of their limits"),
     ParameterSpec(
         "initial_estimate", "known",
         "with a control law: its initial estimate, known (the URDF's Theta with the load "
@@ -191,6 +208,7 @@ class SimNodeConfig(parameters.UrdfConfig):
     real_time_factor: float = 1.0
     duration: float = 0.0
     controller: str = "adaptive"
+    initial_positions: tuple[str, ...] = ()
     initial_estimate: str = "known"
     seed: int = 0
     joint_states_delay: float = 0.002
@@ -286,7 +304,9 @@ class SimNode(Node):
                     _with_rate(self.loop, cfg.rate))
             self.plant = self.loop.plant
         else:
-            self.plant = ArmSimulator(model, self.process, rate=cfg.rate)
+            self.plant = ArmSimulator(model, self.process, rate=cfg.rate,
+                                      q0=start_pose(model, cfg.initial_positions))
+        self.follower: TrajectoryFollower | None = None
         wrench = self._collision(cfg, scenario_collision)
         if wrench is not None:
             self.plant.wrenches = (wrench,)
@@ -299,6 +319,10 @@ class SimNode(Node):
             self, self.create_publisher(DiagnosticArray, "/diagnostics", qos.RELIABLE_QOS),
             robot_description.robot_name(model), cfg.log_throttle, 1.0)
         self._lock = threading.Lock()
+        self._latest = (self.plant.t, self.plant.q.copy(), self.plant.qd.copy())
+        if cfg.controller == TRAJECTORY:
+            self.follower = TrajectoryFollower(model, self.plant.q)
+            TrajectoryServer(self, self.follower, self._lock, lambda: self._latest)
         reliable = qos.RELIABLE_QOS
         topics: list[tuple[str, type]] = [
             ("joint_states", JointState), ("joint_accelerations", JointTrajectory),
@@ -504,8 +528,13 @@ class SimNode(Node):
             else:
                 q, qd = self.plant.q.copy(), self.plant.qd.copy()
                 loads = self.plant.loads(t)
+                if self.follower is not None:
+                    with self._lock:
+                        command = command + self.follower.torque(t, q, qd, loads)
                 qdd = self.plant.step(command)
                 tau, sample = command, None
+                if self.follower is not None:
+                    self._latest = (self.plant.t, self.plant.q.copy(), self.plant.qd.copy())
             if step % per_publish == 0:
                 self._publish(t, q, qd, qdd, tau, loads, sample)
             step += 1

@@ -175,5 +175,5 @@ def test_sim_node_refuses_an_unknown_controller_at_start(tmp_path):
         node.stop()
     output = node.output()
     assert code == 1, output
-    assert ('cannot start: controller: "natral" is not one of adaptive, none, slotine-li, '
-            "natural, projected, computed-torque") in output, output
+    assert ('cannot start: controller: "natral" is not one of adaptive, none, trajectory, '
+            "slotine-li, natural, projected, computed-torque") in output, output

@@ -1,0 +1,91 @@
+"""The trajectory gate's decision (robot_tv_dynamics.retiming.gate), UR5 with a payload on tool0.
+
+Expected values are measured independently: the efforts of what is executed by
+``evaluate`` on joint_trajectory_controller's interpolation of the output points
+(``controller_playback``), the path against the input's spline, the refusal against the
+static torque at the path's worst point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gate_cases import Q0, Q1, UR5_JOINTS, quintic, theta_with_payload
+
+from robot_tv_dynamics.evaluation import Trajectory, evaluate
+from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.retiming.gate import FORWARD, REFUSE, RETIME, GateOptions, gate_trajectory
+from robot_tv_dynamics.retiming.playback import controller_playback
+from robot_tv_dynamics.retiming.result import uniform_scaling
+
+
+def test_a_feasible_trajectory_is_forwarded(ur5):
+    decision = gate_trajectory(ur5, quintic(4.0), theta_with_payload(ur5, 9.0))
+    assert decision.action == FORWARD and decision.trajectory is None
+    assert decision.peak_ratio_before < 1.0
+    assert "within the limits" in decision.reason
+
+
+@pytest.mark.parametrize("method", ["uniform", "time-optimal"])
+def test_an_infeasible_trajectory_is_retimed_within_the_limits_as_played(ur5, method):
+    theta = theta_with_payload(ur5, 9.0)
+    planned = quintic(1.0)
+    before = evaluate(ur5, planned, None, theta=theta, compute_max_payload=False)
+    assert np.nanmax(before.peak_ratio) > 1.05  # the case is really infeasible
+    decision = gate_trajectory(ur5, planned, theta, GateOptions(effort_margin=0.95,
+                                                                method=method))
+    assert decision.action == RETIME, decision.reason
+    assert "shoulder_lift_joint" in decision.reason
+    out = decision.trajectory
+    played = evaluate(ur5, controller_playback(out, 12), None, theta=theta,
+                      compute_max_payload=False)
+    assert np.nanmax(played.peak_ratio) <= 0.95 + 5e-3
+    # same path: start, goal, and every output point on the straight joint-space line
+    # the quintic blends along
+    np.testing.assert_allclose(out.positions[0], Q0, atol=1e-9)
+    np.testing.assert_allclose(out.positions[-1], Q1, atol=1e-9)
+    fraction = (out.positions - Q0) @ (Q1 - Q0) / np.dot(Q1 - Q0, Q1 - Q0)
+    off_line = out.positions - Q0 - np.outer(fraction, Q1 - Q0)
+    assert np.abs(off_line).max() < 1e-6
+
+
+def test_the_uniform_slowdown_is_the_smallest_one_bisection_finds(ur5):
+    theta = theta_with_payload(ur5, 9.0)
+    planned = quintic(1.0)
+    decision = gate_trajectory(ur5, planned, theta, GateOptions(effort_margin=0.95))
+    k = decision.duration_after / decision.duration_before
+    np.testing.assert_array_equal(decision.trajectory.positions, planned.positions)
+    # bisection over evaluate of the scaled input and its playback (retiming.result)
+    velocity = np.asarray(ur5.joint_limits.velocity)
+    found = uniform_scaling(ur5, planned, None, 0.95, velocity, np.full(ur5.nv, np.inf),
+                            {"theta": theta})
+    assert k == pytest.approx(found.factor, rel=2e-3)
+    assert k > 1.5  # a real slowdown, not the input
+
+
+def test_a_fast_trajectory_over_the_velocity_limit_is_retimed(ur5):
+    planned = quintic(0.5)  # peak |qd| = 1.875 x 1.5 / 0.5 = 5.6 rad/s > 3.15
+    decision = gate_trajectory(ur5, planned, ur5.theta_nominal)
+    assert decision.action == RETIME and "velocity limit" in decision.reason
+    played = controller_playback(decision.trajectory, 12)
+    assert np.all(np.abs(played.velocities) <= np.asarray(ur5.joint_limits.velocity) * 1.01)
+
+
+def test_a_payload_the_arm_cannot_hold_is_refused_with_the_reason(ur5):
+    theta = theta_with_payload(ur5, 25.0)
+    static = evaluate(ur5, Trajectory(UR5_JOINTS, np.array([0.0, 1.0]), np.stack([Q1, Q1])),
+                      None, theta=theta, compute_max_payload=False)
+    assert np.nanmax(static.peak_ratio) > 1.0  # even holding the goal pose is over
+    decision = gate_trajectory(ur5, quintic(4.0), theta)
+    assert decision.action == REFUSE and decision.trajectory is None
+    assert "cannot hold the load at rest" in decision.reason
+    assert "shoulder_lift_joint" in decision.reason
+
+
+@pytest.mark.parametrize("field, value", [("effort_margin", 0.0), ("velocity_scale", -1.0),
+                                          ("acceleration_limit", float("nan")),
+                                          ("gridpoints", 5), ("max_iterations", 0),
+                                          ("method", "fastest")])
+def test_bad_options_are_refused_by_name(field, value):
+    with pytest.raises(InvalidInputError, match=field):
+        GateOptions(**{field: value})
