@@ -12,13 +12,17 @@ from robot_tv_dynamics.control.run import AdaptiveRun
 
 
 def run_figure(run: AdaptiveRun, title: str, path: Path) -> None:
-    """report.png: tracking, τ, Θ̂ error, margins, M(q, Θ̂) against α₁/α₂, V."""
+    """report.png: tracking, τ, Θ̂ error, margins, M(q, Θ̂) against α₁/α₂, V, convergence.
+
+    The last row: the load body's m̂ − m relative to m(t) with the ±10 % band, and
+    ‖Θ̂_i − Θ_i‖/‖Θ_i‖ per adapted body.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(3, 2, figsize=(12, 10), sharex=True)
+    fig, axes = plt.subplots(4, 2, figsize=(12, 13), sharex=True)
     t = run.t
     ax = axes[0, 0]
     ax.semilogy(t, np.maximum(run.q_error, 1e-12), label="‖q − q_d‖")
@@ -47,7 +51,6 @@ def run_figure(run: AdaptiveRun, title: str, path: Path) -> None:
         ax.plot(t[run.lambda_min <= 0], np.abs(run.lambda_min[run.lambda_min <= 0]), "rx",
                 label="λ_min ≤ 0")
     ax.set_ylabel("M(q, Θ̂) [kg·m²]")
-    ax.set_xlabel("t [s]")
     ax.legend(fontsize=8)
     ax = axes[2, 1]
     if np.all(np.isfinite(run.lyapunov)):
@@ -58,11 +61,34 @@ def run_figure(run: AdaptiveRun, title: str, path: Path) -> None:
         ax.text(0.5, 0.5, "no Lyapunov function for this law", ha="center",
                 transform=ax.transAxes)
     ax.set_ylabel("V [J]")
-    ax.set_xlabel("t [s]")
+    _convergence_panels(run, axes[3, 0], axes[3, 1])
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+def _convergence_panels(run: AdaptiveRun, mass_ax: Any, body_ax: Any) -> None:
+    """The load mass relative error with its ±10 % band; the per-body normalised error."""
+    from robot_tv_dynamics.control.run import LOAD_MASS_TOLERANCE
+
+    t = run.t
+    if run.load_body is not None:
+        relative = run.load_mass_error / np.maximum(np.abs(run.load_mass), 1e-12)
+        mass_ax.plot(t, 100 * relative, label="(m̂ − m)/m(t), load body")
+        mass_ax.axhspan(-100 * LOAD_MASS_TOLERANCE, 100 * LOAD_MASS_TOLERANCE, color="tab:green",
+                        alpha=0.2, label="±10 %")
+        mass_ax.legend(fontsize=8)
+    else:
+        mass_ax.text(0.5, 0.5, "no load", ha="center", transform=mass_ax.transAxes)
+    mass_ax.set_ylabel("load mass error [%]")
+    mass_ax.set_xlabel("t [s]")
+    for body in np.flatnonzero(run.adapted):
+        body_ax.semilogy(t, np.maximum(run.theta_error_per_body[:, body], 1e-12), lw=0.8,
+                         label=f"body {body}")
+    body_ax.set_ylabel("‖Θ̂_i − Θ_i‖ / ‖Θ_i‖")
+    body_ax.set_xlabel("t [s]")
+    body_ax.legend(fontsize=7, ncol=2)
 
 
 def _number(value: Any) -> float:

@@ -25,11 +25,18 @@ from typing import Any
 
 from robot_tv_dynamics.bounds.extremes import JacobianExtremes
 from robot_tv_dynamics.bounds.search import jacobian_extremes
+from robot_tv_dynamics.control.gains import (
+    ADAPTATION_TIME,
+    excitation_matrix,
+    unobservable_fraction,
+)
 from robot_tv_dynamics.control.run import AdaptiveRun, run_adaptive
 from robot_tv_dynamics.control.setups import (
     CONSTANT,
     EXCITATIONS,
     WRONG_ESTIMATE,
+    adaptation_gains,
+    damping,
     initial_estimate,
     make_controller,
     reference_for,
@@ -45,13 +52,17 @@ UNLOADED = (CONSTANT, WRONG_ESTIMATE)
 SUITE_SCENARIOS = (CONSTANT, "fill", "drain", "grasp", "timeline", WRONG_ESTIMATE, "release")
 #: Controllers with a pseudo-inertia Ĵ (the natural log-det law and its projection).
 NATURAL_LAWS = ("natural", "projected")
+#: The laws whose estimate adapts (computed torque's never does).
+ADAPTIVE_LAWS = ("slotine-li", *NATURAL_LAWS)
 #: The plants, as ``--plants`` names them.
 PLANTS = ("generalized", "classical")
 #: Suite columns (Markdown and CSV).
 COLUMNS = ("arm", "scenario", "plant", "excitation", "controller", "tracking_rms_rad",
            "tracking_max_rad", "tau_rms", "inf_margin_every_step", "inf_lambda_min_M_hat",
            "time_to_tolerance_load_mass_s", "consistency_violations", "first_violation_s",
-           "min_eig_J_hat", "diverged_at_s")
+           "min_eig_J_hat", "diverged_at_s", "gamma", "final_load_mass_error_kg",
+           "final_load_mass_relative_error", "load_mass_settle_s",
+           "load_mass_unobservable_fraction", "final_theta_error_max_body")
 #: Samples of the joint box for γ, δ of α₁, α₂ (searched once per arm and process).
 EXTREMES_SAMPLES = 256
 
@@ -95,6 +106,13 @@ def _extremes(urdf: str) -> JacobianExtremes:
     return jacobian_extremes(RobotModel.from_urdf(urdf), samples=EXTREMES_SAMPLES)
 
 
+def tool_body(model: RobotModel, urdf: str) -> int:
+    """The body that carries the URDF's tool flange (where the scenarios put a load)."""
+    from robot_tv_dynamics.demo.scenario import tool_link
+
+    return int(model.link_attachment(tool_link(Path(urdf).read_text())).body)
+
+
 def scenario_process(scenario: str, model: RobotModel, urdf: str, duration: float,
                      work: Path) -> LoadingProcess | None:
     """The loading process of ``scenario`` placed on the arm (None without a load).
@@ -113,12 +131,16 @@ def scenario_process(scenario: str, model: RobotModel, urdf: str, duration: floa
 
 def run_scenario(urdf: str, controller: str, scenario: str, plant: str, excitation: str,
                  duration: float, work: Path, *, model: RobotModel | None = None,
-                 extremes: JacobianExtremes | None = None) -> tuple[dict[str, Any], AdaptiveRun]:
+                 extremes: JacobianExtremes | None = None,
+                 adaptation_time: float = ADAPTATION_TIME,
+                 ) -> tuple[dict[str, Any], AdaptiveRun]:
     """One ``adapt`` run: (summary, the recorded run).
 
     The plant's Θ is :func:`~robot_tv_dynamics.control.setups.unknown_truth` under the
     scenario's load; the controller starts from :func:`~robot_tv_dynamics.control.
-    setups.initial_estimate` (the wrong one in :data:`WRONG_ESTIMATE`).
+    setups.initial_estimate` (the wrong one in :data:`WRONG_ESTIMATE`) with the per-body
+    gains of :func:`~robot_tv_dynamics.control.setups.adaptation_gains` for
+    ``adaptation_time`` [s] (the summary's ``adaptation_gains``).
 
     Raises:
         InvalidInputError: an unknown scenario, controller, plant or excitation.
@@ -128,13 +150,27 @@ def run_scenario(urdf: str, controller: str, scenario: str, plant: str, excitati
     model = model if model is not None else RobotModel.from_urdf(urdf)
     process = scenario_process(scenario, model, urdf, duration, work)
     theta_hat0 = initial_estimate(model, process, wrong=scenario == WRONG_ESTIMATE)
-    ctrl = make_controller(controller, model, theta_hat0)
-    result = run_adaptive(model, ctrl, reference_for(model, excitation), unknown_truth(model),
+    reference = reference_for(model, excitation)
+    gains = adaptation_gains(model, theta_hat0, reference, process, tool_body(model, urdf),
+                             adaptation_time=adaptation_time, duration=duration)
+    ctrl = make_controller(controller, model, theta_hat0, gains=gains)
+    result = run_adaptive(model, ctrl, reference, unknown_truth(model),
                           process=process, classical=plant == "classical", duration=duration,
                           extremes=extremes, extremes_samples=EXTREMES_SAMPLES)
+    law_gains = gains.as_dict(model.body_names)
+    body = result.load_body
+    unobservable = (None if body is None else unobservable_fraction(
+        excitation_matrix(model, reference, damping(model)), 10 * body))
     summary = {"controller": controller, "plant": plant, "scenario": scenario,
                "excitation": excitation, "duration_s": duration, "urdf": urdf,
-               **result.summary()}
+               **result.summary(), "load_mass_unobservable_fraction": unobservable,
+               "adaptation_gains": (None if controller not in ADAPTIVE_LAWS else {
+                   "adaptation_time_s": adaptation_time,
+                   "rule": "gamma: 90 % of the calibration body's step in T_a "
+                           "(control/gains.py, docs/adaptive.md)",
+                   **{k: v for k, v in law_gains.items()
+                      if not k.startswith("natural" if controller == "slotine-li"
+                                          else "gradient")}})}
     return summary, result
 
 
@@ -162,25 +198,30 @@ def suite_cases(arms: Sequence[str], scenarios: Sequence[str], controllers: Sequ
             for controller in controllers]
 
 
-def run_case(case: SuiteCase, duration: float, work: str) -> dict[str, Any]:
+def run_case(case: SuiteCase, duration: float, work: str,
+             adaptation_time: float = ADAPTATION_TIME) -> dict[str, Any]:
     """The suite row of one case (the Jacobian extremes searched once per arm and process).
 
-    Adds ``cpu_s``: the process CPU time the case took [s].
+    Adds ``cpu_s``: the process CPU time the case took [s]; the adaptive laws' gains are
+    those of ``adaptation_time`` [s].
     """
     started = time.process_time()
     urdf = arm_urdf(case.arm)
     Path(work).mkdir(parents=True, exist_ok=True)
     summary, _ = run_scenario(urdf, case.controller, case.scenario, case.plant,
-                              case.excitation, duration, Path(work), extremes=_extremes(urdf))
-    return {"arm": case.arm, **summary, "cpu_s": time.process_time() - started}
+                              case.excitation, duration, Path(work), extremes=_extremes(urdf),
+                              adaptation_time=adaptation_time)
+    gains = summary.get("adaptation_gains") or {}
+    gamma = gains.get("gradient_gamma", gains.get("natural_gamma"))
+    return {"arm": case.arm, **summary, "gamma": gamma, "cpu_s": time.process_time() - started}
 
 
 Progress = Callable[[SuiteCase, dict[str, Any]], None]
 
 
 def run_suite(cases: Sequence[SuiteCase], duration: float, work: Path, workers: int = 1,
-              progress: Progress | None = None,
-              scheduler: str | None = None) -> list[dict[str, Any]]:
+              progress: Progress | None = None, scheduler: str | None = None,
+              adaptation_time: float = ADAPTATION_TIME) -> list[dict[str, Any]]:
     """The rows of ``cases`` in their order: here (``workers`` 1), else on Dask.
 
     With ``workers`` > 1 (or a ``scheduler`` address) the cases are tasks on a
@@ -194,11 +235,12 @@ def run_suite(cases: Sequence[SuiteCase], duration: float, work: Path, workers: 
         workers: local worker processes.
         progress: ``progress(case, row)`` as each case finishes (in finishing order).
         scheduler: address of a running Dask scheduler instead of a local cluster.
+        adaptation_time: T_a of the adaptive laws' gains [s].
     """
     if workers <= 1 and scheduler is None:
         rows = []
         for case in cases:
-            rows.append(run_case(case, duration, str(work)))
+            rows.append(run_case(case, duration, str(work), adaptation_time))
             if progress is not None:
                 progress(case, rows[-1])
         return rows
@@ -208,7 +250,7 @@ def run_suite(cases: Sequence[SuiteCase], duration: float, work: Path, workers: 
 
     with dask_client(workers, scheduler) as client:
         futures = [client.submit(run_case, case, duration, str(work / f"case{k}"),
-                                 pure=False, priority=len(cases) - k)
+                                 adaptation_time, pure=False, priority=len(cases) - k)
                    for k, case in enumerate(cases)]
         index = {future.key: k for k, future in enumerate(futures)}
         out: list[dict[str, Any] | None] = [None] * len(cases)

@@ -35,9 +35,9 @@ def ur5():
 @pytest.mark.parametrize("law", ["natural", "slotine-li"])
 def test_the_recording_leaves_the_loop_untouched_and_takes_mu_at_every_step(ur5, law):
     truth, reference = unknown_truth(ur5), reference_for(ur5, "persistent")
-    run = run_adaptive(ur5, make_controller(law, ur5, ur5.theta_nominal), reference, truth,
-                       duration=0.2, record_every=20, extremes_samples=16)
-    controller = make_controller(law, ur5, ur5.theta_nominal)
+    run = run_adaptive(ur5, make_controller(law, ur5, ur5.theta_nominal, gain=10.0), reference,
+                       truth, duration=0.2, record_every=20, extremes_samples=16)
+    controller = make_controller(law, ur5, ur5.theta_nominal, gain=10.0)
     loop = ControlLoop(ur5, controller, reference, theta_base=truth)
     samples, j_eig = [], []
     for _ in range(run.steps):
@@ -68,10 +68,10 @@ def test_the_recording_leaves_the_loop_untouched_and_takes_mu_at_every_step(ur5,
 
 def test_the_projected_law_that_never_reaches_its_band_is_the_natural_law_exactly(ur5):
     truth, reference = unknown_truth(ur5), reference_for(ur5, "poor")
-    runs = [run_adaptive(ur5, make_controller(law, ur5, ur5.theta_nominal), reference, truth,
-                         duration=0.2, record_every=10, extremes_samples=16)
+    runs = [run_adaptive(ur5, make_controller(law, ur5, ur5.theta_nominal, gain=10.0), reference,
+                         truth, duration=0.2, record_every=10, extremes_samples=16)
             for law in ("natural", "projected")]
-    projected = make_controller("projected", ur5, ur5.theta_nominal)
+    projected = make_controller("projected", ur5, ur5.theta_nominal, gain=10.0)
     eps = projected.epsilon  # type: ignore[attr-defined]
     assert np.all(runs[1].step_margins[runs[1].adapted] > 2 * eps[runs[1].adapted])
     np.testing.assert_array_equal(runs[0].theta_hat, runs[1].theta_hat)
