@@ -18,6 +18,7 @@ from robot_tv_dynamics.control.suite import (
     SUITE_SCENARIOS,
     SuiteCase,
     natural_definiteness,
+    projection_line,
     run_scenario,
     run_suite,
     suite_cases,
@@ -202,4 +203,4 @@ def _note(rows: list[dict[str, Any]], planned: int, duration: float) -> str:
     return (f"{ran} of {duration:g} s simulated, {excitations} excitation. "
             "inf_margin_every_step and min_eig_J_hat: over every control step (1 kHz); "
             "inf_lambda_min_M_hat, consistency_violations and the tracking columns: over "
-            f"the samples recorded at 50 Hz. {line}.")
+            f"the samples recorded at 50 Hz. {line}. {projection_line(rows)}.")

@@ -94,7 +94,14 @@ def log_det_divergence(j: npt.ArrayLike, j_hat: npt.ArrayLike) -> float:
 
 
 class SlotineLiNatural(SlotineLiCore):
-    """Slotine–Li with the natural log-det law per adapted body (module docstring)."""
+    """Slotine–Li with the natural log-det law per adapted body (module docstring).
+
+    ``gradient_integral`` (N,) accumulates ∫‖S_i‖₂ dt: along Ĵ̇ = −γĴSĴ,
+    d(1/λ_min(Ĵ_i))/dt = γ vᵀS_i v ≤ γ‖S_i‖₂ (v the unit eigenvector), so
+    λ_min(Ĵ_i(t)) ≥ λ_min(Ĵ_i(0)) / (1 + γ λ_min(Ĵ_i(0)) ∫‖S_i‖₂ dt) (to first order in
+    γΔt per step for the discrete step): the margin can have fallen to a fraction f of
+    its start only once γ λ_min(Ĵ_i(0)) ∫‖S_i‖₂ dt ≥ 1/f − 1 (:func:`band_budget`).
+    """
 
     name = "natural"
 
@@ -119,10 +126,14 @@ class SlotineLiNatural(SlotineLiCore):
 
     def _reset_law(self) -> None:
         self.j_hat = pseudo_inertia(self.theta_hat)
+        self.gradient_integral = np.zeros(self.model.n_bodies)
 
     def _update(self, gradient: Array, dt: float) -> None:
         adapted = self.adapted
-        self.j_hat[adapted] = natural_step(self.j_hat[adapted], gradient_matrix(gradient[adapted]),
+        s_matrix = gradient_matrix(gradient[adapted])
+        self.gradient_integral[adapted] += dt * np.max(np.abs(np.linalg.eigvalsh(s_matrix)),
+                                                       axis=-1)
+        self.j_hat[adapted] = natural_step(self.j_hat[adapted], s_matrix,
                                            self.gamma[adapted] * dt)
         self._after_step()
         self.theta_hat[self.adapted] = phi_from_pseudo_inertia(self.j_hat[self.adapted])
@@ -139,6 +150,20 @@ class SlotineLiNatural(SlotineLiCore):
         _, logdet = np.linalg.slogdet(j_true)
         trace = np.trace(np.linalg.solve(j_hat, j_true), axis1=-2, axis2=-1)
         return float(np.sum((logdet_hat - logdet + trace - 4.0) / self.gamma[bodies]))
+
+
+def band_budget(gamma: npt.ArrayLike, margin0: npt.ArrayLike, gradient_integral: npt.ArrayLike,
+                fraction: float = 0.25) -> Array:
+    """γ μ_i(Θ̂₀) ∫‖S_i‖₂ dt / (1/f − 1) per body: below 1, λ_min(Ĵ_i) stayed ≥ f μ_i(Θ̂₀).
+
+    Args:
+        gamma: the natural law's γ (scalar or (N,)).
+        margin0: μ_i(Θ̂₀) per body (N,) [kg·m²].
+        gradient_integral: ∫‖S_i‖₂ dt per body (N,) (``SlotineLiNatural.gradient_integral``).
+        fraction: f, the band's ε_i / μ_i(Θ̂₀) (the projected law's ¼ by default).
+    """
+    return np.asarray(np.asarray(gamma) * np.asarray(margin0) * np.asarray(gradient_integral)
+                      / (1.0 / fraction - 1.0))
 
 
 class SlotineLiProjected(SlotineLiNatural):

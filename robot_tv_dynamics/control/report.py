@@ -99,14 +99,14 @@ def _number(value: Any) -> float:
 
 
 def suite_figure(rows: list[dict[str, Any]], path: Path) -> None:
-    """One figure: per arm and excitation, scenario × plant against controller, three quantities.
+    """One figure: per arm and excitation, scenario × plant against controller, four quantities.
 
     Panels (one row per arm and excitation): tracking RMS [rad], inf μ(Θ̂) over every
-    control step (``inf_margin_every_step``; rows without it: ``inf_margin``) [kg·m²] and
-    inf λ_min(M(q, Θ̂))
-    [kg·m²]; each cell shows the number, red where μ or λ_min ≤ 0 (an inconsistent
-    estimate, an indefinite M̂) or the run diverged, shaded by log₁₀ of the value
-    otherwise. CSV rows (strings) work as well as the suite's dicts.
+    control step (``inf_margin_every_step``; rows without it: ``inf_margin``) [kg·m²],
+    inf λ_min(M(q, Θ̂)) [kg·m²] and the load body's final relative mass error; each
+    cell shows the number, red where μ or λ_min ≤ 0 (an inconsistent estimate, an
+    indefinite M̂) or the run diverged, shaded by log₁₀ of the value otherwise. CSV rows
+    (strings) work as well as the suite's dicts.
     """
     import matplotlib
 
@@ -117,7 +117,8 @@ def suite_figure(rows: list[dict[str, Any]], path: Path) -> None:
     controllers = list(dict.fromkeys(r["controller"] for r in rows))
     metrics = (("tracking_rms_rad", "tracking RMS [rad]"),
                ("inf_margin_every_step", r"inf μ($\hat\Theta$) over adapted bodies [kg·m²]"),
-               ("inf_lambda_min_M_hat", r"inf $\lambda_{min}$(M(q, $\hat\Theta$)) [kg·m²]"))
+               ("inf_lambda_min_M_hat", r"inf $\lambda_{min}$(M(q, $\hat\Theta$)) [kg·m²]"),
+               ("final_load_mass_relative_error", r"load body |$\hat m$ − m|/m at the end"))
     cases = {arm: list(dict.fromkeys((r["scenario"], r["plant"]) for r in rows
                                      if (r["arm"], r.get("excitation", "persistent")) == arm))
              for arm in arms}
@@ -136,12 +137,13 @@ def suite_figure(rows: list[dict[str, Any]], path: Path) -> None:
                 for b, controller in enumerate(controllers):
                     row = table.get((*arm, scenario, plant, controller))
                     if row is not None:
-                        values[a, b] = _number(row.get(key, row.get("inf_margin")))
+                        fallback = row.get("inf_margin") if key.startswith("inf_margin") else None
+                        values[a, b] = _number(row.get(key, fallback))
                         diverged[a, b] = math.isfinite(_number(row.get("diverged_at_s")))
             bad = (values <= 0.0) | diverged
             shade = np.where(bad | ~np.isfinite(values), np.nan,
                              np.log10(np.abs(np.where(values == 0, 1.0, values))))
-            cmap = matplotlib.colormaps["Blues" if key == "tracking_rms_rad" else "Greens"]
+            cmap = matplotlib.colormaps["Greens" if key.startswith("inf_") else "Blues"]
             ax.imshow(shade, cmap=cmap, aspect="auto", alpha=0.6)
             for a in range(values.shape[0]):
                 for b in range(values.shape[1]):

@@ -30,6 +30,7 @@ from robot_tv_dynamics.control.slotine_li import SlotineLiCore
 from robot_tv_dynamics.exceptions import SimulationDivergedError
 from robot_tv_dynamics.inertia import (
     Array,
+    check_finite,
     consistency_margin,
     consistency_size,
     pseudo_inertia,
@@ -213,6 +214,7 @@ def run_adaptive(
     record_every: int = 20,
     extremes_samples: int = 256,
     extremes: JacobianExtremes | None = None,
+    disturbance: npt.ArrayLike | None = None,
 ) -> AdaptiveRun:
     """Run ``controller`` on the simulated arm for ``duration`` seconds.
 
@@ -229,12 +231,16 @@ def run_adaptive(
         extremes_samples: samples of the joint box for γ, δ of α₁, α₂.
         extremes: γ, δ of the arm already searched (the suite searches once per arm);
             None searches with ``extremes_samples``.
+        disturbance: a constant joint torque w (nv,) [N·m, N] added to τ at the plant,
+            unknown to the controller (eq. (39)'s w); None: w = 0.
 
     A run whose plant diverges (non-finite state, M(q, Θ) indefinite), or whose
     controller returns a non-finite Θ̂ or τ, ends at that step: ``info["diverged_at_s"]``
     says when, the summary's ``diverged_at_s`` too.
     """
     q0 = reference(0.0)[0]
+    w = (np.zeros(model.nv) if disturbance is None
+         else check_finite(disturbance, "disturbance", (model.nv,)))
     plant = ArmSimulator(model, process, theta_base=theta_true, q0=q0, rate=rate,
                          classical=classical)
     if extremes is None:
@@ -322,7 +328,7 @@ def run_adaptive(
         if kd is not None:
             dissipated += power * dt
         try:
-            plant.step(out.tau)
+            plant.step(out.tau + w)
         except SimulationDivergedError as error:  # the run ends here; the summary says when
             diverged = (plant.t, str(error))
             break

@@ -23,6 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from robot_tv_dynamics.bounds.extremes import JacobianExtremes
 from robot_tv_dynamics.bounds.search import jacobian_extremes
 from robot_tv_dynamics.control.gains import (
@@ -30,6 +32,7 @@ from robot_tv_dynamics.control.gains import (
     excitation_matrix,
     unobservable_fraction,
 )
+from robot_tv_dynamics.control.natural import band_budget
 from robot_tv_dynamics.control.run import AdaptiveRun, run_adaptive
 from robot_tv_dynamics.control.setups import (
     CONSTANT,
@@ -43,6 +46,7 @@ from robot_tv_dynamics.control.setups import (
     unknown_truth,
 )
 from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.inertia import consistency_margin
 from robot_tv_dynamics.loading import LoadingProcess, load_loading_process
 from robot_tv_dynamics.model import RobotModel
 
@@ -62,7 +66,7 @@ COLUMNS = ("arm", "scenario", "plant", "excitation", "controller", "tracking_rms
            "time_to_tolerance_load_mass_s", "consistency_violations", "first_violation_s",
            "min_eig_J_hat", "diverged_at_s", "gamma", "final_load_mass_error_kg",
            "final_load_mass_relative_error", "load_mass_settle_s",
-           "load_mass_unobservable_fraction", "final_theta_error_max_body")
+           "load_mass_unobservable_fraction", "final_theta_error_max_body", "band_budget")
 #: Samples of the joint box for γ, δ of α₁, α₂ (searched once per arm and process).
 EXTREMES_SAMPLES = 256
 
@@ -164,6 +168,7 @@ def run_scenario(urdf: str, controller: str, scenario: str, plant: str, excitati
     summary = {"controller": controller, "plant": plant, "scenario": scenario,
                "excitation": excitation, "duration_s": duration, "urdf": urdf,
                **result.summary(), "load_mass_unobservable_fraction": unobservable,
+               "band_budget": _band_budget(ctrl, theta_hat0),
                "adaptation_gains": (None if controller not in ADAPTIVE_LAWS else {
                    "adaptation_time_s": adaptation_time,
                    "rule": "gamma: 90 % of the calibration body's step in T_a "
@@ -172,6 +177,17 @@ def run_scenario(urdf: str, controller: str, scenario: str, plant: str, excitati
                       if not k.startswith("natural" if controller == "slotine-li"
                                           else "gradient")}})}
     return summary, result
+
+
+def _band_budget(controller: object, theta_hat0: Any) -> float | None:
+    """The largest band budget over the adapted bodies (natural laws; None otherwise)."""
+    integral = getattr(controller, "gradient_integral", None)
+    if integral is None:
+        return None
+    adapted = controller.adapted  # type: ignore[attr-defined]
+    budget = band_budget(controller.gamma, np.atleast_1d(  # type: ignore[attr-defined]
+        consistency_margin(theta_hat0)), integral)
+    return float(np.max(budget[adapted]))
 
 
 def suite_cases(arms: Sequence[str], scenarios: Sequence[str], controllers: Sequence[str],
@@ -276,6 +292,35 @@ def natural_definiteness(rows: Sequence[dict[str, Any]]) -> tuple[bool, str]:
         return False, f"natural laws: Ĵ NOT positive definite at every step in: {names}"
     return True, (f"natural laws: Ĵ positive definite at every step of all {len(natural)} "
                   f"runs (smallest eigenvalue of any Ĵ_i at any step: {smallest:.3g})")
+
+
+#: The summary figures compared to say whether a projected run is its natural run.
+_SAME_FIGURES = ("tracking_rms_rad", "tracking_max_rad", "tau_rms", "inf_margin_every_step",
+                 "inf_lambda_min_M_hat", "final_theta_error", "min_eig_J_hat")
+
+
+def projection_line(rows: Sequence[dict[str, Any]]) -> str:
+    """Where the projected law's runs are the natural law's, number for number, and why.
+
+    A projected run whose Ĵ_i never reached its band ε_i I ⪯ Ĵ_i ⪯ β_i I (ε_i = ¼ μ(Θ̂₀_i))
+    is the natural run of the same case bit for bit; one that did differs from it.
+    """
+    natural = {(r["arm"], r["scenario"], r["plant"], r.get("excitation")): r for r in rows
+               if r["controller"] == "natural"}
+    pairs = [(r, natural[key]) for r in rows if r["controller"] == "projected"
+             and (key := (r["arm"], r["scenario"], r["plant"], r.get("excitation"))) in natural]
+    if not pairs:
+        return "no projected run with its natural run in this suite"
+    differ = [p for p, n in pairs if any(p.get(k) != n.get(k) for k in _SAME_FIGURES)]
+    same = len(pairs) - len(differ)
+    line = (f"projected = natural, every figure equal, in {same} of {len(pairs)} cases "
+            "(the band ε_i = ¼ μ(Θ̂₀_i) never reached: a Ĵ_i inside it is left as it is)")
+    if differ:
+        line += "; they differ in: " + ", ".join(
+            f"{p['arm']} {p['scenario']} {p['plant']} (inf μ: projected "
+            f"{_cell(p.get('inf_margin_every_step'))}, natural "
+            f"{_cell(n.get('inf_margin_every_step'))})" for p, n in pairs if p in differ)
+    return line
 
 
 def write_suite_table(rows: Sequence[dict[str, Any]], out: Path, note: str = "") -> None:

@@ -18,6 +18,7 @@ from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.cli import main
 from robot_tv_dynamics.control import run_adaptive
 from robot_tv_dynamics.control.loop import ControlLoop
+from robot_tv_dynamics.control.natural import band_budget
 from robot_tv_dynamics.control.setups import make_controller, reference_for, unknown_truth
 from robot_tv_dynamics.control.suite import SuiteCase, suite_cases
 from robot_tv_dynamics.exceptions import InvalidInputError
@@ -90,6 +91,29 @@ def test_the_projected_law_clips_to_its_band_when_it_reaches_it(ur5):
     assert np.all(run.step_margins[adapted] >= eps[adapted] * (1 - 1e-9))
     mu = np.atleast_1d(consistency_margin(controller.theta_hat))[adapted]
     assert np.all(mu >= eps[adapted] * (1 - 1e-9))
+
+
+def test_above_its_band_budget_the_natural_law_goes_below_eps_where_the_projected_stays(ur5):
+    # γ = 10³: γ μ₀ ∫‖S‖ dt passes 3 within 0.3 s on some body (docs/adaptive.md's bound)
+    runs = {}
+    for law in ("natural", "projected"):
+        controller = make_controller(law, ur5, ur5.theta_nominal, gain=1e3)
+        runs[law] = (controller, run_adaptive(
+            ur5, controller, reference_for(ur5, "persistent"), unknown_truth(ur5),
+            duration=0.3, record_every=5, extremes_samples=16))
+    eps = runs["projected"][0].epsilon  # type: ignore[attr-defined]
+    adapted = runs["natural"][1].adapted
+    natural, projected = runs["natural"][1], runs["projected"][1]
+    below = natural.step_margins[adapted] < eps[adapted]
+    assert np.any(below)  # the natural law left the band (still Ĵ ≻ 0)
+    assert natural.min_j_eig > 0.0
+    assert np.all(projected.step_margins[adapted] >= eps[adapted] * (1 - 1e-9))
+    assert np.abs(natural.theta_hat[-1] - projected.theta_hat[-1]).max() > 1e-6
+    # the bound: a body whose margin fell below ¼ μ₀ had spent its band budget (≥ 1)
+    law = runs["natural"][0]
+    budget = band_budget(law.gamma, np.atleast_1d(consistency_margin(ur5.theta_nominal)),
+                         law.gradient_integral)  # type: ignore[attr-defined]
+    assert np.all(budget[adapted][below] >= 1.0)
 
 
 def test_suite_cases_run_excitation_arm_scenario_plant_controller_in_that_order():
