@@ -27,7 +27,7 @@ from robot_tv_dynamics.bounds.search import jacobian_extremes
 from robot_tv_dynamics.bounds.theorems import theorem_bounds
 from robot_tv_dynamics.control.interface import Controller, ControlState
 from robot_tv_dynamics.control.slotine_li import SlotineLiCore
-from robot_tv_dynamics.exceptions import SimulationDivergedError
+from robot_tv_dynamics.exceptions import PhysicalConsistencyError, SimulationDivergedError
 from robot_tv_dynamics.inertia import (
     Array,
     check_finite,
@@ -235,7 +235,8 @@ def run_adaptive(
             unknown to the controller (eq. (39)'s w); None: w = 0.
 
     A run whose plant diverges (non-finite state, M(q, Θ) indefinite), or whose
-    controller returns a non-finite Θ̂ or τ, ends at that step: ``info["diverged_at_s"]``
+    controller returns a non-finite Θ̂ or τ or cannot step (a natural law whose Ĵ lost
+    definiteness in floating point), ends at that step: ``info["diverged_at_s"]``
     says when, the summary's ``diverged_at_s`` too.
     """
     q0 = reference(0.0)[0]
@@ -266,7 +267,11 @@ def run_adaptive(
     for k in range(steps + 1):
         t = plant.t
         q_d, qd_d, qdd_d = reference(t)
-        out = controller.step(ControlState(t, plant.q, plant.qd, q_d, qd_d, qdd_d), dt)
+        try:
+            out = controller.step(ControlState(t, plant.q, plant.qd, q_d, qd_d, qdd_d), dt)
+        except PhysicalConsistencyError as error:  # a law that cannot take another step
+            diverged = (t, f"the controller cannot step: {error}")
+            break
         if not (np.all(np.isfinite(out.theta_hat)) and np.all(np.isfinite(out.tau))):
             # the estimate blew up before the arm did: the run ends here, as a divergence
             diverged = (t, "the controller's estimate or torque is not finite")
