@@ -66,7 +66,9 @@ COLUMNS = ("arm", "scenario", "plant", "excitation", "controller", "tracking_rms
            "time_to_tolerance_load_mass_s", "consistency_violations", "first_violation_s",
            "min_eig_J_hat", "diverged_at_s", "gamma", "final_load_mass_error_kg",
            "final_load_mass_relative_error", "load_mass_settle_s",
-           "load_mass_unobservable_fraction", "final_theta_error_max_body", "band_budget")
+           "load_mass_unobservable_fraction", "final_theta_error",
+           "final_theta_error_max_body", "final_visible_error_W",
+           "visible_error_final_over_peak", "band_budget")
 #: Samples of the joint box for γ, δ of α₁, α₂ (searched once per arm and process).
 EXTREMES_SAMPLES = 256
 
@@ -163,12 +165,13 @@ def run_scenario(urdf: str, controller: str, scenario: str, plant: str, excitati
                           extremes=extremes, extremes_samples=EXTREMES_SAMPLES)
     law_gains = gains.as_dict(model.body_names)
     body = result.load_body
-    unobservable = (None if body is None else unobservable_fraction(
-        excitation_matrix(model, reference, damping(model)), 10 * body))
+    information = excitation_matrix(model, reference, damping(model))
+    unobservable = None if body is None else unobservable_fraction(information, 10 * body)
     summary = {"controller": controller, "plant": plant, "scenario": scenario,
                "excitation": excitation, "duration_s": duration, "urdf": urdf,
                **result.summary(), "load_mass_unobservable_fraction": unobservable,
                "band_budget": _band_budget(ctrl, theta_hat0),
+               **visible_error(result, information),
                "adaptation_gains": (None if controller not in ADAPTIVE_LAWS else {
                    "adaptation_time_s": adaptation_time,
                    "rule": "gamma: 90 % of the calibration body's step in T_a "
@@ -177,6 +180,22 @@ def run_scenario(urdf: str, controller: str, scenario: str, plant: str, excitati
                       if not k.startswith("natural" if controller == "slotine-li"
                                           else "gradient")}})}
     return summary, result
+
+
+def visible_error(run: AdaptiveRun, excitation: Any) -> dict[str, float]:
+    """The torque-visible part of the estimate error, ‖Θ̂ − Θ‖_R = √(θ̃ᵀRθ̃), over the run.
+
+    With s ≈ K_D⁻¹Yθ̃ (docs/adaptive.md), θ̃ᵀRθ̃ is the mean power sᵀK_D s an error θ̃
+    causes along the reference [W]: the part of Θ̂ − Θ the torques show, which adaptation
+    can remove (the rest lies in R's null space). ``final_visible_error_W`` is its root at
+    the end [√W]; ``visible_error_final_over_peak`` the end over the run's largest value
+    (1: never reduced; computed torque stays at 1 unless the truth moves toward Θ̂).
+    """
+    error = (run.theta_hat - run.theta).reshape(run.t.size, -1)
+    visible = np.sqrt(np.maximum(np.einsum("ki,ij,kj->k", error, excitation, error), 0.0))
+    peak = float(np.max(visible))
+    return {"final_visible_error_W": float(visible[-1]),
+            "visible_error_final_over_peak": float(visible[-1] / peak) if peak > 0 else 0.0}
 
 
 def _band_budget(controller: object, theta_hat0: Any) -> float | None:
