@@ -99,11 +99,12 @@ def _number(value: Any) -> float:
 
 
 def suite_figure(rows: list[dict[str, Any]], path: Path) -> None:
-    """One figure: per arm and excitation, scenario × plant against controller, four quantities.
+    """One figure: per arm and excitation, scenario × plant against controller, five quantities.
 
     Panels (one row per arm and excitation): tracking RMS [rad], inf μ(Θ̂) over every
     control step (``inf_margin_every_step``; rows without it: ``inf_margin``) [kg·m²],
-    inf λ_min(M(q, Θ̂)) [kg·m²] and the load body's final relative mass error; each
+    inf λ_min(M(q, Θ̂)) [kg·m²], the load body's final relative mass error and the
+    torque-visible estimate error at the end over its peak; each
     cell shows the number, red where μ or λ_min ≤ 0 (an inconsistent estimate, an
     indefinite M̂) or the run diverged, shaded by log₁₀ of the value otherwise. CSV rows
     (strings) work as well as the suite's dicts.
@@ -118,7 +119,9 @@ def suite_figure(rows: list[dict[str, Any]], path: Path) -> None:
     metrics = (("tracking_rms_rad", "tracking RMS [rad]"),
                ("inf_margin_every_step", r"inf μ($\hat\Theta$) over adapted bodies [kg·m²]"),
                ("inf_lambda_min_M_hat", r"inf $\lambda_{min}$(M(q, $\hat\Theta$)) [kg·m²]"),
-               ("final_load_mass_relative_error", r"load body |$\hat m$ − m|/m at the end"))
+               ("final_load_mass_relative_error", r"load body |$\hat m$ − m|/m at the end"),
+               ("visible_error_final_over_peak",
+                r"torque-visible $\|\hat\Theta - \Theta\|_R$: end / peak"))
     cases = {arm: list(dict.fromkeys((r["scenario"], r["plant"]) for r in rows
                                      if (r["arm"], r.get("excitation", "persistent")) == arm))
              for arm in arms}
