@@ -1,41 +1,44 @@
 r"""Adaptation gains from one adaptation time T_a: the rule that makes the laws comparable.
 
-The gradient law θ̂̇_i = −γ_i Y_iᵀs and the natural law Ĵ̇_i = −γ_i Ĵ_i S_i Ĵ_i move an
+The gradient law θ̂̇_i = −γ Y_iᵀs and the natural law Ĵ̇_i = −γ Ĵ_i S_i Ĵ_i move an
 estimate at speeds that differ by orders of magnitude at one γ (the natural step is
-Ĵ-weighted, ≈ γ m̂² on a body's mass). This module sets each law's per-body γ_i from one
-time T_a [s] so that both cover the same step of a body's parameters in the same time,
-in the model below; docs/adaptive.md states the rule.
+Ĵ-weighted, ≈ γ m̂² on a body's mass). This module sets each law's γ (one for all of its
+bodies) from one time T_a [s] so that both cover the same step of the calibration body's
+parameters in the same time, in the model below; docs/adaptive.md states the rule.
 
 **Averaged, quasi-static error dynamics.** With the sliding loop fast against adaptation,
 M ṡ + (C + K_D)s = Yθ̃ gives s ≈ K_D⁻¹ Y θ̃, so a law's error obeys θ̃̇ ≈ −γ W R θ̃ with
 the excitation matrix
 
 .. math::
-    R_i = \frac{1}{T_w}\int_0^{T_w} Y_i^\top K_D^{-1} Y_i \, dt
+    R = \frac{1}{T_w}\int_0^{T_w} Y^\top K_D^{-1} Y \, dt
 
-(Y_i the body's ten regressor columns at perfect tracking, Y(q_d, q̇_d, q̇_d, q̈_d), over
-the reference's first T_w seconds) and the law's metric W: the identity for the gradient
-law, W(Ĵ): g ↦ f⁻¹(Ĵ S(g) Ĵ) for the natural law (the inverse of the log-det Hessian
-⟨A, B⟩_Ĵ = tr(Ĵ⁻¹AĴ⁻¹B)).
+(Y the regressor at perfect tracking, Y(q_d, q̇_d, q̇_d, q̈_d), over the reference's first
+T_w seconds; R_i its body's 10 × 10 diagonal block) and the law's metric W: the identity
+for the gradient law, W(Ĵ): g ↦ f⁻¹(Ĵ S(g) Ĵ) for the natural law (the inverse of the
+log-det Hessian ⟨A, B⟩_Ĵ = tr(Ĵ⁻¹AĴ⁻¹B)).
 
-**The step.** On the load body the step Δ is the load the scenario brings (the body's Θ
-at the time of the largest mass change minus at t = 0: a grasp adds the block, a release
-takes it away); on every other body Δ = 0.3 Φ̂₀_i (the body 30 % heavier at the same COM
-and radii of gyration: the truth's uncertainty). Reduced to the step's direction, the
-estimate Φ̂ = Φ̂₀ + σΔ follows σ̇ = γ_i (1 − σ) ΔᵀR_iΔ / ‖Δ‖²_{W(σ)}, so σ reaches 0.9 at
+**The step.** The calibration body is the load body, its step Δ the load the scenario
+brings (the body's Θ at the time of the largest mass change minus at t = 0: a grasp adds
+the block, a release takes it away); without a load, the tool flange's body with
+Δ = 0.3 Φ̂₀ (the body 30 % heavier at the same COM and radii of gyration: the truth's
+uncertainty; every other body's t₉₀ is reported for this step too). Reduced to the
+step's direction, the estimate Φ̂ = Φ̂₀ + σΔ follows σ̇ = γ (1 − σ) ΔᵀR_iΔ / ‖Δ‖²_{W(σ)},
+so σ reaches 0.9 at
 
 .. math::
-    t_{90} = \frac{1}{γ_i\, Δ^\top R_i Δ}\int_0^{0.9} \frac{‖Δ‖^2_{W(σ)}}{1 - σ}\, dσ,
+    t_{90} = \frac{1}{γ\, Δ^\top R_i Δ}\int_0^{0.9} \frac{‖Δ‖^2_{W(σ)}}{1 - σ}\, dσ,
 
-‖Δ‖² = ΔᵀΔ for the gradient law (t₉₀ = ln 10 ΔᵀΔ / (γ_i ΔᵀR_iΔ)) and
-tr((Ĵ(σ)⁻¹f(Δ))²) for the natural law, along Ĵ(σ) = f(Φ̂₀ + σΔ). γ_i is the gain with
-t₉₀ = T_a.
+‖Δ‖² = ΔᵀΔ for the gradient law (t₉₀ = ln 10 ΔᵀΔ / (γ ΔᵀR_iΔ)) and tr((Ĵ(σ)⁻¹f(Δ))²)
+for the natural law, along Ĵ(σ) = f(Φ̂₀ + σΔ). γ is the gain with t₉₀ = T_a.
 
-**The cap.** A body whose step is barely excited would get a huge γ_i that makes some
-other of its directions far faster than the loop can resolve. So γ_i is capped where the
-fastest linearised rate λ_max(γ_i W R_i) (at Ĵ₀ and at the step's end) reaches
-:data:`MAX_RATE_STEPS` per control step: a tenth of the error per step. A capped body
-covers its step slower than T_a; :class:`AdaptationGains` says which.
+**The cap.** γ is capped where the fastest linearised rate λ_max(γ W R_i) of any adapted
+body (at Φ̂₀ and at Φ̂₀ + Δ) reaches :data:`MAX_RATE_STEPS` per control step: a tenth of
+the error per step. A capped law covers the step slower than T_a; :class:`AdaptationGains`
+says so.
+
+:func:`unobservable_fraction` measures what no gain changes: the part of a parameter in
+the null space of R, which the torques along the reference do not show.
 """
 
 from __future__ import annotations
