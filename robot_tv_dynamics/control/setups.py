@@ -1,8 +1,8 @@
 """The settings the ``adapt`` command, its suite and docs/adaptive.md run with.
 
 Gains: Λ = 10/s on every joint, K_D = 20/s · diag M(q₀, Θ_URDF) (so every joint's s
-decays at about the same rate, the Panda's 15 g fingers included), the adaptive laws'
-per-body γ_i from one adaptation time T_a (:func:`adaptation_gains`, the rule of
+decays at about the same rate, the Panda's 15 g fingers included), each adaptive law's
+γ from one adaptation time T_a (:func:`adaptation_gains`, the rule of
 :mod:`~robot_tv_dynamics.control.gains`); computed torque at ω = 10 rad/s. The
 unknown truth: the URDF's Θ perturbed (mass ±30 %, principal second moments ±30 %, COM
 ±2 cm; every body still consistent); every controller starts from
@@ -162,12 +162,13 @@ def make_controller(name: str, model: RobotModel, theta_hat: Array,
             ``gains``.
     """
     kd = damping(model)
-    if name in ("slotine-li", "natural", "projected"):
-        if gain is None and gains is None:
-            raise InvalidInputError("gains", f"{name} needs a gain or the per-body gains "
-                                    "of adaptation_gains()")
-    gamma = (float(gain) if gains is None and gain is not None else 1.0 if gains is None
-             else gains.gradient if name == "slotine-li" else gains.natural)
+    if gains is not None:
+        gamma = gains.gradient if name == "slotine-li" else gains.natural
+    elif gain is not None:
+        gamma = float(gain)
+    elif name in ("slotine-li", "natural", "projected"):
+        raise InvalidInputError("gains", f"{name} needs gain= or the gains of "
+                                "adaptation_gains()")
     if name == "slotine-li":
         return SlotineLiGradient(model, theta_hat, gamma=gamma, lam=LAMBDA, kd=kd)
     if name == "natural":

@@ -103,6 +103,10 @@ def test_the_ur5_load_mass_is_not_identifiable_from_the_torques(ur5):
 
 
 def test_matched_gains_refuse_a_bad_adaptation_time_and_an_unadapted_body(ur5):
+    from robot_tv_dynamics.control.setups import make_controller
+
+    with pytest.raises(InvalidInputError, match="gains"):
+        make_controller("natural", ur5, ur5.theta_nominal)  # no gain, no gains
     r = np.broadcast_to(np.eye(10), (ur5.n_bodies, 10, 10))
     adapted = np.ones(ur5.n_bodies, dtype=bool)
     with pytest.raises(InvalidInputError, match="adaptation_time"):
