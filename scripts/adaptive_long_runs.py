@@ -25,7 +25,7 @@ def main() -> None:
     for excitation in chosen:
         for law in laws:
             model, truth, reference = arm_setup(arm, excitation)
-            controller = make_controller(law, model, model.theta_nominal)
+            controller = make_controller(law, model, model.theta_nominal, gain=10.0)
             run = run_adaptive(model, controller, reference, truth, duration=duration,
                                record_every=50)
             results.append({"arm": arm, "excitation": excitation, "controller": law,

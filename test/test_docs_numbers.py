@@ -554,3 +554,64 @@ def test_the_weighted_bounds_table_agrees_with_fresh_searches(label):
     # what the page says of them: the COM block within a factor 2 of the sampled truth
     assert 0.5 <= stated["block_alpha1"] / stated["true_alpha1"] <= 1.0 + 1e-6
     assert 1.0 - 1e-6 <= stated["block_alpha2"] / stated["true_alpha2"] <= 2.0
+
+
+# ------------------------------------------------------------------------ adaptive_matched
+def test_what_docs_adaptive_says_of_the_matched_suite_holds_in_its_kept_rows():
+    """The lines above the matched-speed table quote its rows: each range is the page's."""
+    rows = numbers.load("adaptive_matched")["data"]["rows"]
+
+    def pick(arm=None, law=None, scenario=None):
+        return [r for r in rows if (arm is None or r["arm"] == arm)
+                and (law is None or r["controller"] == law)
+                and (scenario is None or r["scenario"] == scenario)]
+
+    def values(key, chosen):
+        return np.array([float(r[key]) for r in chosen if r[key] not in ("", None)])
+
+    def within(array, low, high):
+        return low <= array.min() and array.max() <= high
+
+    assert len(rows) == 56 and not any(r["diverged_at_s"] for r in rows)
+    natural = pick(law="natural")
+    assert len(natural) == 14 and all(int(r["consistency_violations"]) == 0 for r in natural)
+    assert within(values("visible_error_final_over_peak", pick("ur5", "natural")), 0.1, 0.275)
+    assert within(values("visible_error_final_over_peak", pick("panda", "natural")),
+                  0.0575, 0.16)
+    assert within(values("final_visible_error_W", natural), 0.0555, 0.18)
+    assert within(values("final_visible_error_W", pick(law="computed-torque")), 0.37, 2.3)
+    for row in rows:  # every adaptive row below computed torque's, on both measures
+        if row["controller"] != "computed-torque":
+            twin = pick(row["arm"], "computed-torque", row["scenario"])[0]
+            for key in ("visible_error_final_over_peak", "final_visible_error_W"):
+                assert float(row[key]) < float(twin[key]), (row["arm"], row["scenario"], key)
+    assert values("inf_margin_every_step", pick("ur5", "natural")).min() >= 2.25e-4
+    assert values("inf_margin_every_step", pick("panda", "natural")).min() >= 3.74e-7
+    assert within(values("band_budget", natural), 0.0013, 0.0265)
+    for row in pick(law="projected"):  # 14 of 14: the natural runs, every figure
+        twin = pick(row["arm"], "natural", row["scenario"])[0]
+        assert all(row[k] == twin[k] for k in row if k != "controller")
+    gradient = pick(law="slotine-li")
+    assert within(values("consistency_violations", gradient), 492, 500)
+    assert within(values("inf_margin_every_step", gradient), -0.0745, -0.0076)
+    assert within(values("tracking_rms_rad", pick("ur5", "slotine-li")), 1.65e-3, 4.55e-3)
+    assert within(values("tracking_rms_rad", pick("panda", "slotine-li")), 6.25e-3, 13.5e-3)
+    assert within(values("tracking_rms_rad", pick("ur5", "natural")), 2.65e-3, 10.5e-3)
+    assert within(values("tracking_rms_rad", pick("panda", "natural")), 15.5e-3, 32.5e-3)
+    assert within(values("tracking_rms_rad", pick("ur5", "computed-torque")), 54e-3, 131e-3)
+    assert within(values("tracking_rms_rad", pick("panda", "computed-torque")), 158.5e-3, 0.3905)
+    within_10 = {(r["arm"], r["scenario"], r["controller"]) for r in rows
+                 if r["final_load_mass_relative_error"] not in ("", None)
+                 and float(r["final_load_mass_relative_error"]) <= 0.1}
+    assert within_10 == {("panda", s, law) for s in ("fill", "grasp", "timeline", "drain")
+                         for law in ("natural", "projected")} | {
+        ("panda", "drain", "slotine-li"), ("ur5", "timeline", "slotine-li"),
+        ("panda", "drain", "computed-torque")}
+    loaded = [r for r in natural if r["load_mass_unobservable_fraction"] not in ("", None)]
+    assert within(values("load_mass_unobservable_fraction", pick("ur5", "natural")),
+                  0.9035, 0.9045)
+    assert within(values("load_mass_unobservable_fraction", pick("panda", "natural")),
+                  0.9475, 0.9485)
+    assert len(loaded) == 10
+    assert within(values("final_load_mass_relative_error", [r for r in loaded
+                                                            if r["arm"] == "ur5"]), 0.2, 2.17)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from robot_tv_dynamics.control.interface import positive_gains
 from robot_tv_dynamics.control.slotine_li import SlotineLiCore
 from robot_tv_dynamics.exceptions import InvalidInputError, PhysicalConsistencyError
 from robot_tv_dynamics.inertia import (
@@ -66,19 +67,21 @@ def _expm_sym(matrix: Array) -> Array:
     return np.asarray((vectors * np.exp(values)[..., None, :]) @ np.swapaxes(vectors, -1, -2))
 
 
-def natural_step(j_hat: npt.ArrayLike, s_matrix: npt.ArrayLike, gain_dt: float) -> Array:
+def natural_step(j_hat: npt.ArrayLike, s_matrix: npt.ArrayLike,
+                 gain_dt: float | npt.ArrayLike) -> Array:
     """Ĵ⁺ = Ĵ^½ expm(−γΔt Ĵ^½ S Ĵ^½) Ĵ^½ per body (4×4, Ĵ ≻ 0 in and out).
 
     Args:
         j_hat: Ĵ (…, 4, 4), positive definite (one body, or a stack of bodies).
         s_matrix: S (…, 4, 4), symmetric, the same stack.
-        gain_dt: γΔt ≥ 0.
+        gain_dt: γΔt ≥ 0, one number or one per body of the stack (…,).
 
     Raises:
         PhysicalConsistencyError: some Ĵ is not positive definite.
     """
     root = _sqrtm_pd(np.asarray(j_hat, dtype=np.float64))
-    out = root @ _expm_sym(-gain_dt * root @ np.asarray(s_matrix) @ root) @ root
+    scale = np.asarray(gain_dt, dtype=np.float64)[..., None, None]
+    out = root @ _expm_sym(-scale * (root @ np.asarray(s_matrix) @ root)) @ root
     return np.asarray(0.5 * (out + np.swapaxes(out, -1, -2)))
 
 
@@ -91,29 +94,47 @@ def log_det_divergence(j: npt.ArrayLike, j_hat: npt.ArrayLike) -> float:
 
 
 class SlotineLiNatural(SlotineLiCore):
-    """Slotine–Li with the natural log-det law per adapted body (module docstring)."""
+    """Slotine–Li with the natural log-det law per adapted body (module docstring).
+
+    ``gradient_integral`` (N,) accumulates ∫‖S_i‖₂ dt: along Ĵ̇ = −γĴSĴ,
+    d(1/λ_min(Ĵ_i))/dt = γ vᵀS_i v ≤ γ‖S_i‖₂ (v the unit eigenvector), so
+    λ_min(Ĵ_i(t)) ≥ λ_min(Ĵ_i(0)) / (1 + γ λ_min(Ĵ_i(0)) ∫‖S_i‖₂ dt) (to first order in
+    γΔt per step for the discrete step): the margin can have fallen to a fraction f of
+    its start only once γ λ_min(Ĵ_i(0)) ∫‖S_i‖₂ dt ≥ 1/f − 1 (:func:`band_budget`).
+    """
 
     name = "natural"
 
-    def __init__(self, model: RobotModel, theta_hat: npt.ArrayLike, *, gamma: float = 1.0,
-                 lam: npt.ArrayLike = 5.0, kd: npt.ArrayLike = 10.0) -> None:
-        """Build the controller (``gamma``: γ_i, the same for every body, > 0).
+    def __init__(self, model: RobotModel, theta_hat: npt.ArrayLike, *,
+                 gamma: float | npt.ArrayLike = 1.0, lam: npt.ArrayLike = 5.0,
+                 kd: npt.ArrayLike = 10.0) -> None:
+        """Build the controller.
+
+        Args:
+            model: the arm.
+            theta_hat: the initial estimate Θ̂₀ (N, 10).
+            gamma: γ_i > 0: one for every body, or one per body (N,)
+                (:mod:`~robot_tv_dynamics.control.gains`).
+            lam: Λ [1/s].
+            kd: K_D (as the core).
 
         Raises:
-            InvalidInputError: a gain ≤ 0 or not finite.
+            InvalidInputError: a gain ≤ 0 or not finite, or of another shape.
         """
-        if not (np.isfinite(gamma) and gamma > 0.0):
-            raise InvalidInputError("gamma", f"must be > 0, got {gamma}")
-        self.gamma = float(gamma)
+        self.gamma = positive_gains(gamma, model.n_bodies, "gamma")
         super().__init__(model, theta_hat, lam=lam, kd=kd)
 
     def _reset_law(self) -> None:
         self.j_hat = pseudo_inertia(self.theta_hat)
+        self.gradient_integral = np.zeros(self.model.n_bodies)
 
     def _update(self, gradient: Array, dt: float) -> None:
         adapted = self.adapted
-        self.j_hat[adapted] = natural_step(self.j_hat[adapted], gradient_matrix(gradient[adapted]),
-                                           self.gamma * dt)
+        s_matrix = gradient_matrix(gradient[adapted])
+        self.gradient_integral[adapted] += dt * np.max(np.abs(np.linalg.eigvalsh(s_matrix)),
+                                                       axis=-1)
+        self.j_hat[adapted] = natural_step(self.j_hat[adapted], s_matrix,
+                                           self.gamma[adapted] * dt)
         self._after_step()
         self.theta_hat[self.adapted] = phi_from_pseudo_inertia(self.j_hat[self.adapted])
 
@@ -128,7 +149,21 @@ class SlotineLiNatural(SlotineLiCore):
         _, logdet_hat = np.linalg.slogdet(j_hat)
         _, logdet = np.linalg.slogdet(j_true)
         trace = np.trace(np.linalg.solve(j_hat, j_true), axis1=-2, axis2=-1)
-        return float(np.sum(logdet_hat - logdet + trace - 4.0) / self.gamma)
+        return float(np.sum((logdet_hat - logdet + trace - 4.0) / self.gamma[bodies]))
+
+
+def band_budget(gamma: npt.ArrayLike, margin0: npt.ArrayLike, gradient_integral: npt.ArrayLike,
+                fraction: float = 0.25) -> Array:
+    """γ μ_i(Θ̂₀) ∫‖S_i‖₂ dt / (1/f − 1) per body: below 1, λ_min(Ĵ_i) stayed ≥ f μ_i(Θ̂₀).
+
+    Args:
+        gamma: the natural law's γ (scalar or (N,)).
+        margin0: μ_i(Θ̂₀) per body (N,) [kg·m²].
+        gradient_integral: ∫‖S_i‖₂ dt per body (N,) (``SlotineLiNatural.gradient_integral``).
+        fraction: f, the band's ε_i / μ_i(Θ̂₀) (the projected law's ¼ by default).
+    """
+    return np.asarray(np.asarray(gamma) * np.asarray(margin0) * np.asarray(gradient_integral)
+                      / (1.0 / fraction - 1.0))
 
 
 class SlotineLiProjected(SlotineLiNatural):
@@ -140,9 +175,10 @@ class SlotineLiProjected(SlotineLiNatural):
 
     name = "projected"
 
-    def __init__(self, model: RobotModel, theta_hat: npt.ArrayLike, *, gamma: float = 1.0,
-                 lam: npt.ArrayLike = 5.0, kd: npt.ArrayLike = 10.0,
-                 margin_fraction: float = 0.25, size_factor: float = 10.0) -> None:
+    def __init__(self, model: RobotModel, theta_hat: npt.ArrayLike, *,
+                 gamma: float | npt.ArrayLike = 1.0, lam: npt.ArrayLike = 5.0,
+                 kd: npt.ArrayLike = 10.0, margin_fraction: float = 0.25,
+                 size_factor: float = 10.0) -> None:
         """Build the controller.
 
         Raises:

@@ -12,13 +12,17 @@ from robot_tv_dynamics.control.run import AdaptiveRun
 
 
 def run_figure(run: AdaptiveRun, title: str, path: Path) -> None:
-    """report.png: tracking, τ, Θ̂ error, margins, M(q, Θ̂) against α₁/α₂, V."""
+    """report.png: tracking, τ, Θ̂ error, margins, M(q, Θ̂) against α₁/α₂, V, convergence.
+
+    The last row: the load body's m̂ − m relative to m(t) with the ±10 % band, and
+    ‖Θ̂_i − Θ_i‖/‖Θ_i‖ per adapted body.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(3, 2, figsize=(12, 10), sharex=True)
+    fig, axes = plt.subplots(4, 2, figsize=(12, 13), sharex=True)
     t = run.t
     ax = axes[0, 0]
     ax.semilogy(t, np.maximum(run.q_error, 1e-12), label="‖q − q_d‖")
@@ -47,7 +51,6 @@ def run_figure(run: AdaptiveRun, title: str, path: Path) -> None:
         ax.plot(t[run.lambda_min <= 0], np.abs(run.lambda_min[run.lambda_min <= 0]), "rx",
                 label="λ_min ≤ 0")
     ax.set_ylabel("M(q, Θ̂) [kg·m²]")
-    ax.set_xlabel("t [s]")
     ax.legend(fontsize=8)
     ax = axes[2, 1]
     if np.all(np.isfinite(run.lyapunov)):
@@ -58,11 +61,34 @@ def run_figure(run: AdaptiveRun, title: str, path: Path) -> None:
         ax.text(0.5, 0.5, "no Lyapunov function for this law", ha="center",
                 transform=ax.transAxes)
     ax.set_ylabel("V [J]")
-    ax.set_xlabel("t [s]")
+    _convergence_panels(run, axes[3, 0], axes[3, 1])
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+def _convergence_panels(run: AdaptiveRun, mass_ax: Any, body_ax: Any) -> None:
+    """The load mass relative error with its ±10 % band; the per-body normalised error."""
+    from robot_tv_dynamics.control.run import LOAD_MASS_TOLERANCE
+
+    t = run.t
+    if run.load_body is not None:
+        relative = run.load_mass_error / np.maximum(np.abs(run.load_mass), 1e-12)
+        mass_ax.plot(t, 100 * relative, label="(m̂ − m)/m(t), load body")
+        mass_ax.axhspan(-100 * LOAD_MASS_TOLERANCE, 100 * LOAD_MASS_TOLERANCE, color="tab:green",
+                        alpha=0.2, label="±10 %")
+        mass_ax.legend(fontsize=8)
+    else:
+        mass_ax.text(0.5, 0.5, "no load", ha="center", transform=mass_ax.transAxes)
+    mass_ax.set_ylabel("load mass error [%]")
+    mass_ax.set_xlabel("t [s]")
+    for body in np.flatnonzero(run.adapted):
+        body_ax.semilogy(t, np.maximum(run.theta_error_per_body[:, body], 1e-12), lw=0.8,
+                         label=f"body {body}")
+    body_ax.set_ylabel("‖Θ̂_i − Θ_i‖ / ‖Θ_i‖")
+    body_ax.set_xlabel("t [s]")
+    body_ax.legend(fontsize=7, ncol=2)
 
 
 def _number(value: Any) -> float:
@@ -73,14 +99,15 @@ def _number(value: Any) -> float:
 
 
 def suite_figure(rows: list[dict[str, Any]], path: Path) -> None:
-    """One figure: per arm and excitation, scenario × plant against controller, three quantities.
+    """One figure: per arm and excitation, scenario × plant against controller, five quantities.
 
     Panels (one row per arm and excitation): tracking RMS [rad], inf μ(Θ̂) over every
-    control step (``inf_margin_every_step``; rows without it: ``inf_margin``) [kg·m²] and
-    inf λ_min(M(q, Θ̂))
-    [kg·m²]; each cell shows the number, red where μ or λ_min ≤ 0 (an inconsistent
-    estimate, an indefinite M̂) or the run diverged, shaded by log₁₀ of the value
-    otherwise. CSV rows (strings) work as well as the suite's dicts.
+    control step (``inf_margin_every_step``; rows without it: ``inf_margin``) [kg·m²],
+    inf λ_min(M(q, Θ̂)) [kg·m²], the load body's final relative mass error and the
+    torque-visible estimate error at the end over its peak; each
+    cell shows the number, red where μ or λ_min ≤ 0 (an inconsistent estimate, an
+    indefinite M̂) or the run diverged, shaded by log₁₀ of the value otherwise. CSV rows
+    (strings) work as well as the suite's dicts.
     """
     import matplotlib
 
@@ -91,7 +118,10 @@ def suite_figure(rows: list[dict[str, Any]], path: Path) -> None:
     controllers = list(dict.fromkeys(r["controller"] for r in rows))
     metrics = (("tracking_rms_rad", "tracking RMS [rad]"),
                ("inf_margin_every_step", r"inf μ($\hat\Theta$) over adapted bodies [kg·m²]"),
-               ("inf_lambda_min_M_hat", r"inf $\lambda_{min}$(M(q, $\hat\Theta$)) [kg·m²]"))
+               ("inf_lambda_min_M_hat", r"inf $\lambda_{min}$(M(q, $\hat\Theta$)) [kg·m²]"),
+               ("final_load_mass_relative_error", r"load body |$\hat m$ − m|/m at the end"),
+               ("visible_error_final_over_peak",
+                r"torque-visible $\|\hat\Theta - \Theta\|_R$: end / peak"))
     cases = {arm: list(dict.fromkeys((r["scenario"], r["plant"]) for r in rows
                                      if (r["arm"], r.get("excitation", "persistent")) == arm))
              for arm in arms}
@@ -110,12 +140,13 @@ def suite_figure(rows: list[dict[str, Any]], path: Path) -> None:
                 for b, controller in enumerate(controllers):
                     row = table.get((*arm, scenario, plant, controller))
                     if row is not None:
-                        values[a, b] = _number(row.get(key, row.get("inf_margin")))
+                        fallback = row.get("inf_margin") if key.startswith("inf_margin") else None
+                        values[a, b] = _number(row.get(key, fallback))
                         diverged[a, b] = math.isfinite(_number(row.get("diverged_at_s")))
             bad = (values <= 0.0) | diverged
             shade = np.where(bad | ~np.isfinite(values), np.nan,
                              np.log10(np.abs(np.where(values == 0, 1.0, values))))
-            cmap = matplotlib.colormaps["Blues" if key == "tracking_rms_rad" else "Greens"]
+            cmap = matplotlib.colormaps["Greens" if key.startswith("inf_") else "Blues"]
             ax.imshow(shade, cmap=cmap, aspect="auto", alpha=0.6)
             for a in range(values.shape[0]):
                 for b in range(values.shape[1]):

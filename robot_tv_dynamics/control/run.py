@@ -27,9 +27,10 @@ from robot_tv_dynamics.bounds.search import jacobian_extremes
 from robot_tv_dynamics.bounds.theorems import theorem_bounds
 from robot_tv_dynamics.control.interface import Controller, ControlState
 from robot_tv_dynamics.control.slotine_li import SlotineLiCore
-from robot_tv_dynamics.exceptions import SimulationDivergedError
+from robot_tv_dynamics.exceptions import PhysicalConsistencyError, SimulationDivergedError
 from robot_tv_dynamics.inertia import (
     Array,
+    check_finite,
     consistency_margin,
     consistency_size,
     pseudo_inertia,
@@ -57,6 +58,10 @@ def persistent_reference(model: RobotModel, q0: npt.ArrayLike, amplitude: float 
     return SineReference(np.asarray(q0, dtype=float), amp, freq, phase, ramp)
 
 
+#: Relative tolerance of the load mass estimate: |m̂ − m| ≤ 10 % of the true m(t).
+LOAD_MASS_TOLERANCE = 0.1
+
+
 @dataclass
 class AdaptiveRun:
     """The recorded quantities of one run (arrays over the K recorded samples).
@@ -71,7 +76,9 @@ class AdaptiveRun:
         q_error_max: max_i |q_i − q_d,i| (K,) [rad].
         tau: τ (K, nv) [N·m].
         theta_error: ‖Θ̂ − Θ‖ over every entry (K,).
-        load_mass_error: m̂ − m of the load body (K,) [kg] (body 0 row without a load).
+        theta_error_per_body: ‖Θ̂_i − Θ_i‖ / ‖Θ_i‖ per body (K, N), eq. (7) entries.
+        load_mass_error: m̂ − m of the load body (K,) [kg] (NaN without a load).
+        load_mass: the load body's true mass m(t) (K,) [kg] (NaN without a load).
         margins: μ(Θ̂) per body (K, N).
         sizes: ν(Θ̂) per body (K, N).
         lambda_min: λ_min(M(q, Θ̂)) (K,); lambda_max likewise.
@@ -102,7 +109,9 @@ class AdaptiveRun:
     q_error_max: Array
     tau: Array
     theta_error: Array
+    theta_error_per_body: Array
     load_mass_error: Array
+    load_mass: Array
     margins: Array
     sizes: Array
     lambda_min: Array
@@ -125,10 +134,6 @@ class AdaptiveRun:
         adapted_margins = self.margins[:, self.adapted]
         violations = int(np.sum(np.any(adapted_margins <= 0.0, axis=1)))
         after = self.t >= min(self.t[-1], 0.5 * self.t[-1])
-        tol = np.abs(self.load_mass_error) <= 0.05 * max(1e-9, abs(self.info.get("load_mass", 1.0)))
-        bad = np.flatnonzero(~tol)
-        time_to_tol = (None if tol.size == 0 or not tol[-1]
-                       else float(self.t[bad[-1] + 1]) if bad.size else float(self.t[0]))
         return {
             "tracking_rms_rad": float(np.sqrt(np.mean(self.q_error**2))),
             "tracking_max_rad": float(np.max(self.q_error_max)),
@@ -151,8 +156,10 @@ class AdaptiveRun:
             else None,
             "consistency_violations": violations,
             "final_theta_error": float(self.theta_error[-1]),
-            "final_load_mass_error_kg": float(self.load_mass_error[-1]),
-            "time_to_tolerance_load_mass_s": time_to_tol,
+            "final_theta_error_per_body": [float(v) for v in self.theta_error_per_body[-1]],
+            "final_theta_error_max_body": float(np.max(self.theta_error_per_body[-1][
+                self.adapted])),
+            **self.load_mass_summary(),
             "lyapunov_start_J": float(self.lyapunov[0]),
             "lyapunov_end_J": float(self.lyapunov[-1]),
             "dissipated_J": float(self.dissipated[-1]),
@@ -162,6 +169,36 @@ class AdaptiveRun:
             "samples": int(self.t.size),
             "diverged_at_s": self.info.get("diverged_at_s"),
         }
+
+
+    def load_mass_summary(self) -> dict[str, Any]:
+        """The load body's mass estimate: final error, and when it stays within tolerance.
+
+        ``time_to_tolerance_load_mass_s``: the time from which |m̂ − m| ≤
+        :data:`LOAD_MASS_TOLERANCE` · m(t) at every later sample (None: not at the end);
+        ``load_change_end_s``: the last sample at which the true m(t) still changed;
+        ``load_mass_settle_s``: the first minus the second (how long after the load
+        stopped changing the estimate needed; 0 when it was within tolerance by then).
+        All None without a load.
+        """
+        if self.load_body is None or self.t.size == 0:
+            return {"final_load_mass_error_kg": None, "final_load_mass_relative_error": None,
+                    "time_to_tolerance_load_mass_s": None, "load_change_end_s": None,
+                    "load_mass_settle_s": None, "load_mass_tolerance": LOAD_MASS_TOLERANCE}
+        relative = np.abs(self.load_mass_error) / np.maximum(np.abs(self.load_mass), 1e-12)
+        inside = relative <= LOAD_MASS_TOLERANCE
+        bad = np.flatnonzero(~inside)
+        settled = (None if not inside[-1]
+                   else float(self.t[bad[-1] + 1]) if bad.size else float(self.t[0]))
+        changing = np.flatnonzero(np.abs(np.diff(self.load_mass)) > 1e-9)
+        change_end = float(self.t[changing[-1] + 1]) if changing.size else float(self.t[0])
+        return {"final_load_mass_error_kg": float(self.load_mass_error[-1]),
+                "final_load_mass_relative_error": float(relative[-1]),
+                "time_to_tolerance_load_mass_s": settled,
+                "load_change_end_s": change_end,
+                "load_mass_settle_s": None if settled is None else max(0.0,
+                                                                        settled - change_end),
+                "load_mass_tolerance": LOAD_MASS_TOLERANCE}
 
 
 def run_adaptive(
@@ -177,6 +214,7 @@ def run_adaptive(
     record_every: int = 20,
     extremes_samples: int = 256,
     extremes: JacobianExtremes | None = None,
+    disturbance: npt.ArrayLike | None = None,
 ) -> AdaptiveRun:
     """Run ``controller`` on the simulated arm for ``duration`` seconds.
 
@@ -193,12 +231,17 @@ def run_adaptive(
         extremes_samples: samples of the joint box for γ, δ of α₁, α₂.
         extremes: γ, δ of the arm already searched (the suite searches once per arm);
             None searches with ``extremes_samples``.
+        disturbance: a constant joint torque w (nv,) [N·m, N] added to τ at the plant,
+            unknown to the controller (eq. (39)'s w); None: w = 0.
 
     A run whose plant diverges (non-finite state, M(q, Θ) indefinite), or whose
-    controller returns a non-finite Θ̂ or τ, ends at that step: ``info["diverged_at_s"]``
+    controller returns a non-finite Θ̂ or τ or cannot step (a natural law whose Ĵ lost
+    definiteness in floating point), ends at that step: ``info["diverged_at_s"]``
     says when, the summary's ``diverged_at_s`` too.
     """
     q0 = reference(0.0)[0]
+    w = (np.zeros(model.nv) if disturbance is None
+         else check_finite(disturbance, "disturbance", (model.nv,)))
     plant = ArmSimulator(model, process, theta_base=theta_true, q0=q0, rate=rate,
                          classical=classical)
     if extremes is None:
@@ -212,7 +255,7 @@ def run_adaptive(
     dt = plant.dt
     rows: dict[str, list[Any]] = {k: [] for k in (
         "t", "q", "qd", "qr", "qdr", "th", "tt", "ttd", "qe", "qem", "tau",
-        "te", "me", "mu", "nu", "lmin", "lmax", "a1", "a2", "v", "d")}
+        "te", "teb", "me", "lm", "mu", "nu", "lmin", "lmax", "a1", "a2", "v", "d")}
     dissipated, min_j = 0.0, math.inf
     adapted = np.asarray(getattr(controller, "adapted", np.ones(model.n_bodies, dtype=bool)))
     adapted_rows = np.flatnonzero(adapted)
@@ -224,7 +267,11 @@ def run_adaptive(
     for k in range(steps + 1):
         t = plant.t
         q_d, qd_d, qdd_d = reference(t)
-        out = controller.step(ControlState(t, plant.q, plant.qd, q_d, qd_d, qdd_d), dt)
+        try:
+            out = controller.step(ControlState(t, plant.q, plant.qd, q_d, qd_d, qdd_d), dt)
+        except PhysicalConsistencyError as error:  # a law that cannot take another step
+            diverged = (t, f"the controller cannot step: {error}")
+            break
         if not (np.all(np.isfinite(out.theta_hat)) and np.all(np.isfinite(out.tau))):
             # the estimate blew up before the arm did: the run ends here, as a divergence
             diverged = (t, "the controller's estimate or torque is not finite")
@@ -268,8 +315,11 @@ def run_adaptive(
             rows["qem"].append(float(np.max(np.abs(err))))
             rows["tau"].append(out.tau)
             rows["te"].append(float(np.linalg.norm(theta_hat - theta)))
-            b = 0 if body is None else body
-            rows["me"].append(float(theta_hat[b, 0] - theta[b, 0]))
+            rows["teb"].append(np.linalg.norm(theta_hat - theta, axis=1)
+                               / np.maximum(np.linalg.norm(theta, axis=1), 1e-12))
+            rows["me"].append(math.nan if body is None
+                              else float(theta_hat[body, 0] - theta[body, 0]))
+            rows["lm"].append(math.nan if body is None else float(theta[body, 0]))
             rows["mu"].append(mu)
             rows["nu"].append(nu)
             rows["lmin"].append(float(eig[0]))
@@ -283,17 +333,17 @@ def run_adaptive(
         if kd is not None:
             dissipated += power * dt
         try:
-            plant.step(out.tau)
+            plant.step(out.tau + w)
         except SimulationDivergedError as error:  # the run ends here; the summary says when
             diverged = (plant.t, str(error))
             break
-    load_mass = 1.0 if body is None else float(plant.loads(plant.t).theta[body, 0])
     return AdaptiveRun(
         t=np.array(rows["t"]), q=np.array(rows["q"]), qd=np.array(rows["qd"]),
         q_d=np.array(rows["qr"]), qd_d=np.array(rows["qdr"]), theta_hat=np.array(rows["th"]),
         theta=np.array(rows["tt"]), theta_dot=np.array(rows["ttd"]),
         q_error=np.array(rows["qe"]), q_error_max=np.array(rows["qem"]),
         tau=np.array(rows["tau"]), theta_error=np.array(rows["te"]),
+        theta_error_per_body=np.array(rows["teb"]), load_mass=np.array(rows["lm"]),
         load_mass_error=np.array(rows["me"]), margins=np.array(rows["mu"]),
         sizes=np.array(rows["nu"]), lambda_min=np.array(rows["lmin"]),
         lambda_max=np.array(rows["lmax"]), alpha1=np.array(rows["a1"]),
@@ -301,6 +351,6 @@ def run_adaptive(
         dissipated=np.array(rows["d"]), adapted=adapted, load_body=body, min_j_eig=min_j,
         step_margins=step_margins, step_violations=step_violations,
         first_violation_t=first_violation, steps=steps_run,
-        info={"load_mass": load_mass, "gamma": gamma_low, "delta": delta_up,
+        info={"gamma": gamma_low, "delta": delta_up,
               "diverged_at_s": None if diverged is None else diverged[0],
               "diverged": None if diverged is None else diverged[1]})

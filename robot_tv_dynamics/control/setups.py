@@ -1,8 +1,9 @@
 """The settings the ``adapt`` command, its suite and docs/adaptive.md run with.
 
 Gains: Λ = 10/s on every joint, K_D = 20/s · diag M(q₀, Θ_URDF) (so every joint's s
-decays at about the same rate, the Panda's 15 g fingers included), γ = 10 for the
-gradient law (Γ = γI) and the natural laws; computed torque at ω = 10 rad/s. The
+decays at about the same rate, the Panda's 15 g fingers included), each adaptive law's
+γ from one adaptation time T_a (:func:`adaptation_gains`, the rule of
+:mod:`~robot_tv_dynamics.control.gains`); computed torque at ω = 10 rad/s. The
 unknown truth: the URDF's Θ perturbed (mass ±30 %, principal second moments ±30 %, COM
 ±2 cm; every body still consistent); every controller starts from
 :func:`initial_estimate`: the URDF's Θ with the load as it is at t = 0 (known at the start,
@@ -16,6 +17,14 @@ import numpy as np
 import numpy.typing as npt
 
 from robot_tv_dynamics.control.computed_torque import ComputedTorqueOnEstimate
+from robot_tv_dynamics.control.gains import (
+    ADAPTATION_TIME,
+    AdaptationGains,
+    excitation_blocks,
+    excitation_matrix,
+    load_step,
+    matched_gains,
+)
 from robot_tv_dynamics.control.interface import Controller
 from robot_tv_dynamics.control.natural import SlotineLiNatural, SlotineLiProjected
 from robot_tv_dynamics.control.run import persistent_reference
@@ -36,8 +45,6 @@ EXCITATIONS = ("persistent", "poor")
 CONSTANT = "constant"
 #: ``adapt --scenario``: Θ constant, the controller starting from :func:`wrong_estimate`.
 WRONG_ESTIMATE = "wrong_estimate"
-#: Adaptation gain γ of the three adaptive laws.
-ADAPTATION_GAIN = 10.0
 #: Λ [1/s].
 LAMBDA = 10.0
 #: K_D = KD_RATE · diag M(q₀, Θ_URDF) [1/s].
@@ -91,20 +98,74 @@ def initial_estimate(model: RobotModel, process: LoadingProcess | None = None, *
     return wrong_estimate(model, theta, seed) if wrong else theta
 
 
-def make_controller(name: str, model: RobotModel, theta_hat: Array,
-                    gain: float = ADAPTATION_GAIN) -> Controller:
-    """One of :data:`CONTROLLERS` with this module's gains, starting from Θ̂₀.
+def damping(model: RobotModel) -> Array:
+    """K_D = KD_RATE · diag M(q₀, Θ_URDF) (nv,) [N·m·s/rad, N·s/m]."""
+    return np.asarray(KD_RATE * np.diag(model.mass_matrix(start_pose(model),
+                                                          model.theta_nominal)))
+
+
+def adaptation_gains(model: RobotModel, theta_hat: Array, reference: SineReference,
+                     process: LoadingProcess | None, tool_body: int, *,
+                     adaptation_time: float = ADAPTATION_TIME, duration: float = 60.0,
+                     rate: float = 1000.0) -> AdaptationGains:
+    """Both laws' γ for T_a on this excitation and load (the rule of control/gains.py).
+
+    Args:
+        model: the arm.
+        theta_hat: the laws' Θ̂₀ (N, 10).
+        reference: the desired motion (its excitation).
+        process: the loading process (its load step on the load body sets the gains;
+            None: 30 % of ``tool_body``).
+        tool_body: the body of the tool flange (the calibration body without a load).
+        adaptation_time: T_a [s].
+        duration: how long the run lasts [s] (the load step is searched over it).
+        rate: the control rate [Hz] (the gains' cap).
 
     Raises:
-        InvalidInputError: an unknown name.
+        InvalidInputError: T_a ≤ 0.
     """
-    kd = KD_RATE * np.diag(model.mass_matrix(start_pose(model), model.theta_nominal))
+    from robot_tv_dynamics.inertia import consistency_margin
+
+    excitation = excitation_blocks(excitation_matrix(model, reference, damping(model)))
+    adapted = np.atleast_1d(consistency_margin(theta_hat)) > 0.0
+    body, step = load_step(model, process, duration)
+    return matched_gains(model, theta_hat, excitation, adapted,
+                         tool_body if body is None else body, adaptation_time=adaptation_time,
+                         dt=1.0 / rate, load=step)
+
+
+def make_controller(name: str, model: RobotModel, theta_hat: Array,
+                    gain: float | None = None, *,
+                    gains: AdaptationGains | None = None) -> Controller:
+    """One of :data:`CONTROLLERS` with this module's gains, starting from Θ̂₀.
+
+    Args:
+        name: the controller.
+        model: the arm.
+        theta_hat: Θ̂₀ (N, 10).
+        gain: one γ for every body and parameter (the laws' own scale: not comparable
+            across laws); None: ``gains``.
+        gains: each law's γ from :func:`adaptation_gains` (the default of ``adapt``);
+            when given, it sets γ.
+
+    Raises:
+        InvalidInputError: an unknown name, or an adaptive law with neither ``gain`` nor
+            ``gains``.
+    """
+    kd = damping(model)
+    if gains is not None:
+        gamma = gains.gradient if name == "slotine-li" else gains.natural
+    elif gain is not None:
+        gamma = float(gain)
+    elif name in ("slotine-li", "natural", "projected"):
+        raise InvalidInputError("gains", f"{name} needs gain= or the gains of "
+                                "adaptation_gains()")
     if name == "slotine-li":
-        return SlotineLiGradient(model, theta_hat, gamma=gain, lam=LAMBDA, kd=kd)
+        return SlotineLiGradient(model, theta_hat, gamma=gamma, lam=LAMBDA, kd=kd)
     if name == "natural":
-        return SlotineLiNatural(model, theta_hat, gamma=gain, lam=LAMBDA, kd=kd)
+        return SlotineLiNatural(model, theta_hat, gamma=gamma, lam=LAMBDA, kd=kd)
     if name == "projected":
-        return SlotineLiProjected(model, theta_hat, gamma=gain, lam=LAMBDA, kd=kd)
+        return SlotineLiProjected(model, theta_hat, gamma=gamma, lam=LAMBDA, kd=kd)
     if name == "computed-torque":
         return ComputedTorqueOnEstimate(model, theta_hat, omega=LAMBDA)
     raise InvalidInputError("controller", f"one of {CONTROLLERS}, got {name!r}")

@@ -95,25 +95,40 @@ class SlotineLiCore:
 
 
 class SlotineLiGradient(SlotineLiCore):
-    """Slotine–Li with θ̂̇ = −Γ Yᵀs, Γ = diag of ``gamma`` per parameter (scalar or (10,))."""
+    """Slotine–Li with θ̂̇ = −Γ Yᵀs, Γ diagonal: ``gamma`` scalar, (10,) or (N, 10)."""
 
     name = "slotine-li"
 
     def __init__(self, model: RobotModel, theta_hat: npt.ArrayLike, *,
                  gamma: npt.ArrayLike = 1.0, lam: npt.ArrayLike = 5.0,
                  kd: npt.ArrayLike = 10.0) -> None:
-        """Build the controller (``gamma``: Γ's diagonal per eq. (7) entry, > 0).
+        """Build the controller.
+
+        Args:
+            model: the arm.
+            theta_hat: the initial estimate Θ̂₀ (N, 10).
+            gamma: Γ's diagonal, > 0: one number, one per eq. (7) entry (10,), or one per
+                body and entry (N, 10) (:mod:`~robot_tv_dynamics.control.gains`).
+            lam: Λ [1/s].
+            kd: K_D (as :class:`SlotineLiCore`).
 
         Raises:
-            InvalidInputError: a gain ≤ 0 or not finite.
+            InvalidInputError: a gain ≤ 0 or not finite, or of another shape.
         """
-        self.gamma = positive_gains(gamma, 10, "gamma")
+        shape = np.shape(gamma)
+        if shape == (model.n_bodies, 10):
+            self.gamma = positive_gains(np.ravel(gamma), 10 * model.n_bodies,
+                                        "gamma").reshape(shape)
+        else:
+            self.gamma = np.broadcast_to(positive_gains(gamma, 10, "gamma"),
+                                         (model.n_bodies, 10)).copy()
         super().__init__(model, theta_hat, lam=lam, kd=kd)
 
     def _update(self, gradient: Array, dt: float) -> None:
-        self.theta_hat[self.adapted] -= dt * self.gamma * gradient[self.adapted]
+        adapted = self.adapted
+        self.theta_hat[adapted] -= dt * self.gamma[adapted] * gradient[adapted]
 
     def parameter_distance(self, theta: npt.ArrayLike) -> float:
         """½ θ̃ᵀΓ⁻¹θ̃ over the adapted bodies."""
         error = (self.theta_hat - np.asarray(theta))[self.adapted]
-        return float(0.5 * np.sum(error * error / self.gamma))
+        return float(0.5 * np.sum(error * error / self.gamma[self.adapted]))

@@ -72,7 +72,12 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_tv_dynamics import limits
 from robot_tv_dynamics.control.loop import ControlLoop, ControlSample
-from robot_tv_dynamics.control.setups import CONTROLLERS, initial_estimate, make_controller
+from robot_tv_dynamics.control.setups import (
+    CONTROLLERS,
+    adaptation_gains,
+    initial_estimate,
+    make_controller,
+)
 from robot_tv_dynamics.demo.scenario import SCENARIOS, scenario_file
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.inertia import Array
@@ -286,7 +291,12 @@ class SimNode(Node):
                 np.asarray(limits_.prismatic))  # the demo's motion, as with adaptive
             theta_hat0 = initial_estimate(model, self.process,
                                           wrong=cfg.initial_estimate == "wrong", seed=cfg.seed)
-            self.law = ControlLoop(model, make_controller(cfg.controller, model, theta_hat0),
+            from robot_tv_dynamics.demo.scenario import tool_link
+
+            gains = adaptation_gains(model, theta_hat0, reference, self.process,
+                                     model.link_attachment(tool_link(xml)).body, rate=cfg.rate)
+            self.law = ControlLoop(model, make_controller(cfg.controller, model, theta_hat0,
+                                                          gains=gains),
                                    reference, self.process, rate=cfg.rate)
             self.plant: ArmSimulator = self.law.plant
             if cfg.effort_output == "measured":

@@ -12,7 +12,10 @@ from robot_tv_dynamics import cli
 #: What ``--json`` prints: the suite table's columns of one run.
 JSON_KEYS = {"tracking_rms_rad", "tracking_max_rad", "tau_rms", "inf_margin_every_step",
              "inf_lambda_min_M_hat", "time_to_tolerance_load_mass_s",
-             "consistency_violations", "first_violation_s", "min_eig_J_hat", "diverged_at_s"}
+             "consistency_violations", "first_violation_s", "min_eig_J_hat", "diverged_at_s",
+             "final_load_mass_error_kg", "final_load_mass_relative_error", "load_mass_settle_s",
+             "load_mass_unobservable_fraction", "final_theta_error", "final_theta_error_max_body",
+             "final_visible_error_W", "visible_error_final_over_peak", "band_budget"}
 
 
 def _adapt(urdf: str, out, *extra: str) -> list[str]:

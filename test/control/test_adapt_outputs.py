@@ -11,7 +11,7 @@ from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.bags import open_bag
 from robot_tv_dynamics.cli import main
 from robot_tv_dynamics.control.setups import initial_estimate
-from robot_tv_dynamics.control.suite import COLUMNS, natural_definiteness
+from robot_tv_dynamics.control.suite import COLUMNS, natural_definiteness, projection_line
 from robot_tv_dynamics.inertia import consistency_margin
 from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
 from robot_tv_dynamics.loading import load_loading_process
@@ -118,3 +118,17 @@ def test_the_definiteness_check_names_a_run_that_lost_it():
     assert not ok and "NOT positive definite" in line and "ur5 fill classical natural" in line
     ok, line = natural_definiteness(rows[1:])
     assert ok and "no natural-law run" in line
+
+
+def test_the_projection_line_says_where_projected_is_natural_and_where_not():
+    base = {"arm": "ur5", "plant": "generalized", "excitation": "persistent",
+            "tracking_rms_rad": 1e-3, "inf_margin_every_step": 2e-4}
+    rows = [{**base, "scenario": "fill", "controller": "natural"},
+            {**base, "scenario": "fill", "controller": "projected"},
+            {**base, "scenario": "drain", "controller": "natural"},
+            {**base, "scenario": "drain", "controller": "projected",
+             "inf_margin_every_step": 5e-5}]
+    line = projection_line(rows)
+    assert "in 1 of 2 cases" in line
+    assert "differ in: ur5 drain generalized (inf μ: projected 5e-05, natural 0.0002)" in line
+    assert "no projected run" in projection_line(rows[:1])

@@ -17,6 +17,7 @@ import pytest
 from robot_tv_dynamics.cli import main
 from robot_tv_dynamics.control import run_adaptive
 from robot_tv_dynamics.control.loop import ControlLoop
+from robot_tv_dynamics.control.natural import band_budget
 from robot_tv_dynamics.control.setups import make_controller, reference_for, unknown_truth
 from robot_tv_dynamics.control.suite import SuiteCase, suite_cases
 from robot_tv_dynamics.exceptions import InvalidInputError
@@ -29,9 +30,9 @@ UR5 = str(example_robot_urdf("ur_description/urdf/ur5_robot.urdf"))
 @pytest.mark.parametrize("law", ["natural", "slotine-li"])
 def test_the_recording_leaves_the_loop_untouched_and_takes_mu_at_every_step(ur5, law):
     truth, reference = unknown_truth(ur5), reference_for(ur5, "persistent")
-    run = run_adaptive(ur5, make_controller(law, ur5, ur5.theta_nominal), reference, truth,
-                       duration=0.2, record_every=20, extremes_samples=16)
-    controller = make_controller(law, ur5, ur5.theta_nominal)
+    run = run_adaptive(ur5, make_controller(law, ur5, ur5.theta_nominal, gain=10.0), reference,
+                       truth, duration=0.2, record_every=20, extremes_samples=16)
+    controller = make_controller(law, ur5, ur5.theta_nominal, gain=10.0)
     loop = ControlLoop(ur5, controller, reference, theta_base=truth)
     samples, j_eig = [], []
     for _ in range(run.steps):
@@ -62,10 +63,10 @@ def test_the_recording_leaves_the_loop_untouched_and_takes_mu_at_every_step(ur5,
 
 def test_the_projected_law_that_never_reaches_its_band_is_the_natural_law_exactly(ur5):
     truth, reference = unknown_truth(ur5), reference_for(ur5, "poor")
-    runs = [run_adaptive(ur5, make_controller(law, ur5, ur5.theta_nominal), reference, truth,
-                         duration=0.2, record_every=10, extremes_samples=16)
+    runs = [run_adaptive(ur5, make_controller(law, ur5, ur5.theta_nominal, gain=10.0), reference,
+                         truth, duration=0.2, record_every=10, extremes_samples=16)
             for law in ("natural", "projected")]
-    projected = make_controller("projected", ur5, ur5.theta_nominal)
+    projected = make_controller("projected", ur5, ur5.theta_nominal, gain=10.0)
     eps = projected.epsilon  # type: ignore[attr-defined]
     assert np.all(runs[1].step_margins[runs[1].adapted] > 2 * eps[runs[1].adapted])
     np.testing.assert_array_equal(runs[0].theta_hat, runs[1].theta_hat)
@@ -84,6 +85,32 @@ def test_the_projected_law_clips_to_its_band_when_it_reaches_it(ur5):
     assert np.all(run.step_margins[adapted] >= eps[adapted] * (1 - 1e-9))
     mu = np.atleast_1d(consistency_margin(controller.theta_hat))[adapted]
     assert np.all(mu >= eps[adapted] * (1 - 1e-9))
+
+
+def test_at_gamma_300_the_natural_step_collapses_where_the_projected_law_holds_eps(ur5):
+    # 43× the matched γ: one multiplicative step contracts λ_min by e^{−γΔt λ_max(A)}
+    runs = {}
+    for law in ("natural", "projected"):
+        controller = make_controller(law, ur5, ur5.theta_nominal, gain=300.0)
+        runs[law] = (controller, run_adaptive(
+            ur5, controller, reference_for(ur5, "persistent"), unknown_truth(ur5),
+            duration=1.0, record_every=5, extremes_samples=16))
+    eps = runs["projected"][0].epsilon  # type: ignore[attr-defined]
+    adapted = runs["natural"][1].adapted
+    natural, projected = runs["natural"][1], runs["projected"][1]
+    # the natural law's Ĵ of some body lost its margin (below ε, to 0 in floating point)
+    # and the run ended there; the projected law ran the second with every μ_i ≥ ε_i
+    assert np.any(natural.step_margins[adapted] < eps[adapted])
+    assert natural.info["diverged_at_s"] is not None and "cannot step" in natural.info["diverged"]
+    assert projected.info["diverged_at_s"] is None and projected.steps == 1001
+    assert np.all(projected.step_margins[adapted] >= eps[adapted] * (1 - 1e-9))
+    assert np.any(np.isclose(projected.step_margins[adapted], eps[adapted], rtol=1e-6))
+    # the continuous law could not have reached ε (band budget < 1 on every body): at
+    # this γ it is the discrete step (γΔt λ_max(Ĵ^½SĴ^½) not small) that gets there
+    law = runs["projected"][0]
+    mu0 = np.atleast_1d(consistency_margin(ur5.theta_nominal))
+    budget = band_budget(law.gamma, mu0, law.gradient_integral)  # type: ignore[attr-defined]
+    assert np.all(budget[adapted] < 1.0)
 
 
 def test_suite_cases_run_excitation_arm_scenario_plant_controller_in_that_order():
