@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from robot_tv_dynamics.control.run import AdaptiveRun
+from robot_tv_dynamics.numbers import float_or_nan
 
 
 def run_figure(run: AdaptiveRun, title: str, path: Path) -> None:
@@ -91,13 +92,6 @@ def _convergence_panels(run: AdaptiveRun, mass_ax: Any, body_ax: Any) -> None:
     body_ax.legend(fontsize=7, ncol=2)
 
 
-def _number(value: Any) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return math.nan
-
-
 def suite_figure(rows: list[dict[str, Any]], path: Path) -> None:
     """One figure: per arm and excitation, scenario × plant against controller, five quantities.
 
@@ -141,8 +135,8 @@ def suite_figure(rows: list[dict[str, Any]], path: Path) -> None:
                     row = table.get((*arm, scenario, plant, controller))
                     if row is not None:
                         fallback = row.get("inf_margin") if key.startswith("inf_margin") else None
-                        values[a, b] = _number(row.get(key, fallback))
-                        diverged[a, b] = math.isfinite(_number(row.get("diverged_at_s")))
+                        values[a, b] = float_or_nan(row.get(key, fallback))
+                        diverged[a, b] = math.isfinite(float_or_nan(row.get("diverged_at_s")))
             bad = (values <= 0.0) | diverged
             shade = np.where(bad | ~np.isfinite(values), np.nan,
                              np.log10(np.abs(np.where(values == 0, 1.0, values))))
