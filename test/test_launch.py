@@ -207,6 +207,21 @@ def test_docs_list_every_topic_and_parameter(node_parameters):
         assert f"`{topic}`" in text, topic
 
 
+def test_docs_say_of_every_parameter_whether_a_runtime_set_applies_it(node_parameters):
+    from robot_tv_dynamics.ros.parameters import LIVE
+
+    text = DOCS.read_text()
+    for node, specs in node_parameters.items():
+        section = text.split(f"#### {node}\n", 1)[1].split("\n#", 1)[0]
+        said = {}
+        for line in section.splitlines():
+            if line.startswith("| `"):
+                cells = [cell.strip() for cell in line.strip("|").split(" | ")]
+                said[cells[0].strip("`")] = cells[4]
+        assert said == {spec.name: "applied" if spec.runtime == LIVE else "read-only"
+                        for spec in specs}, node
+
+
 def test_cli_bring_up_passes_the_config_then_the_urdf_like_the_launch_file(tmp_path):
     from robot_tv_dynamics.ros import bringup
 

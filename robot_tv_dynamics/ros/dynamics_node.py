@@ -168,7 +168,8 @@ class DynamicsNode(node_base.ModelNode):
                           if cfg.friction_file.strip() else None)
         self._torques.friction = self._friction
         self._contacts = ContactOutputs(self, model, cfg, self._friction, qos.RELIABLE_QOS)
-        self.create_timer(cfg.diagnostics_period, self._publish_diagnostics)
+        self._diagnostics_timer = self.create_timer(cfg.diagnostics_period,
+                                                    self._publish_diagnostics)
         filter_note = (
             f"q̈ by a critically damped 2nd-order filter, f_c = {cfg.acceleration_cutoff:g} Hz, "
             f"delay {1e3 * self._inputs.qdd_filter_delay:.1f} ms")
@@ -179,6 +180,24 @@ class DynamicsNode(node_base.ModelNode):
             "are lost, so publishers should wait for matching")
         self._joint_states_publishers = 0
         self.create_timer(0.5, self._log_matching)
+
+    def _apply(self, config: DynamicsNodeConfig, names: frozenset[str]) -> str:
+        """Take over the LIVE parameters (``publish_*``, ``bounds_decimation``: per sample)."""
+        notes = []
+        if "acceleration_cutoff" in names:
+            self._inputs.set_acceleration_cutoff(config.acceleration_cutoff)  # may refuse
+            notes.append(f"q̈ filter restarted, f_c = {config.acceleration_cutoff:g} Hz, "
+                         f"delay {1e3 * self._inputs.qdd_filter_delay:.1f} ms")
+        if "ignore_unknown_joints" in names:
+            self._joints = JointStateReader(self._model.joint_names,
+                                            config.ignore_unknown_joints,
+                                            ignored=self._model.locked_joints)
+        if "diagnostics_period" in names:
+            self._diagnostics_timer = self._replace_timer(
+                self._diagnostics_timer, config.diagnostics_period, self._publish_diagnostics)
+            self._guard.period = config.diagnostics_period
+        self._pairing.throttle = config.log_throttle
+        return "; ".join(notes)
 
     def _log_matching(self) -> None:
         """Log when joint_states publishers match or all go (discovery made visible)."""

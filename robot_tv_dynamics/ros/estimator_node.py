@@ -63,106 +63,137 @@ from robot_tv_dynamics.ros.conversions import (
     make_status,
 )
 from robot_tv_dynamics.ros.joint_state_cdr import subscribe_joint_states
-from robot_tv_dynamics.ros.parameters import ParameterSpec
+from robot_tv_dynamics.ros.parameters import LIVE, START_UP, ParameterSpec
 from robot_tv_dynamics.ros.stamped_topics import DeprecationNotice, legacy_parameter
 
 NODE_NAME = "estimator_node"
+#: What a set of the estimator's settings does besides the new value.
+RESTART = "the estimate restarts from the base model (as ~/reset)"
 
 PARAMETERS = parameters.COMMON_PARAMETERS + (
     ParameterSpec(
         "link", "",
         "URDF link carrying the load (estimated in its frame); empty = the last link of the "
-        "chain (the body of the last revolute joint)"),
+        "chain (the body of the last revolute joint)",
+        runtime=LIVE, note=RESTART),
     ParameterSpec(
         "method", "geometric",
         "classical (RLS with forgetting; the reported load is its projection onto bodies), "
         "projected (RLS on the load projected onto bodies that keep the margin) or geometric "
-        "(EKF on the load's log-Cholesky parameters, a body by construction)"),
+        "(EKF on the load's log-Cholesky parameters, a body by construction)",
+        runtime=LIVE, note=RESTART),
     ParameterSpec(
         "friction_file", "",
         "friction YAML of the model's joints (identify's friction.yaml), subtracted from the "
-        "measured efforts; empty = no friction"),
+        "measured efforts; empty = no friction",
+        runtime=START_UP),
     ParameterSpec(
         "identification_summary", "",
         "summary.json of robot-tv-dynamics identify: the per-joint fit RMS of the identified "
-        "model is each joint's noise level (used when noise_std is empty)"),
+        "model is each joint's noise level (used when noise_std is empty)",
+        runtime=START_UP),
     ParameterSpec(
         "noise_std", "0.5",
         "noise level of each joint's effort residual: one number for all joints, or one per "
         "joint, comma-separated; rows are weighted by 1/sigma^2 (ignored when "
-        "identification_summary is set)", "N·m or N"),
+        "identification_summary is set)", "N·m or N",
+        runtime=LIVE, note=RESTART),
     ParameterSpec(
         "prior_mass_std", 1.0, "prior standard deviation of the load's mass", "kg",
-        1e-9, 1e6),
+        1e-9, 1e6,
+        runtime=LIVE, note=RESTART),
     ParameterSpec(
         "prior_moment_std", 0.1, "prior standard deviation of its first moment h = m c",
-        "kg·m", 1e-9, 1e6),
+        "kg·m", 1e-9, 1e6,
+        runtime=LIVE, note=RESTART),
     ParameterSpec(
         "prior_inertia_std", 0.01, "prior standard deviation of its inertia entries",
-        "kg·m²", 1e-9, 1e6),
+        "kg·m²", 1e-9, 1e6,
+        runtime=LIVE, note=RESTART),
     ParameterSpec(
         "memory", 10.0,
         "time constant of the forgetting: lambda = exp(-dt/memory) per update", "s",
-        1e-3, 1e6),
+        1e-3, 1e6,
+        runtime=LIVE, note=RESTART),
     ParameterSpec(
         "huber", 2.5,
         "Huber k on the normalized innovations (rows beyond k sigma are down-weighted); 0 = "
-        "plain least squares", "", 0.0, 1e6),
+        "plain least squares", "", 0.0, 1e6,
+        runtime=LIVE, note=RESTART),
     ParameterSpec(
         "change_ratio", 3.0,
         "change detector: the memory opens when the 0.1 s average of the normalized "
         "innovation squared exceeds this x its 2 s average (grasp, release); 0 = off", "",
-        0.0, 1e9),
+        0.0, 1e9,
+        runtime=LIVE, note=RESTART),
     ParameterSpec(
         "margin_fraction", 0.25,
         "epsilon = margin_fraction x lambda_min(f(Phi_b)) of the load body's base share: the "
-        "uniform band the projected and geometric estimates keep", "", 1e-6, 0.999),
+        "uniform band the projected and geometric estimates keep", "", 1e-6, 0.999,
+        runtime=LIVE, note=RESTART),
     ParameterSpec(
         "upper_factor", 5.0,
         "beta = upper_factor x lambda_max(f(Phi_b)) of the base share (projected method)",
-        "", 1.0, 1e6),
+        "", 1.0, 1e6,
+        runtime=LIVE, note=RESTART),
     ParameterSpec(
         "theta_walk", 0.0,
-        "random-walk density of the log-Cholesky parameters (geometric)", "1/s", 0.0, 1e6),
+        "random-walk density of the log-Cholesky parameters (geometric)", "1/s", 0.0, 1e6,
+        runtime=LIVE, note=RESTART),
     ParameterSpec(
         "acceleration_cutoff", 20.0,
         "corner frequency of the filter that differentiates q̇ into q̈ (delay 1/(pi f_c); q, "
-        "q̇ and the efforts are delayed by the same)", "Hz", 0.1, 1000.0),
+        "q̇ and the efforts are delayed by the same)", "Hz", 0.1, 1000.0,
+        runtime=LIVE, note=RESTART),
     ParameterSpec(
         "max_gap", 0.5, "a gap between samples longer than this restarts the q̈ filter", "s",
-        1e-3, 3600.0),
+        1e-3, 3600.0,
+        runtime=LIVE, note=RESTART),
     ParameterSpec(
-        "decimation", 1, "update the estimate on every k-th joint_states sample", "", 1, 10000),
+        "decimation", 1, "update the estimate on every k-th joint_states sample", "", 1, 10000,
+        runtime=LIVE, note=RESTART),
     ParameterSpec(
         "excitation_window", 200,
-        "updates averaged by the excitation check", "", 1, 1_000_000),
+        "updates averaged by the excitation check", "", 1, 1_000_000,
+        runtime=LIVE, note=RESTART),
     ParameterSpec(
         "excitation_threshold", 1e-3,
         "lambda_min of the prior-normalized (m, h) information per update below which the "
-        "estimate is held (poorly excited); 0 never holds", "", 0.0, 1e9),
+        "estimate is held (poorly excited); 0 never holds", "", 0.0, 1e9,
+        runtime=LIVE, note=RESTART),
     ParameterSpec(
         "converged_mass_std", 0.02,
         "the estimate is reported converged when the mass standard deviation is below this "
-        "and the motion is excited", "kg", 0.0, 1e6),
+        "and the motion is excited", "kg", 0.0, 1e6,
+        runtime=LIVE),
     ParameterSpec(
         "publish_period", 0.01,
         "publish the estimate at most this often (sample stamps); 0 = every update", "s",
-        0.0, 3600.0),
+        0.0, 3600.0,
+        runtime=LIVE),
     ParameterSpec(
-        "joint_states_depth", 100, "queue depth of the joint_states subscription", "", 1, 10000),
+        "joint_states_depth", 100, "queue depth of the joint_states subscription", "", 1, 10000,
+        runtime=START_UP, note=parameters.QOS_NOTE),
     ParameterSpec(
         "joint_states_reliable", False,
-        "subscribe joint_states RELIABLE (default BEST_EFFORT, which matches both)"),
+        "subscribe joint_states RELIABLE (default BEST_EFFORT, which matches both)",
+        runtime=START_UP, note=parameters.QOS_NOTE),
     ParameterSpec(
         "ignore_unknown_joints", False,
-        "accept joint_states with joints the URDF does not have (ignoring them)"),
+        "accept joint_states with joints the URDF does not have (ignoring them)",
+        runtime=LIVE),
     ParameterSpec(
         "diagnostics_period", 1.0, "period of the node's status on /diagnostics", "s",
-        0.01, 3600.0),
+        0.01, 3600.0,
+        runtime=LIVE),
     legacy_parameter(
         "publish the estimate unstamped on inertial_parameters / inertial_parameter_rates "
         "(Float64MultiArray) beside inertial_parameters_stamped"),
 )
+
+
+#: The parameters that make a new estimator when set (the estimate restarts).
+ESTIMATOR_SETTINGS = frozenset(spec.name for spec in PARAMETERS if spec.note == RESTART)
 
 
 @dataclass(frozen=True)
@@ -253,6 +284,22 @@ def settings_from_config(cfg: EstimatorNodeConfig, noise_std: tuple[float, ...]
                                     threshold=cfg.excitation_threshold))
 
 
+def settings_values(settings: LoadEstimatorSettings) -> list[tuple[str, object]]:
+    """The running estimator's settings as status key-values, named as the parameters."""
+    return [("noise_std", ",".join(f"{v:g}" for v in settings.noise_std)),
+            ("prior_mass_std", settings.prior_std[0]),
+            ("prior_moment_std", settings.prior_std[1]),
+            ("prior_inertia_std", settings.prior_std[2]),
+            ("memory", settings.memory), ("huber", settings.huber),
+            ("change_ratio", settings.change_ratio),
+            ("margin_fraction", settings.margin_fraction),
+            ("upper_factor", settings.upper_factor), ("theta_walk", settings.theta_walk),
+            ("acceleration_cutoff", settings.acceleration_cutoff),
+            ("max_gap", settings.max_gap), ("decimation", settings.decimation),
+            ("excitation_window", settings.excitation.window),
+            ("excitation_threshold", settings.excitation.threshold)]
+
+
 class EstimatorNode(node_base.ModelNode):
     """The live payload estimator (see the module docstring)."""
 
@@ -273,9 +320,7 @@ class EstimatorNode(node_base.ModelNode):
 
     def _start(self, model: RobotModel) -> None:
         cfg = self.config
-        if cfg.method not in METHODS:
-            raise InvalidInputError("method", f'"{cfg.method}" is not one of {list(METHODS)}')
-        self._build(model)
+        self._build(model, cfg)
         self._theta_stamped_pub = self.create_publisher(
             JointState, "inertial_parameters_stamped", qos.RELIABLE_QOS)
         self._theta_pub = self._rate_pub = None
@@ -292,7 +337,8 @@ class EstimatorNode(node_base.ModelNode):
             self, "joint_states", self._on_joint_states,
             qos.stream_qos(cfg.joint_states_depth, cfg.joint_states_reliable),
             lambda reason: self._guard.reject("joint_states", reason))
-        self.create_timer(cfg.diagnostics_period, self._publish_diagnostics)
+        self._diagnostics_timer = self.create_timer(cfg.diagnostics_period,
+                                                    self._publish_diagnostics)
         est = self._estimator
         self.get_logger().info(
             f"ready: {cfg.method} estimate of the load on {est.measurement.link} (body "
@@ -300,8 +346,15 @@ class EstimatorNode(node_base.ModelNode):
             f"2nd-order filter, f_c = {cfg.acceleration_cutoff:g} Hz, delay "
             f"{1e3 * est.delay:.1f} ms; model {self._description.source}")
 
-    def _build(self, model: RobotModel) -> None:
-        cfg = self.config
+    def _build(self, model: RobotModel, cfg: EstimatorNodeConfig) -> None:
+        """A new estimator for ``model`` with ``cfg``'s settings (all built, then assigned).
+
+        Raises:
+            RobotTvDynamicsError: an unknown method or link, a bad file or setting
+                (nothing changed).
+        """
+        if cfg.method not in METHODS:
+            raise InvalidInputError("method", f'"{cfg.method}" is not one of {list(METHODS)}')
         friction: FrictionParameters | None = None
         if cfg.friction_file.strip():
             friction = load_friction_file(
@@ -310,17 +363,34 @@ class EstimatorNode(node_base.ModelNode):
         if cfg.identification_summary.strip():
             noise = summary_noise(cfg.identification_summary.strip(), model.joint_names)
         link = cfg.link.strip() or default_link(model)
+        estimator = OnlineLoadEstimator(model, link, settings_from_config(cfg, noise), friction)
         self._model = model
-        self._estimator = OnlineLoadEstimator(
-            model, link, settings_from_config(cfg, noise), friction)
+        self._estimator = estimator
         self._joints = JointStateReader(
             model.joint_names, cfg.ignore_unknown_joints, ignored=model.locked_joints)
         self._last_publish = -math.inf
         self._origin_ns: int | None = None
 
+    def _apply(self, config: EstimatorNodeConfig, names: frozenset[str]) -> str:
+        """Take over the LIVE parameters; a new estimator setting restarts the estimate."""
+        note = ""
+        if names & ESTIMATOR_SETTINGS:
+            self._build(self._model, config)  # may refuse: the old estimator is kept
+            note = f"the estimate restarts from the base model ({config.method} on " \
+                   f"{self._estimator.measurement.link})"
+        elif "ignore_unknown_joints" in names:
+            self._joints = JointStateReader(self._model.joint_names,
+                                            config.ignore_unknown_joints,
+                                            ignored=self._model.locked_joints)
+        if "diagnostics_period" in names:
+            self._diagnostics_timer = self._replace_timer(
+                self._diagnostics_timer, config.diagnostics_period, self._publish_diagnostics)
+            self._guard.period = config.diagnostics_period
+        return note
+
     def _on_urdf_swap(self, model: RobotModel) -> None:
         try:
-            self._build(model)
+            self._build(model, self.config)
         except RobotTvDynamicsError as error:
             self._guard.reject("robot_description", f"estimator not rebuilt: {error}")
             return
@@ -430,7 +500,9 @@ class EstimatorNode(node_base.ModelNode):
                 ("changes", est.estimator.changes),
                 ("last_change_stamp", est.change_stamps[-1] if est.change_stamps else "none"),
                 ("settling", est.settling), ("converged", converged),
-                ("delay_ms", 1e3 * est.delay)])
+                ("delay_ms", 1e3 * est.delay), *settings_values(est.settings),
+                ("converged_mass_std", cfg.converged_mass_std),
+                ("publish_period", cfg.publish_period)])
 
     def _publish_diagnostics(self) -> None:
         self._guard.publish([self._status()])

@@ -48,13 +48,16 @@ class InputGuard:
         self._node = node
         self._publisher = publisher
         self.hardware_id = hardware_id
-        self._throttle = throttle
-        self._period = period
+        #: log throttle per topic [s] (the node's log_throttle, also when set at runtime)
+        self.throttle = throttle
+        #: how long a rejection keeps the status at WARN [s]
+        self.period = period
         self.name = f"{node.get_name()}: input"
         self.accepted: dict[str, int] = {}
         self.rejected: dict[str, int] = {}
         self.reasons: dict[str, str] = {}
         self._loggers: dict[str, Any] = {}
+        self._logged: dict[str, float] = {}  # topic → monotonic time of its last log line
         self._last_topic = ""
         self._last_time = -math.inf
         self._last_publish = -math.inf
@@ -81,11 +84,13 @@ class InputGuard:
         if logger is None:
             logger = self._loggers[topic] = self._node.get_logger().get_child(
                 topic.strip("/").replace("/", "."))
-        # A child logger per topic: rclpy keeps the throttle state per logger and call site.
-        logger.warning(
-            f"rejected a message on {topic}: {reason} (last good state kept; "
-            f"{self.rejected[topic]} rejected so far)",
-            throttle_duration_sec=self._throttle)
+        # throttled here, per topic: rclpy's throttle_duration_sec cannot change between
+        # calls of one call site, and log_throttle can be set at runtime
+        if now - self._logged.get(topic, -math.inf) >= self.throttle:
+            self._logged[topic] = now
+            logger.warning(
+                f"rejected a message on {topic}: {reason} (last good state kept; "
+                f"{self.rejected[topic]} rejected so far)")
         text = f"{topic}: {reason}"
         if text != self._last_published_reason or now - self._last_publish >= 0.1:
             self.publish()
@@ -103,7 +108,7 @@ class InputGuard:
             values.append((f"{topic} rejected", self.rejected.get(topic, 0)))
             if topic in self.reasons:
                 values.append((f"{topic} last rejection", self.reasons[topic]))
-        if now - self._last_time <= self._period:
+        if now - self._last_time <= self.period:
             level = 1
             message = f"rejected {self._last_topic}: {self.reasons[self._last_topic]}"
         else:

@@ -57,7 +57,7 @@ from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot
 from robot_tv_dynamics.ros.conversions import BodyArrayReader, labelled_array, make_status
 from robot_tv_dynamics.ros.joint_state_cdr import JointStateSample, subscribe_joint_states
 from robot_tv_dynamics.ros.live_bounds import LiveBoundsOutput
-from robot_tv_dynamics.ros.parameters import ParameterSpec
+from robot_tv_dynamics.ros.parameters import LIVE, START_UP, ParameterSpec
 from robot_tv_dynamics.ros.stamped_topics import (
     ConsistencyOutput,
     DeprecationNotice,
@@ -72,73 +72,90 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
     ParameterSpec(
         "margin_fraction", 0.1,
         "epsilon_l = margin_fraction x the body's nominal margin lambda_min(f(Phi_l)) "
-        "(the URDF's), unless uniform_margin is set", "", 0.0, 1.0),
+        "(the URDF's), unless uniform_margin is set", "", 0.0, 1.0,
+        runtime=LIVE),
     ParameterSpec(
         "uniform_margin", 0.0,
         "when > 0: epsilon_l = uniform_margin for every body (0 = unset)", "kg·m² or kg",
-        0.0, _INF),
+        0.0, _INF,
+        runtime=LIVE),
     ParameterSpec(
         "upper_bound", 0.0,
         "when > 0: ERROR when lambda_max(f(Phi_l)) exceeds it, for every body (0 = use "
-        "upper_factor)", "kg·m² or kg", 0.0, _INF),
+        "upper_factor)", "kg·m² or kg", 0.0, _INF,
+        runtime=LIVE),
     ParameterSpec(
         "upper_factor", 10.0,
         "when upper_bound is 0: the bound is upper_factor x the body's nominal "
-        "lambda_max(f(Phi_l)); 0 disables the upper check", "", 0.0, 1e9),
+        "lambda_max(f(Phi_l)); 0 disables the upper check", "", 0.0, 1e9,
+        runtime=LIVE),
     ParameterSpec(
         "rate_bound", 0.0,
         "ERROR when sigma_max(f(dPhi_l/dt)) exceeds it; 0 disables the rate check",
-        "per s", 0.0, _INF),
+        "per s", 0.0, _INF,
+        runtime=LIVE),
     ParameterSpec(
         "warn_band", 1.0,
         "WARN band b in front of each threshold: margin < (1+b) epsilon, size > bound/(1+b), "
-        "rate > rate_bound/(1+b)", "", 0.0, 1e3),
+        "rate > rate_bound/(1+b)", "", 0.0, 1e3,
+        runtime=LIVE),
     ParameterSpec(
         "horizon", 2.0,
         "WARN when the margin is predicted to reach epsilon within this time (0 disables "
-        "the prediction)", "s", 0.0, 86400.0),
+        "the prediction)", "s", 0.0, 86400.0,
+        runtime=START_UP),
     ParameterSpec(
         "trend_window", 2.0,
         "window of the least-squares line through the margins that predicts the crossing",
-        "s", 0.01, 86400.0),
+        "s", 0.01, 86400.0,
+        runtime=START_UP),
     ParameterSpec(
         "hysteresis", 0.1,
         "an active condition clears only once its quantity is past the threshold by this "
-        "fraction (no flapping on a noisy margin)", "", 0.0, 10.0),
+        "fraction (no flapping on a noisy margin)", "", 0.0, 10.0,
+        runtime=START_UP),
     ParameterSpec(
         "rate_cutoff", 5.0,
         "corner frequency of the filter that differentiates Θ into Θ̇ when "
-        "inertial_parameter_rates is absent or stale", "Hz", 0.01, 1000.0),
+        "inertial_parameter_rates is absent or stale", "Hz", 0.01, 1000.0,
+        runtime=START_UP),
     ParameterSpec(
         "rate_timeout", 0.5,
         "inertial_parameter_rates older than this are stale (filtered differences are used); "
-        "0 = never stale", "s", 0.0, 3600.0),
+        "0 = never stale", "s", 0.0, 3600.0,
+        runtime=START_UP),
     ParameterSpec(
         "publish_rate", 1.0, "rate of /diagnostics publication (also on every level change)",
-        "Hz", 0.01, 1000.0),
+        "Hz", 0.01, 1000.0,
+        runtime=LIVE),
     ParameterSpec(
         "stale_timeout", 5.0,
         "STALE when no inertial_parameters arrived for this long (after the first); 0 "
-        "disables", "s", 0.0, 86400.0),
+        "disables", "s", 0.0, 86400.0,
+        runtime=LIVE),
     ParameterSpec(
         "status_prefix", "",
         'prefix of every DiagnosticStatus name, "<prefix>: <body>" and "<prefix>: <node>: '
         'input", so that several monitors can share /diagnostics; empty: the body name '
-        "alone"),
+        "alone",
+        runtime=LIVE),
     ParameterSpec(
         "mass_bounds", False,
         "publish mass_matrix_lower_bounds and a 'mass matrix' status per Theta: the certified "
         "weighted alpha1 (from z_l = lambda_min(Z(Phi_l))) and the loading floor "
         "inf_q lambda_min(M0) of the base arm, which holds while every load "
-        "Phi_l - Phi0_l is consistent (searched once per arm in the background, cached)"),
+        "Phi_l - Phi0_l is consistent (searched once per arm in the background, cached)",
+        runtime=START_UP, note=parameters.TOPICS_NOTE),
     ParameterSpec(
         "cache_dir", "auto",
         "folder of the bounds cache (mass_bounds); auto: $XDG_CACHE_HOME/robot_tv_dynamics, "
-        "else ~/.cache/robot_tv_dynamics; empty disables the cache"),
+        "else ~/.cache/robot_tv_dynamics; empty disables the cache",
+        runtime=START_UP),
     ParameterSpec(
         "bounds_time_limit", 60.0,
         "time limit of each per-arm certified search of mass_bounds (run once per arm)", "s",
-        0.1, 86400.0),
+        0.1, 86400.0,
+        runtime=START_UP),
     legacy_parameter(
         "read the unstamped inertial_parameters / inertial_parameter_rates arrays (until a "
         "stamped Θ arrives on inertial_parameters_stamped) and publish the unstamped "
@@ -202,7 +219,7 @@ class MonitorNode(node_base.ModelNode):
         cfg = self.config
         self._monitor = ConsistencyMonitor(
             model.body_names, model.theta_nominal, cfg.monitor_config())
-        self._guard.name = status_name(cfg.status_prefix, self._guard.name)
+        self._guard.name = status_name(cfg.status_prefix, f"{self.get_name()}: input")
         self._live_bounds = (
             LiveBoundsOutput(self, cfg.cache_dir, cfg.bounds_time_limit) if cfg.mass_bounds
             else None)
@@ -230,7 +247,8 @@ class MonitorNode(node_base.ModelNode):
                 Float64MultiArray, "inertial_parameters", self._on_theta, stream)
             self.create_subscription(
                 Float64MultiArray, "inertial_parameter_rates", self._on_rates, stream)
-        self.create_timer(1.0 / cfg.publish_rate, self._publish_diagnostics)
+        self._diagnostics_timer = self.create_timer(1.0 / cfg.publish_rate,
+                                                    self._publish_diagnostics)
         eps = ", ".join(f"{n} {e:.3g}" for n, e in zip(
             model.body_names, self._monitor.epsilon, strict=True))
         self.get_logger().info(
@@ -250,6 +268,21 @@ class MonitorNode(node_base.ModelNode):
         self._consistency_stamped_out: ConsistencyOutput | None = None
         if self._live_bounds is not None:
             self._live_bounds.set_model(model)
+
+    def _apply(self, config: MonitorNodeConfig, names: frozenset[str]) -> str:
+        """Take over the LIVE thresholds, rate and names (``stale_timeout`` is read per use)."""
+        thresholds = config.monitor_config()  # raises for values the monitor refuses
+        if thresholds != self._monitor.config:
+            self._monitor.set_config(thresholds)
+        if "publish_rate" in names:
+            self._diagnostics_timer = self._replace_timer(
+                self._diagnostics_timer, 1.0 / config.publish_rate, self._publish_diagnostics)
+            self._guard.period = max(1.0 / config.publish_rate, 1.0)
+        if "status_prefix" in names:
+            self._status_names = [status_name(config.status_prefix, name)
+                                  for name in self._model.body_names]
+            self._guard.name = status_name(config.status_prefix, f"{self.get_name()}: input")
+        return ""
 
     def _on_urdf_swap(self, model: RobotModel) -> None:
         self._set_model(model)
@@ -374,6 +407,7 @@ class MonitorNode(node_base.ModelNode):
                         ("size", float(monitor.nominal_nu[l])),
                         ("epsilon", float(monitor.epsilon[l])),
                         ("upper bound", float(monitor.upper[l])),
+                        ("rate bound", monitor.rate_bound),
                         ("samples", 0)]))
         else:
             judged = self._judged_stamp
