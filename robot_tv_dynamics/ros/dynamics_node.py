@@ -14,16 +14,20 @@ are :mod:`robot_tv_dynamics.inputs`, shared with the other nodes), and publishes
 
 - ``generalized_torques`` (sensor_msgs/JointState, effort = τ with w = 0, the input's
   stamp, q and q̇ echoed in model joint order);
-- ``generalized_terms`` (Float64MultiArray ``term`` × ``joint``: the addends of (39)
-  M q̈, C q̇, M(Θ̇) q̇, H q̇, G, Jᵀ Q₀ Ψ̇, then τ);
-- ``mass_matrix_bounds`` (Float64MultiArray, labelled entries): exact λ_min/λ_max of
+- ``generalized_terms_stamped`` (sensor_msgs/JointState-shaped, ``<term>/<joint>``, the
+  input's stamp: the addends of (39) M q̈, C q̇, M(Θ̇) q̇, H q̇, G, Jᵀ Q₀ Ψ̇, then τ);
+- ``mass_matrix_bounds_stamped`` (the same shape, ``<bound>/<method>``, the input's
+  stamp): exact λ_min/λ_max of
   M(q, Θ), the Theorem 2/3 bounds at the current q, α₁/α₂ (eq. 45/46) from the running
   inf/sup of the margins and the Jacobian extremes γ, δ computed once per URDF
   (cached on disk by URDF hash; ``sampled`` or ``certified``, said in the layout).
   From the cache they are there at start-up; otherwise the node starts without them
   and computes them in a background thread, answering joint_states meanwhile:
-  ``mass_matrix_bounds`` is published once they are known, and the
-  ``dynamics_node: bounds`` status on ``/diagnostics`` says ``pending`` until then.
+  the bounds are published once they are known, and the
+  ``dynamics_node: bounds`` status on ``/diagnostics`` says ``pending`` until then;
+- while ``legacy_theta_topics`` (deprecated): the same terms and bounds unstamped, as
+  the Float64MultiArray ``generalized_terms`` (``term`` × ``joint``) and
+  ``mass_matrix_bounds`` (``bound`` × ``method``).
 
 The addends (the Christoffel C, M(q, Θ̇), H(q, Ψ)) are built only while someone
 subscribes to them; otherwise τ comes from the recursive backend with the loads held.
@@ -120,7 +124,8 @@ class DynamicsNode(node_base.ModelNode):
         self._stamps = StampReader(lambda: self.get_clock().now().nanoseconds * 1e-9)
         self._answered = 0
         self._friction: FrictionParameters | None = None  # read after the Jacobian extremes
-        self._outputs = SampleOutputs(self, model.joint_names, qos.RELIABLE_QOS)
+        self._outputs = SampleOutputs(self, model.joint_names, qos.RELIABLE_QOS,
+                                      legacy=cfg.legacy_theta_topics)
         #: γ, δ computed in the background (a cache miss): the model's generation they
         #: are for, the result (StartupExtremes or the exception), "" when none is pending
         self._extremes_generation = 0
@@ -449,10 +454,11 @@ class DynamicsNode(node_base.ModelNode):
         outputs.publish_torques(msg.header.stamp, msg.header.frame_id, q, qd, tau)
         self._answered = answered
         if terms is not None:
+            stamp, frame = msg.header.stamp, msg.header.frame_id
             if publish_terms:
-                outputs.publish_terms(self._torques.term_rows(terms))
+                outputs.publish_terms(stamp, frame, self._torques.term_rows(terms))
             if publish_bounds:
-                outputs.publish_bounds(self._bounds.values(
+                outputs.publish_bounds(stamp, frame, self._bounds.values(
                     kin.stacked_jacobian, terms.mass_matrix, terms.mass_rate_matrix,
                     state.z_rate_norm), self._bounds.method)
         self._contacts.on_sample(msg, effort, state, no_effort)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from robot_tv_dynamics.ros import parameters
 from robot_tv_dynamics.ros.parameters import LIVE, START_UP, ParameterSpec
+from robot_tv_dynamics.ros.stamped_topics import legacy_parameter
 
 #: Why the settings of the Jacobian-extremes search are read-only.
 EXTREMES_NOTE = "read at start-up (the Jacobian extremes are found once): restart the node"
@@ -142,6 +143,9 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "diagnostics_period", 1.0,
         "period of the node's own input status on /diagnostics", "s", 0.01, 3600.0,
         runtime=LIVE),
+    legacy_parameter(
+        "publish the unstamped Float64MultiArray generalized_terms and mass_matrix_bounds "
+        "beside generalized_terms_stamped and mass_matrix_bounds_stamped"),
 )
 
 
@@ -174,3 +178,4 @@ class DynamicsNodeConfig(parameters.CommonConfig):
     contact_release: float = 0.5
     contact_mode: str = "joint"
     diagnostics_period: float = 1.0
+    legacy_theta_topics: bool = True

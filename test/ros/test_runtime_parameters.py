@@ -387,7 +387,7 @@ def test_every_dynamics_node_parameter_is_applied_or_refused(tester, tmp_path, u
         unit.outputs["generalized_torques"] = tester.collect(
             JointState, f"{unit.ns}/generalized_torques")
         for topic in ("generalized_terms", "mass_matrix_bounds"):
-            unit.outputs[topic] = tester.collect(Float64MultiArray, f"{unit.ns}/{topic}")
+            unit.outputs[topic] = tester.collect(JointState, f"{unit.ns}/{topic}_stamped")
         tester.wait_matched([unit.publishers["joint_states"]], 30.0, unit.process)
         results = check_every_parameter(unit, dynamics_probes(arm), lambda u: u.publish(
             "joint_states", arm.sample(bad=True)))
