@@ -45,6 +45,7 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import InertiaStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
 
 from robot_tv_dynamics.estimation import (
     METHODS,
@@ -320,7 +321,11 @@ class EstimatorNode(node_base.ModelNode):
 
     def _start(self, model: RobotModel) -> None:
         cfg = self.config
-        self._build(model, cfg)
+        #: Θ of the base model the load is estimated against after ``~/tare`` (None: the
+        #: URDF's); kept by parameter sets, forgotten by ``~/reset`` and a URDF swap
+        self._tare: np.ndarray | None = None
+        self._last_stamp: Time | None = None
+        self._build(model, cfg, None)
         self._theta_stamped_pub = self.create_publisher(
             JointState, "inertial_parameters_stamped", qos.RELIABLE_QOS)
         self._theta_pub = self._rate_pub = None
@@ -332,7 +337,9 @@ class EstimatorNode(node_base.ModelNode):
             DeprecationNotice(self.get_logger())(
                 "inertial_parameters", "inertial_parameters_stamped", "publishing")
         self._payload_pub = self.create_publisher(
-            InertiaStamped, "payload_estimate", qos.RELIABLE_QOS)
+            InertiaStamped, "payload_estimate", qos.LATCHED_QOS)
+        self.create_service(Trigger, "~/tare", self._on_tare)
+        self.create_service(Trigger, "~/reset", self._on_reset)
         subscribe_joint_states(  # bytes, decoded without building messages
             self, "joint_states", self._on_joint_states,
             qos.stream_qos(cfg.joint_states_depth, cfg.joint_states_reliable),
@@ -346,8 +353,11 @@ class EstimatorNode(node_base.ModelNode):
             f"2nd-order filter, f_c = {cfg.acceleration_cutoff:g} Hz, delay "
             f"{1e3 * est.delay:.1f} ms; model {self._description.source}")
 
-    def _build(self, model: RobotModel, cfg: EstimatorNodeConfig) -> None:
+    def _build(self, model: RobotModel, cfg: EstimatorNodeConfig,
+               tare: np.ndarray | None) -> None:
         """A new estimator for ``model`` with ``cfg``'s settings (all built, then assigned).
+
+        ``tare``: the base Θ (N, 10) the load is estimated against (None: the URDF's).
 
         Raises:
             RobotTvDynamicsError: an unknown method or link, a bad file or setting
@@ -363,7 +373,8 @@ class EstimatorNode(node_base.ModelNode):
         if cfg.identification_summary.strip():
             noise = summary_noise(cfg.identification_summary.strip(), model.joint_names)
         link = cfg.link.strip() or default_link(model)
-        estimator = OnlineLoadEstimator(model, link, settings_from_config(cfg, noise), friction)
+        estimator = OnlineLoadEstimator(model, link, settings_from_config(cfg, noise), friction,
+                                        theta_base=tare)
         self._model = model
         self._estimator = estimator
         self._joints = JointStateReader(
@@ -375,7 +386,7 @@ class EstimatorNode(node_base.ModelNode):
         """Take over the LIVE parameters; a new estimator setting restarts the estimate."""
         note = ""
         if names & ESTIMATOR_SETTINGS:
-            self._build(self._model, config)  # may refuse: the old estimator is kept
+            self._build(self._model, config, self._tare)  # may refuse: the old one is kept
             note = f"the estimate restarts from the base model ({config.method} on " \
                    f"{self._estimator.measurement.link})"
         elif "ignore_unknown_joints" in names:
@@ -390,11 +401,61 @@ class EstimatorNode(node_base.ModelNode):
 
     def _on_urdf_swap(self, model: RobotModel) -> None:
         try:
-            self._build(model, self.config)
+            self._build(model, self.config, None)
         except RobotTvDynamicsError as error:
             self._guard.reject("robot_description", f"estimator not rebuilt: {error}")
             return
-        self.get_logger().warning("URDF swapped: the estimate restarts from the new base model")
+        tare, self._tare = self._tare, None
+        self.get_logger().warning(
+            "URDF swapped: the estimate restarts from the new base model"
+            + (" (the tare is forgotten)" if tare is not None else ""))
+
+    # ------------------------------------------------------------------ services
+    def _on_tare(self, request: Trigger.Request, response: Trigger.Response
+                 ) -> Trigger.Response:
+        """``~/tare``: the load estimated now becomes part of the base; zero load from here."""
+        est = self._estimator
+        if est.estimator.updates == 0:
+            response.success = False
+            response.message = ("no estimate yet (no update from joint_states with efforts): "
+                                "nothing to tare")
+            return response
+        load, tare = est.load, np.array(est.theta_hat)
+        try:
+            self._build(self._model, self.config, tare)
+        except RobotTvDynamicsError as error:
+            response.success, response.message = False, f"not tared: {error}"
+            return response
+        self._tare = tare
+        response.success = True
+        response.message = (
+            f"tared: the estimated load ({load.mass:.4g} kg on {est.measurement.link}) is part "
+            "of the base model now; the estimate restarts from zero load")
+        self._restarted(response.message)
+        return response
+
+    def _on_reset(self, request: Trigger.Request, response: Trigger.Response
+                  ) -> Trigger.Response:
+        """``~/reset``: the estimate restarts from the URDF's base model (a tare forgotten)."""
+        try:
+            self._build(self._model, self.config, None)
+        except RobotTvDynamicsError as error:
+            response.success, response.message = False, f"not reset: {error}"
+            return response
+        tare, self._tare = self._tare, None
+        response.success = True
+        response.message = (
+            f"reset: the {self.config.method} estimate on {self._estimator.measurement.link} "
+            "restarts from the URDF's base model and the prior"
+            + (" (the tare is forgotten)" if tare is not None else ""))
+        self._restarted(response.message)
+        return response
+
+    def _restarted(self, message: str) -> None:
+        """Log a restart and publish the fresh (zero-load) estimate at the last sample's stamp."""
+        self.get_logger().info(message)
+        if self._last_stamp is not None:  # the latched estimate must not keep the old load
+            self._publish(self._last_stamp)
 
     # ------------------------------------------------------------------ input
     def _read_efforts(self, msg: JointState) -> np.ndarray:
@@ -437,6 +498,7 @@ class EstimatorNode(node_base.ModelNode):
             self._guard.reject("joint_states", error)
             return
         self._guard.accept("joint_states")
+        self._last_stamp = msg.header.stamp
         changed = est.add_sample(t, q, qd, tau)
         if changed and t - self._last_publish >= self.config.publish_period:
             self._last_publish = t

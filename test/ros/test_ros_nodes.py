@@ -138,7 +138,7 @@ class DynamicsClient:
                 Float64MultiArray, f"{ns}/inertial_parameter_rates"),
             "psi": tester.publisher(Float64MultiArray, f"{ns}/psi"),
             "psi_rates": tester.publisher(Float64MultiArray, f"{ns}/psi_rates"),
-            "payload": tester.publisher(InertiaStamped, f"{ns}/payload"),
+            "payload": tester.publisher(InertiaStamped, f"{ns}/payload", LATCHED),
             "reference": tester.publisher(JointTrajectory, f"{ns}/reference"),
         }
         self.torques = tester.collect(JointState, f"{ns}/generalized_torques")

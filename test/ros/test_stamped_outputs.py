@@ -27,7 +27,7 @@ from by_hand import margin_by_hand
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped
 from particle_lagrangian import find_example_robot_urdf
-from ros_harness import BEST_EFFORT, RELIABLE, NodeProcess, unique_namespace
+from ros_harness import BEST_EFFORT, LATCHED, RELIABLE, NodeProcess, unique_namespace
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -239,7 +239,7 @@ def test_a_stamped_payload_applies_from_its_stamp_on_in_the_dynamics_node(
     ns = node.namespace
     pubs = [tester.publisher(JointState, f"{ns}/joint_states", RELIABLE),
             tester.publisher(JointTrajectory, f"{ns}/reference", RELIABLE),
-            tester.publisher(InertiaStamped, f"{ns}/payload", RELIABLE)]
+            tester.publisher(InertiaStamped, f"{ns}/payload", LATCHED)]
     joint, reference, payload = pubs
     torques, torques_sub = collect_matched(tester, JointState, f"{ns}/generalized_torques")
     step, n, switch = 1.0 / 256.0, 40, 20
