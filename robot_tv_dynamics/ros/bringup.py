@@ -270,6 +270,22 @@ def child_environment(env: Mapping[str, str]) -> dict[str, str]:
     return environment
 
 
+#: The discovery range of a run that is whole on this host (the demo): its own, whatever
+#: the user's ROS_AUTOMATIC_DISCOVERY_RANGE says (a bring-up for a real cell keeps the
+#: user's, so that a driver on another host is reached).
+LOCAL_DISCOVERY = {"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+
+
+def use_local_discovery() -> None:
+    """This process's participants, and the children it starts, discover on this host only.
+
+    For the demo, whose nodes all run here: call it before the first ``rclpy.init``.
+    ``ROS_STATIC_PEERS`` is dropped as well (it would reach other hosts).
+    """
+    os.environ.update(LOCAL_DISCOVERY)
+    os.environ.pop("ROS_STATIC_PEERS", None)
+
+
 def use_discovery_profile() -> str | None:
     """Give this process the discovery profile of :func:`child_environment`, if unset.
 
