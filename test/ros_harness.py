@@ -49,6 +49,19 @@ def local_discovery() -> None:
         os.environ.pop(name, None)
 
 
+def short_name(status_name: str) -> str:
+    """A status name without the node's namespace: ``"/t1_dyn0/dynamics_node: input"`` →
+    ``"dynamics_node: input"`` (every node names its statuses after its full name)."""
+    node, _, task = status_name.partition(": ")
+    return f"{node.rsplit('/', 1)[-1]}: {task}"
+
+
+def task_name(status_name: str) -> str:
+    """A status name without the node's full name: ``"/t1/monitor_node: panda_link7"`` →
+    ``"panda_link7"``."""
+    return status_name.partition(": ")[2]
+
+
 def unique_namespace(tag: str) -> str:
     return f"/t{os.getpid()}_{tag}{next(_counter)}"
 

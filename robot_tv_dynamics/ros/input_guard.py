@@ -3,6 +3,11 @@
 :class:`InputGuard` counts accepted and rejected messages per topic and publishes them
 on ``/diagnostics``; :func:`guarded` keeps an unexpected error in a callback from
 killing the node.
+
+Every status a node publishes goes out through its guard, which names it after the
+node's full name (:func:`full_status_name`): ``"/ur/dynamics_node: input"``,
+``"/ur/monitor_node: wrist_3_link"``. Two arms under two namespaces (or two nodes of one
+kind under two names) share ``/diagnostics`` without colliding.
 """
 
 from __future__ import annotations
@@ -21,6 +26,26 @@ from rclpy.node import Node
 from robot_tv_dynamics.ros.conversions import make_status
 
 
+# ---------------------------------------------------------------------------- names
+def full_status_name(node_name: str, executable: str, full_name: str, name: str) -> str:
+    """``name`` on ``/diagnostics``: ``"<full node name>: <task>"``.
+
+    A leading ``"<node name>: "`` or ``"<executable>: "`` (the names the package's
+    statuses are built with, e.g. ``"dynamics_node: contact"``) is replaced by the full
+    name; any other name (a body, ``"<status_prefix>: <body>"``) is prefixed with it.
+
+    Args:
+        node_name: the node's name (``get_name()``, after a ``__node`` remap).
+        executable: the executable's default node name (``dynamics_node``).
+        full_name: ``get_fully_qualified_name()``, e.g. ``"/ur/dynamics_node"``.
+        name: the status name as the node built it.
+    """
+    for own in (f"{node_name}: ", f"{executable}: "):
+        if name.startswith(own):
+            return f"{full_name}: {name[len(own):]}"
+    return f"{full_name}: {name}"
+
+
 # ---------------------------------------------------------------------------- input guard
 class InputGuard:
     """Rejects bad input: one throttled log line per topic, and a diagnostics entry.
@@ -35,6 +60,7 @@ class InputGuard:
 
     def __init__(
         self, node: Node, publisher: Any, hardware_id: str, throttle: float, period: float,
+        executable: str = "",
     ) -> None:
         """Build the guard.
 
@@ -44,6 +70,8 @@ class InputGuard:
             hardware_id: the robot name for the DiagnosticStatus.
             throttle: log throttle per topic [s].
             period: how long a rejection keeps the status at WARN [s].
+            executable: the executable's default node name (status names built with it
+                are renamed after the node's full name); "" = the node's name.
         """
         self._node = node
         self._publisher = publisher
@@ -53,6 +81,8 @@ class InputGuard:
         #: how long a rejection keeps the status at WARN [s]
         self.period = period
         self.name = f"{node.get_name()}: input"
+        self._names = (node.get_name(), executable or node.get_name(),
+                       node.get_fully_qualified_name())
         self.accepted: dict[str, int] = {}
         self.rejected: dict[str, int] = {}
         self.reasons: dict[str, str] = {}
@@ -128,6 +158,8 @@ class InputGuard:
         array = DiagnosticArray()
         array.header.stamp = self._node.get_clock().now().to_msg()
         array.status = [*extra, status]
+        for entry in array.status:
+            entry.name = full_status_name(*self._names, entry.name)
         self._publisher.publish(array)
         self._last_publish = time.monotonic()
         if self._last_topic:

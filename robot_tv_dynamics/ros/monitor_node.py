@@ -11,11 +11,11 @@ times) until the first stamped Θ arrives, then ignores them. It runs
 ν_l, running inf/sup, rates, trend prediction, hysteresis) and publishes
 
 - ``/diagnostics`` (diagnostic_msgs/DiagnosticArray): one DiagnosticStatus per body,
-  named with the body name (``"<status_prefix>: <body>"`` when ``status_prefix`` is set,
-  so that several monitors can share ``/diagnostics``), hardware_id = the URDF's robot
-  name, level OK / WARN / ERROR (STALE when Θ stops arriving), the reasons as the
-  message and the numbers as key-values; plus the node's own ``monitor_node: input``
-  status (prefixed the same way). Published at ``publish_rate`` and at once when a body
+  named ``"<node's full name>: <body>"`` (``"<full name>: <status_prefix>: <body>"``
+  when ``status_prefix`` is set), hardware_id = the URDF's robot name, level OK / WARN /
+  ERROR (STALE when Θ stops arriving), the reasons as the message and the numbers as
+  key-values; plus the node's own ``"<full name>: input"`` status (prefixed the same
+  way). Published at ``publish_rate`` and at once when a body
   changes level;
 - ``consistency_stamped`` (sensor_msgs/JointState, ``<body>/<field>``, position = μ, ν,
   ε, level, inf μ, sup ν, rate, predicted time to crossing), on every stamped Θ sample,
@@ -135,9 +135,8 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         runtime=LIVE),
     ParameterSpec(
         "status_prefix", "",
-        'prefix of every DiagnosticStatus name, "<prefix>: <body>" and "<prefix>: <node>: '
-        'input", so that several monitors can share /diagnostics; empty: the body name '
-        "alone",
+        'prefix of every DiagnosticStatus name after the node\'s full name, "<node>: <prefix>: '
+        '<body>" and "<node>: <prefix>: input"; empty: "<node>: <body>"',
         runtime=LIVE),
     ParameterSpec(
         "mass_bounds", False,
@@ -219,7 +218,7 @@ class MonitorNode(node_base.ModelNode):
         cfg = self.config
         self._monitor = ConsistencyMonitor(
             model.body_names, model.theta_nominal, cfg.monitor_config())
-        self._guard.name = status_name(cfg.status_prefix, f"{self.get_name()}: input")
+        self._guard.name = status_name(cfg.status_prefix, "input")
         self._live_bounds = (
             LiveBoundsOutput(self, cfg.cache_dir, cfg.bounds_time_limit) if cfg.mass_bounds
             else None)
@@ -281,7 +280,7 @@ class MonitorNode(node_base.ModelNode):
         if "status_prefix" in names:
             self._status_names = [status_name(config.status_prefix, name)
                                   for name in self._model.body_names]
-            self._guard.name = status_name(config.status_prefix, f"{self.get_name()}: input")
+            self._guard.name = status_name(config.status_prefix, "input")
         return ""
 
     def _on_urdf_swap(self, model: RobotModel) -> None:
@@ -437,7 +436,7 @@ class MonitorNode(node_base.ModelNode):
                         ("theta stamp", stamp_text)]))
         if self._live_bounds is not None:
             statuses.append(self._live_bounds.status(
-                status_name(self.config.status_prefix, f"{NODE_NAME}: mass matrix"),
+                status_name(self.config.status_prefix, "mass matrix"),
                 hardware_id))
         self._guard.publish(statuses)
 

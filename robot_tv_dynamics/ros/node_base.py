@@ -102,7 +102,7 @@ class ModelNode(Node):
                 event_callbacks=PublisherEventCallbacks(matched=self._on_diagnostics_matched))
             self._guard = InputGuard(
                 self, self._diagnostics_pub, robot_name(model), cfg.log_throttle,
-                self._input_status_period())
+                self._input_status_period(), executable=node_name)
             self._description.guard = self._guard
             self._description.on_swap = self._on_urdf_swap
             self._start(model)

@@ -319,7 +319,7 @@ class SimNode(Node):
         self._effort_bound = np.where(effort > 0.0, effort, limits.EFFORT)
         self._guard = input_guard.InputGuard(
             self, self.create_publisher(DiagnosticArray, "/diagnostics", qos.RELIABLE_QOS),
-            robot_description.robot_name(model), cfg.log_throttle, 1.0)
+            robot_description.robot_name(model), cfg.log_throttle, 1.0, executable=NODE_NAME)
         self._lock = threading.Lock()
         reliable = qos.RELIABLE_QOS
         topics: list[tuple[str, type]] = [

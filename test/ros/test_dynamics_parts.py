@@ -79,7 +79,7 @@ class Node:
     def create_publisher(self, _type, topic, _qos) -> Publisher:
         return self.publishers.setdefault(topic, Publisher(topic))
 
-    def create_subscription(self, _type, topic, _callback, _qos) -> Subscription:
+    def create_subscription(self, _type, topic, _callback, _qos, **_options) -> Subscription:
         self.subscriptions.append(Subscription(topic))
         return self.subscriptions[-1]
 

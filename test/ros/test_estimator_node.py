@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped
-from ros_harness import BEST_EFFORT, LATCHED, NodeProcess, RosClient, unique_namespace
+from ros_harness import BEST_EFFORT, LATCHED, NodeProcess, RosClient, short_name, unique_namespace
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
@@ -196,12 +196,12 @@ def test_joint_states_without_efforts_give_a_reason_and_no_estimate(tmp_path, ur
             client.spin_for(0.01)
 
         def reason():
-            return any(s.name == "estimator_node: input" and "effort" in s.message
+            return any(short_name(s.name) == "estimator_node: input" and "effort" in s.message
                        for array in diag for s in array.status)
 
         client.spin_until(reason, 20.0, "a diagnostics reason about efforts", node)
         client.spin_until(lambda: any(
-            s.name == "estimator_node: panda_link7" and "no joint_states" in s.message
+            short_name(s.name) == "estimator_node: panda_link7" and "no joint_states" in s.message
             for array in diag for s in array.status), 20.0, "the no-estimate status", node)
         assert not estimates
         assert node.alive
@@ -232,7 +232,7 @@ def test_an_arm_at_rest_is_poorly_excited_and_the_estimate_is_held(tmp_path, urd
             pub.publish(msg)
             client.spin_for(0.004)
         client.spin_until(lambda: any(
-            s.name == "estimator_node: panda_link7" and "poorly excited" in s.message
+            short_name(s.name) == "estimator_node: panda_link7" and "poorly excited" in s.message
             for array in diag for s in array.status), 20.0, "a poorly-excited status", node)
         # held: nothing published, or a no-load estimate that did not drift
         assert all(abs(m.inertia.m) < 0.05 for m in estimates)

@@ -21,6 +21,8 @@ from ros_harness import (  # noqa: E402
     NodeProcess,
     RosClient,
     node_env,
+    short_name,
+    task_name,
     unique_namespace,
 )
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -234,7 +236,7 @@ class DynamicsClient:
         def find():
             for array in self.diagnostics[since:]:
                 for status in array.status:
-                    if status.name == name and all(t in status.message for t in texts):
+                    if short_name(status.name) == name and all(t in status.message for t in texts):
                         return status
             return None
 
@@ -526,8 +528,8 @@ def monitor_statuses(arrays, names):
     out = []
     for i, array in enumerate(arrays):
         for s in array.status:
-            if s.name in names:
-                out.append((i, s.name, cv.status_level(s), s.message))
+            if task_name(s.name) in names:
+                out.append((i, task_name(s.name), cv.status_level(s), s.message))
     return out
 
 
@@ -605,7 +607,7 @@ def test_monitor_raises_error_for_a_body_decaying_to_one_percent(tester, monitor
     assert others and all(level == 0 for _, _, level, _ in others)
     statuses = [s for a in diagnostics for s in a.status]
     values = {kv.key: kv.value for kv in next(s for s in reversed(statuses)
-                                               if s.name == body).values}
+                                               if task_name(s.name) == body).values}
     assert {"margin", "size", "epsilon", "inf margin", "sup size", "rate",
             "predicted time to crossing"} <= set(values)
     # a Θ with the wrong layout is rejected with the reason, and the node goes on
@@ -614,7 +616,7 @@ def test_monitor_raises_error_for_a_body_decaying_to_one_percent(tester, monitor
     def rejected():
         theta_pub.publish(bad)
         tester.spin_for(0.1)
-        return any(s.name == "monitor_node: input" and "dimension labels" in s.message
+        return any(short_name(s.name) == "monitor_node: input" and "dimension labels" in s.message
                    for a in diagnostics for s in a.status)
 
     tester.spin_until(rejected, ANSWER_TIMEOUT, "the rejection on /diagnostics", node)
@@ -639,13 +641,13 @@ def test_monitor_with_a_status_prefix_publishes_prefixed_names(tester, log_dir, 
         prefixed = {f"{prefix}: {body}" for body in panda.body_names}
 
         def every_body_reported():
-            names = {s.name for a in diagnostics for s in a.status
+            names = {task_name(s.name) for a in diagnostics for s in a.status
                      if any(kv.key == "samples" and kv.value != "0" for kv in s.values)}
             return prefixed <= names
 
         tester.spin_until(every_body_reported, ANSWER_TIMEOUT, "prefixed body statuses", node)
-        names = {s.name for a in diagnostics for s in a.status}
-        assert names == prefixed | {f"{prefix}: monitor_node: input"}, names
+        names = {task_name(s.name) for a in diagnostics for s in a.status}
+        assert names == prefixed | {f"{prefix}: input"}, names
         assert not monitor_statuses(diagnostics, set(panda.body_names))  # no bare body name
         assert all(level == 0 for _, _, level, _ in monitor_statuses(diagnostics, prefixed))
     finally:

@@ -465,10 +465,10 @@ def monitor_probes(ur5) -> dict[str, Callable[[NodeUnderTest], None]]:
     def status_prefix(unit):
         unit.set("status_prefix", "left")
         after = len(unit.diagnostics)
+        full = f"{unit.ns}/monitor_node"
         unit.newest_diagnostics(after, lambda a: {s.name for s in a.status} >= {
-            f"left: {b}" for b in bodies} and any(s.name.startswith("left: ")
-                                                   and s.name.endswith("monitor_node: input")
-                                                   for s in a.status), "statuses named left: *")
+            f"{full}: left: {b}" for b in bodies} | {f"{full}: left: input"},
+            "statuses named <node>: left: *")
 
     def log_throttle(unit):
         check_log_throttle(unit, "inertial_parameters_stamped", bad_theta)

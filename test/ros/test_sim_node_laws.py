@@ -13,7 +13,7 @@ import pytest
 import yaml
 from by_hand import margin_by_hand
 from diagnostic_msgs.msg import DiagnosticArray
-from ros_harness import BEST_EFFORT, NodeProcess, RosClient, unique_namespace
+from ros_harness import BEST_EFFORT, NodeProcess, RosClient, task_name, unique_namespace
 from sensor_msgs.msg import JointState
 
 from robot_tv_dynamics import RobotModel
@@ -89,8 +89,9 @@ def _levels(diagnostics, names):
     worst: dict[str, int] = {}
     for array in diagnostics:
         for status in array.status:
-            if status.name in names:
-                worst[status.name] = max(worst.get(status.name, 0), cv.status_level(status))
+            if task_name(status.name) in names:
+                body = task_name(status.name)
+                worst[body] = max(worst.get(body, 0), cv.status_level(status))
     return worst
 
 

@@ -18,7 +18,7 @@ import pytest
 from builtin_interfaces.msg import Duration, Time
 from diagnostic_msgs.msg import DiagnosticArray
 from particle_lagrangian import find_example_robot_urdf
-from ros_harness import NodeProcess, unique_namespace
+from ros_harness import NodeProcess, short_name, unique_namespace
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -192,7 +192,8 @@ def test_late_theta_beyond_the_window_is_reported(tester, node, panda):
     def late():
         for array in diagnostics:
             for status in array.status:
-                if status.name == "dynamics_node: theta pairing" and status.level == b"\x01":
+                if (short_name(status.name) == "dynamics_node: theta pairing"
+                        and status.level == b"\x01"):
                     return status
         return None
 

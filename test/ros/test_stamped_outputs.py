@@ -27,7 +27,7 @@ from by_hand import margin_by_hand
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped
 from particle_lagrangian import find_example_robot_urdf
-from ros_harness import BEST_EFFORT, LATCHED, RELIABLE, NodeProcess, unique_namespace
+from ros_harness import BEST_EFFORT, LATCHED, RELIABLE, NodeProcess, short_name, unique_namespace
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -140,8 +140,9 @@ def test_the_monitors_consistency_carries_the_judged_thetas_stamp_exactly(
         stamped.publish(cv.body_joint_state(stamps[5], names, "phi", thetas[5]))
 
         def refused():
-            return any(s.name == "monitor_node: input" and "older than the last Θ judged"
-                       in s.message for a in diagnostics for s in a.status)
+            return any(short_name(s.name) == "monitor_node: input"
+                       and "older than the last Θ judged" in s.message
+                       for a in diagnostics for s in a.status)
 
         tester.spin_until(refused, TIMEOUT, "the out-of-order Θ refused", node)
         # the legacy Θ is now ignored: no table from it, stamped or not
