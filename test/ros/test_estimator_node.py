@@ -14,7 +14,15 @@ import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped
-from ros_harness import BEST_EFFORT, LATCHED, NodeProcess, RosClient, short_name, unique_namespace
+from ros_harness import (
+    BEST_EFFORT,
+    LATCHED,
+    NodeProcess,
+    RosClient,
+    short_name,
+    task_name,
+    unique_namespace,
+)
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
@@ -124,7 +132,7 @@ def _margins(run, method):
 
 def _body_levels(run, method, body_name="panda_link7"):
     return [cv.status_level(s) for array in run[method]["diag"] for s in array.status
-            if s.name == body_name]
+            if task_name(s.name) == body_name]
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -143,7 +151,7 @@ def test_no_published_estimate_leaves_the_uniform_band(grasp_run, method, panda)
 
 def test_geometric_estimator_reports_its_status_on_diagnostics(grasp_run):
     statuses = [s for array in grasp_run["geometric"]["diag"] for s in array.status
-                if s.name == f"estimator_node: {LINK}"]
+                if short_name(s.name) == f"estimator_node: {LINK}"]
     assert statuses
     values = {kv.key: kv.value for kv in statuses[-1].values}
     assert values["method"] == "geometric" and values["excited"] == "True"
