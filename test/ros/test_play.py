@@ -87,3 +87,66 @@ def test_a_played_bag_runs_through_the_dynamics_node_on_the_bags_clock(tester, t
     inside = [a for a in diagnostics
               if bag_start <= a.header.stamp.sec + 1e-9 * a.header.stamp.nanosec <= bag_end]
     assert inside, [a.header.stamp.sec for a in diagnostics]
+
+
+def test_a_played_bag_gives_the_estimator_node_the_offline_estimate(tester, tmp_path, ur5,
+                                                                     urdf_paths):
+    """1 kg on tool0; estimator_node on the played bag = ``robot-tv-dynamics estimate``."""
+    import json
+
+    from geometry_msgs.msg import InertiaStamped
+
+    from robot_tv_dynamics import phi_from_mass_com_inertia
+
+    theta = ur5.theta_with_link_inertia(np.array(ur5.theta_nominal), "tool0",
+                                        phi_from_mass_com_inertia(
+                                            1.0, np.array([0.0, 0.01, 0.05]),
+                                            np.diag([2e-3, 2e-3, 1e-3])))
+    bag = tmp_path / "loaded.mcap"
+    omega = 2 * math.pi * np.linspace(0.3, 0.7, ur5.nv)
+    n = 800
+    with write_joint_state_bag(bag, ["/joint_states"]) as write:
+        for k in range(n):
+            t = k / 200.0
+            arg = omega * t + np.linspace(0.0, 2.0, ur5.nv)
+            q = np.array([0.0, -1.2, 1.2, -1.5, -1.5, 0.0]) + 0.6 * np.sin(arg)
+            qd, qdd = 0.6 * omega * np.cos(arg), -0.6 * omega**2 * np.sin(arg)
+            tau = ur5.inverse_dynamics(q, qd, qdd, theta).tau
+            write("/joint_states", T0_NS + k * 5_000_000, ur5.joint_names, q, qd, tau)
+    offline = subprocess.run(
+        [sys.executable, "-m", "robot_tv_dynamics.cli", "estimate", "--urdf",
+         urdf_paths["ur5"], "--data", str(bag), "--link", "wrist_3_link", "--noise-std",
+         "0.05", "--json"], env=node_env(), capture_output=True, text=True, timeout=300)
+    assert offline.returncode == 0, offline.stderr[-3000:]
+    final = json.loads(offline.stdout)["final"]
+    assert abs(final["mass"] - 1.0) < 0.05  # the estimate is of the load
+    node = NodeProcess("estimator_node", unique_namespace("playest"), tmp_path, {
+        "urdf_path": urdf_paths["ur5"], "use_sim_time": True, "noise_std": "0.05",
+        "publish_period": 0.0, "link": "wrist_3_link"})
+    ns = node.namespace
+    estimates = tester.collect(InertiaStamped, f"{ns}/payload_estimate")
+    try:
+        tester.spin_until(lambda: "ready" in node.output(), 60.0, "the node", node)
+        player = subprocess.run(
+            [sys.executable, "-m", "robot_tv_dynamics.cli", "play", str(bag), "--remap",
+             f"/joint_states:={ns}/joint_states", "--wait-for", "1", "--wait-topic",
+             f"{ns}/joint_states", "--delay", "0.5", "--rate", "2"],
+            env=node_env(), capture_output=True, text=True, timeout=120)
+        assert player.returncode == 0, player.stderr
+        assert f"play: {n} messages on {ns}/joint_states" in player.stderr, player.stderr
+        last_ns = T0_NS + (n - 1) * 5_000_000
+        tester.spin_until(lambda: estimates and (
+            estimates[-1].header.stamp.sec * 1_000_000_000 + estimates[-1].header.stamp.nanosec
+            == last_ns), 30.0, "the estimate of the last sample", node)
+        accepted = node.output()
+    finally:
+        code = node.stop()
+    assert code == 0, node.output()[-3000:]
+    assert "rejected" not in accepted  # every sample taken
+    got = estimates[-1].inertia
+    assert got.m == pytest.approx(final["mass"], abs=1e-6)
+    np.testing.assert_allclose([got.com.x, got.com.y, got.com.z], final["com"], atol=1e-6)
+    want = final["inertia"]
+    np.testing.assert_allclose([got.ixx, got.ixy, got.ixz, got.iyy, got.iyz, got.izz],
+                               [want[k] for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")],
+                               atol=1e-6)
