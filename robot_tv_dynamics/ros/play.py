@@ -108,7 +108,7 @@ def play(path: str | Path, options: PlayOptions,
         RecordingError: the bag cannot be read.
     """
     context = rclpy.Context()
-    rclpy.init(context=context)
+    rclpy.init(args=[], context=context)  # not sys.argv: its --remap is ours, not rcl's
     node = rclpy.create_node("robot_tv_dynamics_play", context=context)
     try:
         with open_bag(path) as bag:
