@@ -47,6 +47,7 @@ ROS_REQUIRES = [
     "ros-jazzy-diagnostic-msgs>=5.3,<6",
     "ros-jazzy-trajectory-msgs>=5.3,<6",
     "ros-jazzy-visualization-msgs>=5.3,<6",
+    "ros-jazzy-std-srvs>=5.3,<6",
     "ros-jazzy-rmw-fastrtps-cpp>=8.4,<9",
 ]
 #: Package data: the repo's config/ mapped onto robot_tv_dynamics/config in the wheel.

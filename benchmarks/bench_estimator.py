@@ -162,7 +162,7 @@ def run_node_benchmark(args: argparse.Namespace) -> None:
 
     def on_diagnostics(msg: DiagnosticArray) -> None:
         for status in msg.status:
-            if status.name == "estimator_node: panda_hand":
+            if status.name.endswith("estimator_node: panda_hand"):  # after the full name
                 taken.append(int({kv.key: kv.value for kv in status.values}["samples"]))
 
     node.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 100)

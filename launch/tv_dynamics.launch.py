@@ -4,6 +4,20 @@
     ros2 launch robot_tv_dynamics tv_dynamics.launch.py use_sim:=true namespace:=arm1
     ros2 launch robot_tv_dynamics tv_dynamics.launch.py config:=my.yaml
     ros2 launch robot_tv_dynamics tv_dynamics.launch.py urdf:=/path/arm.urdf estimate:=true
+    ros2 launch robot_tv_dynamics tv_dynamics.launch.py namespace:=ur \
+        joint_states:=/joint_states robot_description:=/robot_description \
+        use_sim_time:=true params_file:=ur_cell.yaml locked_joints:=finger_joint \
+        log_level:=warn
+
+The cell arguments, the same for every node (as ``python -m
+robot_tv_dynamics.ros.bringup``'s ``--joint-states`` ...,
+``robot_tv_dynamics.ros.cell.CellOptions``): ``joint_states`` and
+``robot_description`` remap those topics (a driver's, MoveIt's); ``use_sim_time``;
+``params_file`` is read after ``config`` (its ``/**/<node>:`` blocks per node);
+``locked_joints`` (comma-separated, ``name`` or ``name=position``) fixes joints such as
+a gripper's in every node's model; ``log_level`` sets every node's. Two arms are two
+inclusions of this file with two namespaces: every node's status on ``/diagnostics`` is
+named after its full name (``/ur/monitor_node: wrist_3_link``).
 
 ``estimate:=true`` adds estimator_node: on a real arm its Θ̂ on
 ``inertial_parameters_stamped`` feeds the monitor and dynamics nodes; with
@@ -49,14 +63,44 @@ NOT_GIVEN = ""
 PROFILE_ENV = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE")
 #: The package's discovery profile in its share/config folder.
 DISCOVERY_PROFILE = "fastdds_discovery.xml"
+#: The topics the ``joint_states`` and ``robot_description`` arguments remap.
+REMAPPED_TOPICS = ("joint_states", "robot_description")
 
 
-def node_parameters(config, urdf):
-    """The config file, then ``urdf_path`` only when a URDF is given (as the bring-up)."""
+def node_parameters(config, urdf, params_file=NOT_GIVEN):
+    """The config, the params file, then ``urdf_path`` when given (as the bring-up)."""
     parameters = [config]
+    if params_file != NOT_GIVEN:
+        parameters.append(os.path.abspath(params_file))
     if urdf != NOT_GIVEN:
         parameters.append({"urdf_path": urdf})  # the nodes run in this cwd
     return parameters
+
+
+def cell_parameters(use_sim_time, locked_joints):
+    """``use_sim_time`` and ``locked_joints`` for every node, only when set."""
+    out = {}
+    if use_sim_time == "true":
+        out["use_sim_time"] = True
+    joints = [item.strip() for item in locked_joints.split(",") if item.strip()]
+    if joints:
+        out["locked_joints"] = joints
+    return [out] if out else []
+
+
+def cell_remappings(context):
+    """``joint_states`` / ``robot_description`` → the arguments' topics, when they differ."""
+    remaps = []
+    for topic in REMAPPED_TOPICS:
+        target = LaunchConfiguration(topic).perform(context)
+        if target != topic:
+            remaps.append((topic, target))
+    return remaps
+
+
+def log_arguments(level):
+    """Every node's log level (none for the default ``info``, as the bring-up)."""
+    return [] if level == "info" else ["--ros-args", "--log-level", level]
 
 
 def discovery_env(share):
@@ -72,35 +116,42 @@ def launch_nodes(context):
     config = LaunchConfiguration("config").perform(context)
     urdf = LaunchConfiguration("urdf").perform(context)
     namespace = LaunchConfiguration("namespace").perform(context)
-    parameters = node_parameters(config, urdf)
+    parameters = node_parameters(
+        config, urdf, LaunchConfiguration("params_file").perform(context)) + cell_parameters(
+        LaunchConfiguration("use_sim_time").perform(context),
+        LaunchConfiguration("locked_joints").perform(context))
+    remaps = cell_remappings(context)
+    arguments = log_arguments(LaunchConfiguration("log_level").perform(context))
     env = discovery_env(FindPackageShare(PACKAGE).perform(context))
     nodes = [
         Node(package=PACKAGE, executable=name, name=name, namespace=namespace,
-             parameters=parameters, output="screen", additional_env=env)
+             parameters=parameters, remappings=remaps, arguments=arguments, output="screen",
+             additional_env=env)
         for name in NODES
     ]
     nodes.append(
         Node(package=PACKAGE, executable=SIM_NODE, name=SIM_NODE, namespace=namespace,
-             parameters=parameters, output="screen", additional_env=env,
-             condition=IfCondition(LaunchConfiguration("use_sim"))))
+             parameters=parameters, remappings=remaps, arguments=arguments, output="screen",
+             additional_env=env, condition=IfCondition(LaunchConfiguration("use_sim"))))
     estimate, use_sim = LaunchConfiguration("estimate"), LaunchConfiguration("use_sim")
     on_arm = PythonExpression(["'", estimate, "' == 'true' and '", use_sim, "' != 'true'"])
     beside_sim = PythonExpression(["'", estimate, "' == 'true' and '", use_sim, "' == 'true'"])
     nodes.append(
         Node(package=PACKAGE, executable=ESTIMATOR_NODE, name=ESTIMATOR_NODE,
-             namespace=namespace, parameters=parameters, output="screen",
-             additional_env=env, condition=IfCondition(on_arm)))
+             namespace=namespace, parameters=parameters, remappings=remaps,
+             arguments=arguments, output="screen", additional_env=env,
+             condition=IfCondition(on_arm)))
     nodes.append(
         Node(package=PACKAGE, executable=ESTIMATOR_NODE, name=ESTIMATOR_NODE,
-             namespace=namespace, parameters=parameters, output="screen",
-             additional_env=env,
-             remappings=[(topic, f"estimated/{topic}") for topic in ESTIMATOR_OUTPUTS],
+             namespace=namespace, parameters=parameters, arguments=arguments,
+             output="screen", additional_env=env,
+             remappings=remaps + [(topic, f"estimated/{topic}") for topic in ESTIMATOR_OUTPUTS],
              condition=IfCondition(beside_sim)))
     return nodes
 
 
 def generate_launch_description() -> LaunchDescription:
-    """The launch description: five arguments, three to five nodes."""
+    """The launch description: eleven arguments, three to five nodes."""
     arguments = [
         DeclareLaunchArgument(
             "urdf", default_value=NOT_GIVEN,
@@ -120,5 +171,26 @@ def generate_launch_description() -> LaunchDescription:
             "estimate", default_value="false", choices=["true", "false"],
             description="also start estimator_node (Θ̂ of a link's load from measured "
                         "efforts; beside use_sim:=true its outputs go under estimated/)"),
+        DeclareLaunchArgument(
+            "joint_states", default_value="joint_states",
+            description="the arm's joint_states topic (remapped for every node)"),
+        DeclareLaunchArgument(
+            "robot_description", default_value="robot_description",
+            description="the URDF topic, when no URDF parameter is given (remapped)"),
+        DeclareLaunchArgument(
+            "use_sim_time", default_value="false", choices=["true", "false"],
+            description="every node's clock is /clock (e.g. ros2 bag play --clock)"),
+        DeclareLaunchArgument(
+            "params_file", default_value=NOT_GIVEN,
+            description="a parameter file read after config, e.g. with /**/dynamics_node: "
+                        "and /**/estimator_node: blocks"),
+        DeclareLaunchArgument(
+            "locked_joints", default_value="",
+            description="joints made fixed in every node, comma-separated, name or "
+                        "name=position (e.g. a gripper's fingers in MoveIt's URDF)"),
+        DeclareLaunchArgument(
+            "log_level", default_value="info",
+            choices=["debug", "info", "warn", "error", "fatal"],
+            description="every node's log level"),
     ]
     return LaunchDescription(arguments + [OpaqueFunction(function=launch_nodes)])

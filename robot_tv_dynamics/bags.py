@@ -48,6 +48,21 @@ class Bag:
                 return name
         return None
 
+    @property
+    def start_ns(self) -> int:
+        """Log time of the first message [ns] (0 for an empty bag)."""
+        return int(getattr(self._reader, "start_time", 0) or 0)
+
+    def latched(self, topic: str) -> bool:
+        """Whether ``topic`` was recorded from a transient-local (latched) publisher."""
+        for connection in self._reader.connections:
+            if connection.topic != topic:
+                continue
+            for qos in getattr(connection.ext, "offered_qos_profiles", None) or ():
+                if getattr(getattr(qos, "durability", None), "name", "") == "TRANSIENT_LOCAL":
+                    return True
+        return False
+
     def topics_of_type(self, msgtype: str) -> list[str]:
         """The topics carrying ``msgtype``, sorted."""
         return sorted(topic for topic, kind in self.topics.items() if kind == msgtype)

@@ -7,9 +7,12 @@
 #
 # Sets LD_LIBRARY_PATH (the wheels' shared libraries) and the guard of
 # ros-wheels-bootstrapper, so that no interpreter re-executes itself; AMENT_PREFIX_PATH
-# (the wheels install an ament prefix into the venv); RMW_IMPLEMENTATION; DDS discovery
-# kept on this host; PYTHONPATH = the repo root. A sourced ROS 2 install is replaced,
-# not mixed in. ROS_DOMAIN_ID is left alone (run_tests.sh picks a private one).
+# (the wheels install an ament prefix into the venv); RMW_IMPLEMENTATION; PYTHONPATH =
+# the repo root. A sourced ROS 2 install is replaced, not mixed in. ROS_DOMAIN_ID and
+# the discovery settings (ROS_AUTOMATIC_DISCOVERY_RANGE, ROS_STATIC_PEERS,
+# ROS_LOCALHOST_ONLY) are left as the user has them: a driver on another host must be
+# reachable (docs/ros_interface.md, "Discovery"); run_tests.sh and the demo keep their
+# own runs on this host.
 
 _rtd_repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 _rtd_venv="${_rtd_repo}/.venv"
@@ -39,9 +42,5 @@ export AMENT_PREFIX_PATH="${_rtd_venv}"
 export PYTHONPATH="${_rtd_repo}"
 # The only RMW the wheels ship; set explicitly so a stale value cannot pick another.
 export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
-# Discovery on this host only (Jazzy+; Humble reads ROS_LOCALHOST_ONLY=1 instead, which
-# Jazzy still honors with a deprecation warning, so it is not set here).
-export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
-unset ROS_LOCALHOST_ONLY
 
 unset _rtd_repo _rtd_venv _rtd_site _rtd_ld _rtd_dir

@@ -14,6 +14,9 @@ source scripts/ros_env.sh
 # A private DDS domain for this run (tests may pick their own per test); 1..100 keeps
 # Fast DDS ports below the Linux ephemeral range.
 export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$(( $$ % 100 + 1 ))}"
+# The tests' participants discover on this host only, whatever the user's settings.
+export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
+unset ROS_STATIC_PEERS ROS_LOCALHOST_ONLY
 export PATH="$REPO/.venv/bin:$PATH"
 
 failed=()

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import os
 import py_compile
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +22,8 @@ REPO = Path(__file__).resolve().parents[1]
 LAUNCH = REPO / "launch" / "tv_dynamics.launch.py"
 CONFIG = REPO / "config" / "tv_dynamics.yaml"
 DOCS = REPO / "docs" / "ros_interface.md"  # the ROS 2 interface tables
-ARGUMENTS = {"urdf", "use_sim", "estimate", "config", "namespace"}
+ARGUMENTS = {"urdf", "use_sim", "estimate", "config", "namespace", "joint_states",
+             "robot_description", "use_sim_time", "params_file", "locked_joints", "log_level"}
 NODES = {"dynamics_node": "robot_tv_dynamics.ros.dynamics_node",
          "monitor_node": "robot_tv_dynamics.ros.monitor_node",
          "markers_node": "robot_tv_dynamics.ros.markers_node",
@@ -59,7 +62,7 @@ def calls(tree: ast.AST, name: str) -> list[ast.Call]:
         getattr(n.func, "id", None) == name or getattr(n.func, "attr", None) == name)]
 
 
-def test_launch_file_compiles_and_declares_the_five_arguments(tmp_path):
+def test_launch_file_compiles_and_declares_its_arguments(tmp_path):
     py_compile.compile(str(LAUNCH), cfile=str(tmp_path / "launch.pyc"), doraise=True)
     tree = launch_tree()
     declared = {ast.literal_eval(c.args[0]) for c in calls(tree, "DeclareLaunchArgument")}
@@ -88,7 +91,7 @@ def test_estimate_adds_the_estimator_namespaced_beside_the_simulator():
     tree = launch_tree()
     estimators = [n for n in calls(tree, "Node") if "ESTIMATOR_NODE" in ast.unparse(n)]
     assert len(estimators) == 2
-    remapped = [n for n in estimators if any(k.arg == "remappings" for k in n.keywords)]
+    remapped = [n for n in estimators if "estimated/" in ast.unparse(n)]
     assert len(remapped) == 1                      # only the use_sim:=true one
     text = ast.unparse(tree)
     assert "' == 'true' and '" in text and "' != 'true'" in text
@@ -205,6 +208,21 @@ def test_docs_list_every_topic_and_parameter(node_parameters):
                   "planned_trajectory_efforts", "inertia_markers", "payload_estimate",
                   "inertial_parameters_stamped", "psi_stamped", "consistency_stamped"):
         assert f"`{topic}`" in text, topic
+
+
+def test_docs_say_of_every_parameter_whether_a_runtime_set_applies_it(node_parameters):
+    from robot_tv_dynamics.ros.parameters import LIVE
+
+    text = DOCS.read_text()
+    for node, specs in node_parameters.items():
+        section = text.split(f"#### {node}\n", 1)[1].split("\n#", 1)[0]
+        said = {}
+        for line in section.splitlines():
+            if line.startswith("| `"):
+                cells = [cell.strip() for cell in line.strip("|").split(" | ")]
+                said[cells[0].strip("`")] = cells[4]
+        assert said == {spec.name: "applied" if spec.runtime == LIVE else "read-only"
+                        for spec in specs}, node
 
 
 def test_cli_bring_up_passes_the_config_then_the_urdf_like_the_launch_file(tmp_path):
@@ -355,8 +373,8 @@ def _launched_nodes(monkeypatch, **given):
     declared = {e.args[0]: e.kwargs.get("default_value") for e in entities
                 if isinstance(e, _Recorded) and "function" not in e.kwargs}
     assert set(declared) == ARGUMENTS
-    context = {"urdf": declared["urdf"], "namespace": declared["namespace"],
-               "use_sim": declared["use_sim"], "config": str(CONFIG), **given}
+    context = {**{name: value for name, value in declared.items() if isinstance(value, str)},
+               "config": str(CONFIG), **given}
     (opaque,) = [e for e in entities if "function" in e.kwargs]
     nodes = opaque.kwargs["function"](context)
     return {node.kwargs["name"]: node.kwargs for node in nodes}
@@ -373,6 +391,56 @@ def _bring_up_parameters(command):
             key, _, value = rest[i + 1].partition(":=")
             sources.append({key: yaml.safe_load(value)})
     return sources
+
+
+def _merged(sources):
+    """Consecutive ``-p`` dicts of a bring-up command as one dict (as the launch file has)."""
+    out: list = []
+    for source in sources:
+        if isinstance(source, dict) and out and isinstance(out[-1], dict):
+            out[-1] = {**out[-1], **source}
+        else:
+            out.append(dict(source) if isinstance(source, dict) else source)
+    return out
+
+
+def test_the_cell_arguments_reach_every_node_alike_in_both_bring_ups(monkeypatch, tmp_path):
+    from robot_tv_dynamics.ros import bringup
+    from robot_tv_dynamics.ros.cell import CellOptions
+
+    cell_file = tmp_path / "cell.yaml"
+    cell_file.write_text("/**/dynamics_node:\n  ros__parameters:\n    publish_terms: false\n")
+    urdf = str(tmp_path / "arm.urdf")
+    nodes = _launched_nodes(
+        monkeypatch, use_sim="true", urdf=urdf, joint_states="/ur/joint_states",
+        robot_description="/robot_description", use_sim_time="true",
+        params_file=str(cell_file), locked_joints="finger_joint, other=0.01", log_level="warn")
+    cell = CellOptions("/ur/joint_states", "/robot_description", True, str(cell_file),
+                       CellOptions.parse_joints("finger_joint, other=0.01"), "warn")
+    commands = bringup.node_commands(urdf, use_sim=True, config=CONFIG, python="python3",
+                                     cell=cell)
+    expected = [str(CONFIG), str(cell_file), {"urdf_path": urdf},
+                {"use_sim_time": True, "locked_joints": ["finger_joint", "other=0.01"]}]
+    for name in ("dynamics_node", "monitor_node", "markers_node", "sim_node"):
+        launched, command = nodes[name], commands[name]
+        assert launched["parameters"] == expected, name
+        # the same sources in the same order (consecutive -p merged as one dict)
+        assert _merged(_bring_up_parameters(command)) == _merged(expected), command
+        remaps = [("joint_states", "/ur/joint_states"), ("robot_description",
+                                                        "/robot_description")]
+        assert launched["remappings"] == remaps
+        assert all(f"{old}:={new}" in command for old, new in remaps)
+        assert launched["arguments"] == ["--ros-args", "--log-level", "warn"]
+        assert command[-2:] == ["--log-level", "warn"]
+    # the defaults add nothing to either
+    nodes = _launched_nodes(monkeypatch)
+    command = bringup.node_command("dynamics_node", config=CONFIG, python="python3")
+    assert nodes["dynamics_node"]["remappings"] == [] and nodes["dynamics_node"]["arguments"] == []
+    assert "--log-level" not in command and "use_sim_time:=true" not in command
+    with pytest.raises(bringup.InvalidInputError, match="log_level"):
+        CellOptions(log_level="loud")
+    with pytest.raises(bringup.InvalidInputError, match="does not exist"):
+        CellOptions(params_file=str(tmp_path / "missing.yaml"))
 
 
 def test_config_urdf_path_is_kept_unless_the_urdf_argument_is_given(monkeypatch, tmp_path):
@@ -431,3 +499,88 @@ def test_readme_documents_the_launch_arguments():
     for argument in ARGUMENTS:
         assert f"{argument}:=" in text, argument
     assert "urdf_path" in text and "config:=" in text
+
+
+# ---------------------------------------------------------------------------- a real launch
+#: Two inclusions of the package's launch file, one arm each (launch_ros runs it).
+TWO_ARMS_LAUNCH = '''
+from launch import LaunchDescription
+from launch.actions import IncludeLaunchDescription
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+
+
+def generate_launch_description():
+    return LaunchDescription([
+        IncludeLaunchDescription(PythonLaunchDescriptionSource({launch!r}), launch_arguments={{
+            "namespace": namespace, "urdf": urdf, "use_sim": "true",
+            "joint_states": "driver/joint_states", "log_level": level}}.items())
+        for namespace, urdf, level in {arms!r}])
+'''
+
+
+def test_two_arms_from_the_launch_file_keep_their_outputs_and_diagnostics_apart(tmp_path):
+    """The launch file run by launch_ros (skipped where launch_ros or an install is absent).
+
+    Needs ``launch`` / ``launch_ros`` importable and the package in the ament index
+    (``colcon build`` and its install prefix in ``AMENT_PREFIX_PATH``).
+    """
+    pytest.importorskip("launch_ros")
+    from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+
+    try:
+        get_package_share_directory("robot_tv_dynamics")
+    except PackageNotFoundError:
+        pytest.skip("robot_tv_dynamics is not installed in the ament index (colcon build)")
+    from diagnostic_msgs.msg import DiagnosticArray
+    from sensor_msgs.msg import JointState
+    from support.particle_lagrangian import find_example_robot_urdf
+    from support.ros_harness import RosClient, node_env, unique_namespace
+
+    from robot_tv_dynamics import RobotModel
+    from robot_tv_dynamics.ros.robot_description import robot_name
+
+    base = unique_namespace("launch").strip("/")
+    models = {arm: RobotModel.from_urdf(find_example_robot_urdf(arm)) for arm in ("ur5", "panda")}
+    arms = [(f"{base}/{arm}", find_example_robot_urdf(arm), "info" if arm == "ur5" else "warn")
+            for arm in models]
+    launch_file = tmp_path / "two_arms.launch.py"
+    launch_file.write_text(TWO_ARMS_LAUNCH.format(launch=str(LAUNCH), arms=arms))
+    runner = ("import sys; from launch import LaunchService; "
+              "from launch.actions import IncludeLaunchDescription; "
+              "from launch.launch_description_sources import PythonLaunchDescriptionSource; "
+              "service = LaunchService(); service.include_launch_description("
+              "IncludeLaunchDescription(PythonLaunchDescriptionSource(sys.argv[1]))); "
+              "sys.exit(service.run())")
+    client = RosClient()
+    torques = {arm: client.collect(JointState, f"/{base}/{arm}/generalized_torques")
+               for arm in models}
+    diagnostics = client.collect(DiagnosticArray, "/diagnostics")
+    log = (tmp_path / "launch.log").open("w")
+    process = subprocess.Popen([sys.executable, "-c", runner, str(launch_file)],
+                               env=node_env(), stdout=log, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    wanted = {f"/{base}/{arm}/{node}: {task}" for arm, model in models.items()
+              for node, task in [("dynamics_node", "input"), ("monitor_node", "input")]
+              + [("monitor_node", body) for body in model.body_names]}
+    try:
+        client.spin_until(lambda: wanted <= {s.name for a in diagnostics for s in a.status}
+                          and all(len(torques[arm]) >= 20 for arm in models), 180.0,
+                          "both arms' torques and statuses from the launch file")
+    finally:
+        os.killpg(process.pid, signal.SIGINT)
+        try:
+            process.wait(30.0)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        log.close()
+        client.close()
+    for arm, model in models.items():
+        assert all(list(m.name) == list(model.joint_names) for m in torques[arm]), arm
+    for array in diagnostics:
+        for status in array.status:
+            node = status.name.partition(": ")[0]
+            owners = [arm for arm in models if node.startswith(f"/{base}/{arm}/")]
+            if node.startswith(f"/{base}/"):
+                assert len(owners) == 1, status.name
+                assert status.hardware_id == robot_name(models[owners[0]]), status.name

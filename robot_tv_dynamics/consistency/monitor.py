@@ -218,6 +218,7 @@ class ConsistencyMonitor:
     def set_nominal(self, theta_nominal: npt.ArrayLike) -> None:
         """Recompute ε_l and U_l from a new nominal Θ (e.g. after a URDF swap)."""
         theta = check_finite(theta_nominal, "theta_nominal", (self.n_bodies, 10))
+        self._theta_nominal = theta
         cfg = self.config
         mu, nu, _ = spectral_statistics(theta)
         self.nominal_mu, self.nominal_nu = mu, nu
@@ -251,6 +252,17 @@ class ConsistencyMonitor:
         upper = self.upper.copy()
         upper[body] = bound
         self.upper = upper
+
+    def set_config(self, config: MonitorConfig) -> None:
+        """Judge with new thresholds from the next sample on; the statistics are kept.
+
+        ε_l and U_l are recomputed from the nominal Θ; the Θ̇ filter restarts when its
+        corner or gap changes.
+        """
+        if (config.rate_cutoff, config.max_gap) != (self.config.rate_cutoff, self.config.max_gap):
+            self._rate_filter = DerivativeFilter(config.rate_cutoff, config.max_gap)
+        self.config = config
+        self.set_nominal(self._theta_nominal)
 
     def reset(self) -> None:
         """Forget every sample: running inf/sup, trend, levels."""

@@ -97,10 +97,14 @@ def status_prefix(estimator: str) -> str:
 def status_source(name: str) -> tuple[str, str]:
     """(source, name without prefix) of a DiagnosticStatus name on the demo's /diagnostics.
 
-    ``"estimates/classical: panda_link7"`` → ``("classical", "panda_link7")``; a name
-    without an estimator's prefix (``"panda_link7"``, ``"dynamics_node: input"``) →
-    ``(TRUTH, name)``.
+    The node's full name in front (``"/monitor_classical: "``, as every node names its
+    statuses) is dropped first. ``"/monitor_classical: estimates/classical: panda_link7"``
+    → ``("classical", "panda_link7")``; a name without an estimator's prefix
+    (``"/monitor_truth: panda_link7"``, ``"/dynamics_node: input"``) → ``(TRUTH, the name
+    after the node's)``.
     """
+    if name.startswith("/") and ": " in name:
+        name = name.split(": ", 1)[1]
     for estimator in ESTIMATORS:
         prefix = f"{status_prefix(estimator)}: "
         if name.startswith(prefix):

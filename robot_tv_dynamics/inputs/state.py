@@ -174,6 +174,16 @@ class ModelInputs:
         """Low-frequency delay of the q̈ filter [s]."""
         return self._qdd_filter.delay
 
+    def set_acceleration_cutoff(self, cutoff: float) -> None:
+        """A new corner frequency of the q̈ filter [Hz]; the filter restarts (from rest).
+
+        Raises:
+            InvalidInputError: a cutoff that is not finite and > 0 (nothing changes).
+        """
+        new = DerivativeFilter(cutoff, self.rules.max_gap)  # raises before anything changes
+        self.rules = dataclasses.replace(self.rules, acceleration_cutoff=cutoff)
+        self._qdd_filter = new
+
     @property
     def theta(self) -> Array:
         """Θ (N, 10): the latest Θ plus every payload received (read-only view).

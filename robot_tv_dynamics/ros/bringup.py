@@ -6,7 +6,14 @@ This module starts the same nodes with the same parameters: every node gets
 ``-p urdf_path:=<urdf>`` when a URDF is given, and ``-r __ns:=<namespace>``::
 
     python -m robot_tv_dynamics.ros.bringup --urdf arm.urdf [--use-sim] [--estimate]
-        [--config FILE] [--namespace NS]
+        [--config FILE] [--namespace NS] [--joint-states TOPIC]
+        [--robot-description TOPIC] [--use-sim-time] [--params-file FILE]
+        [--locked-joints A,B] [--log-level LEVEL]
+
+The cell options (:class:`~robot_tv_dynamics.ros.cell.CellOptions`) are the launch
+file's arguments of the same names: remaps of ``joint_states`` and
+``robot_description``, ``use_sim_time``, a parameter file after the config (per-node
+blocks), ``locked_joints`` and the log level, for every node.
 
 It runs until Ctrl-C, SIGTERM or SIGHUP (then stops the nodes with one SIGINT each and
 returns 0 if they all exit 0) or until a node exits (then stops the others and returns
@@ -46,6 +53,7 @@ from pathlib import Path
 
 from robot_tv_dynamics.exceptions import BringUpError, InvalidInputError
 from robot_tv_dynamics.paths import package_config_dir
+from robot_tv_dynamics.ros.cell import LOG_LEVELS, CellOptions
 
 #: Seconds after which :meth:`BringUp.stop` repeats the SIGINT to a node still running.
 RESIGNAL_S = 1.0
@@ -94,14 +102,17 @@ def default_config() -> Path:
     return package_config_dir() / "tv_dynamics.yaml"
 
 
-def node_parameter_sources(config: str | Path, urdf: str | None) -> list[object]:
+def node_parameter_sources(config: str | Path, urdf: str | None,
+                           params_file: str = "") -> list[object]:
     """What every node's parameters come from, in order (later entries override).
 
-    The same rule as the launch file's ``parameters``: the config file, then
-    ``{"urdf_path": urdf}`` only when a URDF is given (None or ""), so that a
-    ``urdf_path`` in the config file is not overridden by an empty default.
+    The same rule as the launch file's ``parameters``: the config file, the cell's
+    ``params_file`` when given, then ``{"urdf_path": urdf}`` only when a URDF is given
+    (None or ""), so that a ``urdf_path`` in a file is not overridden by an empty default.
     """
     sources: list[object] = [str(config)]
+    if params_file:
+        sources.append(os.path.abspath(params_file))
     if urdf:
         sources.append({"urdf_path": os.path.abspath(urdf)})
     return sources
@@ -117,8 +128,10 @@ def _yaml_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def parameter_value(value: bool | int | float | str) -> str:
+def parameter_value(value: bool | int | float | str | list[str]) -> str:
     """A parameter value as ``-p name:=value`` takes it (strings stay strings)."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_yaml_string(str(item)) for item in value) + "]"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
@@ -137,6 +150,7 @@ def node_command(
     name: str | None = None,
     parameters: Mapping[str, bool | int | float | str] | None = None,
     remaps: Mapping[str, str] | None = None,
+    cell: CellOptions | None = None,
 ) -> list[str]:
     """The command line that starts one node like the launch file does.
 
@@ -150,36 +164,43 @@ def node_command(
         name: node name (None: ``executable``), e.g. to run two monitor nodes.
         parameters: ``-p name:=value`` overrides, after the file and the URDF.
         remaps: ``-r from:=to`` topic remappings.
+        cell: the cell's remaps, parameter file, parameters and log level (None: none).
 
     Returns:
         argv for :class:`subprocess.Popen`.
     """
     return ([python, "-m", f"{PACKAGE}.ros.{executable}", "--ros-args",
              "-r", f"__node:={name or executable}"]
-            + _ros_arguments(urdf, config, namespace, parameters, remaps) + list(ros_args))
+            + _ros_arguments(urdf, config, namespace, parameters, remaps, cell)
+            + list(ros_args))
 
 
 def _ros_arguments(
     urdf: str | None, config: str | Path | None, namespace: str,
     parameters: Mapping[str, bool | int | float | str] | None,
-    remaps: Mapping[str, str] | None,
+    remaps: Mapping[str, str] | None, cell: CellOptions | None = None,
 ) -> list[str]:
-    """The ``--ros-args`` of :func:`node_command` after the node name, in that order."""
+    """The ``--ros-args`` of :func:`node_command` after the node name, in that order.
+
+    Namespace; the files and ``urdf_path`` (:func:`node_parameter_sources`); the cell's
+    parameters, then ``parameters``; the cell's remaps, then ``remaps``; the log level.
+    """
     config = default_config() if config is None else Path(config)
+    cell = cell if cell is not None else CellOptions()
     arguments: list[str] = []
     if namespace.strip("/"):
         arguments += ["-r", f"__ns:=/{namespace.strip('/')}"]
-    for source in node_parameter_sources(config, urdf):
+    for source in node_parameter_sources(config, urdf, cell.params_file):
         if isinstance(source, dict):
             for key, value in source.items():
                 arguments += ["-p", f"{key}:={parameter_value(value)}"]
         else:
             arguments += ["--params-file", str(source)]
-    for key, value in (parameters or {}).items():
-        arguments += ["-p", f"{key}:={parameter_value(value)}"]
-    for old, new in (remaps or {}).items():
+    for key, value in {**cell.parameters(), **(parameters or {})}.items():
+        arguments += ["-p", f"{key}:={parameter_value(value)}"]  # type: ignore[arg-type]
+    for old, new in {**cell.remappings(), **(remaps or {})}.items():
         arguments += ["-r", f"{old}:={new}"]
-    return arguments
+    return arguments + cell.log_arguments()
 
 
 @dataclass(frozen=True)
@@ -268,6 +289,22 @@ def child_environment(env: Mapping[str, str]) -> dict[str, str]:
         profile = str(package_config_dir() / DISCOVERY_PROFILE)
         environment.update(dict.fromkeys(PROFILE_ENV, profile))
     return environment
+
+
+#: The discovery range of a run that is whole on this host (the demo): its own, whatever
+#: the user's ROS_AUTOMATIC_DISCOVERY_RANGE says (a bring-up for a real cell keeps the
+#: user's, so that a driver on another host is reached).
+LOCAL_DISCOVERY = {"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+
+
+def use_local_discovery() -> None:
+    """This process's participants, and the children it starts, discover on this host only.
+
+    For the demo, whose nodes all run here: call it before the first ``rclpy.init``.
+    ``ROS_STATIC_PEERS`` is dropped as well (it would reach other hosts).
+    """
+    os.environ.update(LOCAL_DISCOVERY)
+    os.environ.pop("ROS_STATIC_PEERS", None)
 
 
 def use_discovery_profile() -> str | None:
@@ -455,6 +492,7 @@ def node_commands(
     scenario: str = "",
     link: str = "",
     controller: str = "",
+    cell: CellOptions | None = None,
 ) -> dict[str, list[str]]:
     """Node name → command line, as the launch file starts them (see :func:`bring_up`).
 
@@ -476,7 +514,7 @@ def node_commands(
                   if name == ESTIMATOR_NODE and use_sim else None)
         commands[name] = node_command(name, urdf=urdf, config=config, namespace=namespace,
                                       python=python, ros_args=ros_args, remaps=remaps,
-                                      parameters=sim if name == SIM_NODE else None)
+                                      parameters=sim if name == SIM_NODE else None, cell=cell)
     return commands
 
 
@@ -508,6 +546,7 @@ def bring_up(
     link: str = "",
     estimate: bool = False,
     controller: str = "",
+    cell: CellOptions | None = None,
     **popen: object,
 ) -> BringUp:
     """Start dynamics_node, monitor_node and markers_node (and sim_node if ``use_sim``).
@@ -528,6 +567,8 @@ def bring_up(
             ``demo --link``.
         controller: sim_node's ``controller`` ("": the config file's), one of
             :data:`SIM_CONTROLLERS`, as ``demo --controller``.
+        cell: remaps, ``use_sim_time``, a parameter file, ``locked_joints`` and the log
+            level of every node (:class:`~robot_tv_dynamics.ros.cell.CellOptions`).
         **popen: more :class:`subprocess.Popen` arguments (e.g. ``stdout``).
 
     Returns:
@@ -544,7 +585,7 @@ def bring_up(
         raise BringUpError(f"URDF file {urdf} does not exist")
     commands = node_commands(urdf, use_sim=use_sim, estimate=estimate, config=config,
                              namespace=namespace, python=python, ros_args=ros_args,
-                             scenario=scenario, link=link, controller=controller)
+                             scenario=scenario, link=link, controller=controller, cell=cell)
     for name in commands:
         if importlib.util.find_spec(f"{PACKAGE}.ros.{name}") is None:
             raise BringUpError(f"node module {PACKAGE}.ros.{name} is not available")
@@ -587,6 +628,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--controller", default="",
                         help="with --use-sim: sim_node's controller, "
                              f"{', '.join(SIM_CONTROLLERS)} (default: the config file's)")
+    cell = parser.add_argument_group("cell (the launch file's arguments of the same names)")
+    cell.add_argument("--joint-states", default="joint_states", metavar="TOPIC",
+                      help="the joint_states topic of the arm (default joint_states)")
+    cell.add_argument("--robot-description", default="robot_description", metavar="TOPIC",
+                      help="the URDF topic (default robot_description)")
+    cell.add_argument("--use-sim-time", action="store_true",
+                      help="every node's clock is /clock (a bag replayed with --clock)")
+    cell.add_argument("--params-file", default="", metavar="FILE",
+                      help="a parameter file after the config (per-node /**/<node> blocks)")
+    cell.add_argument("--locked-joints", default="", metavar="A,B",
+                      help='joints made fixed in every node, "name" or "name=position"')
+    cell.add_argument("--log-level", default="info", choices=LOG_LEVELS,
+                      help="every node's log level")
     args = parser.parse_args(argv)
     requested: list[str] = []
 
@@ -604,10 +658,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, requested: list[str]) -> int:
     try:
+        cell = CellOptions(args.joint_states, args.robot_description, args.use_sim_time,
+                           args.params_file, CellOptions.parse_joints(args.locked_joints),
+                           args.log_level)
         running = bring_up(args.urdf, use_sim=args.use_sim, config=args.config,
                            namespace=args.namespace, scenario=args.scenario, link=args.link,
-                           estimate=args.estimate, controller=args.controller)
-    except BringUpError as error:
+                           estimate=args.estimate, controller=args.controller, cell=cell)
+    except (BringUpError, InvalidInputError) as error:
         print(f"bringup: {error}", file=sys.stderr)
         return 1
     print("bringup: started " + ", ".join(

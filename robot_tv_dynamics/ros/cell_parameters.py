@@ -2,44 +2,44 @@
 
 :data:`EFFORT_PARAMETERS` (what the driver's ``effort`` means: τ = sign·gain·(effort −
 offset), :mod:`robot_tv_dynamics.inputs.efforts`) are declared by every node that reads
-efforts. :func:`on_parameters_set` registers a set-parameters callback for a group of
-parameters: a new value is checked together with the others of its group and applied at
-once, or the whole request is refused with the reason (``ros2 param set`` prints it);
-parameters outside the group pass untouched, so several groups (and other callbacks) can
-watch one node.
+efforts. All of them are :data:`~robot_tv_dynamics.ros.parameters.LIVE`: the node's one
+set-parameters callback (:class:`~robot_tv_dynamics.ros.parameters.RuntimeParameters`)
+hands a set to the node's ``apply``, which passes each group that changed to its handler
+with :func:`apply_groups`; a handler checks the new values together with the others of
+its group and applies them at once, or raises and the whole request is refused with the
+reason (``ros2 param set`` prints it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from rcl_interfaces.msg import SetParametersResult
-from rclpy.node import Node
-from rclpy.parameter import Parameter
-
-from robot_tv_dynamics.exceptions import RobotTvDynamicsError
 from robot_tv_dynamics.inputs.efforts import PRESETS, EffortMap, effort_map_from_text
-from robot_tv_dynamics.ros.parameters import ParameterSpec
+from robot_tv_dynamics.ros.parameters import LIVE, ParameterSpec
 
 #: What a driver's effort means (every node that reads joint_states efforts).
 EFFORT_PARAMETERS = (
     ParameterSpec(
         "effort_preset", "",
         f"the driver's effort dialect: {' or '.join(sorted(PRESETS))}; empty = efforts are "
-        "joint torques [N·m, N]; effort_gain/offset/sign override the preset's"),
+        "joint torques [N·m, N]; effort_gain/offset/sign override the preset's",
+        runtime=LIVE),
     ParameterSpec(
         "effort_gain", "",
         "tau = sign*gain*(effort - offset): one gain > 0 for all joints or one per joint "
         "(model joint order), comma-separated; empty = 1 or the preset's",
-        "N·m per effort unit"),
+        "N·m per effort unit",
+        runtime=LIVE),
     ParameterSpec(
         "effort_offset", "",
         "the effort meaning zero torque: one value or one per joint, comma-separated; "
-        "empty = 0 or the preset's", "effort unit"),
+        "empty = 0 or the preset's", "effort unit",
+        runtime=LIVE),
     ParameterSpec(
         "effort_sign", "",
-        "+1 or -1: one value or one per joint, comma-separated; empty = +1 or the preset's"),
+        "+1 or -1: one value or one per joint, comma-separated; empty = +1 or the preset's",
+        runtime=LIVE),
 )
 EFFORT_NAMES = tuple(spec.name for spec in EFFORT_PARAMETERS)
 
@@ -49,7 +49,8 @@ JOINT_PARAMETERS = (
         "strict_joints", False,
         "reject joint_states that name joints the model does not have; false: those joints "
         "(a gripper's, from MoveIt's robot_description) are skipped, with one log line per "
-        "name list"),
+        "name list",
+        runtime=LIVE),
 )
 
 
@@ -68,7 +69,8 @@ PAYLOAD_PARAMETERS = (
         "frame of the payloads that go in or out (mass, COM and inertia about the COM in its "
         "axes): a URDF link fixed to the load's body; empty = the URDF's flange frame "
         "(tool0, flange, panda_link8, fr3_link8) when it has one on that body, else the "
-        "load's link"),
+        "load's link",
+        runtime=LIVE),
 )
 
 
@@ -85,26 +87,17 @@ def effort_map_of(values: dict[str, Any], joint_names: Collection[str]) -> Effor
             list(joint_names))
 
 
-def on_parameters_set(node: Node, names: Collection[str],
-                      apply: Callable[[dict[str, Any]], None]) -> None:
-    """Call ``apply`` with the group's values whenever one of ``names`` is set.
+#: One group of parameters and what applies its values (raises to refuse them).
+ParameterGroup = tuple[Collection[str], Callable[[dict[str, Any]], None]]
 
-    ``apply`` gets every parameter of the group (the new values merged into the current
-    ones) and raises :class:`~robot_tv_dynamics.exceptions.RobotTvDynamicsError` to refuse;
-    the request then fails with its message and nothing changes.
+
+def apply_groups(config: Any, names: Collection[str], groups: Sequence[ParameterGroup]
+                 ) -> None:
+    """Hand each group with a name in ``names`` its values, read from the new ``config``.
+
+    Raises:
+        RobotTvDynamicsError: a handler refused its values (the set is refused).
     """
-    group = frozenset(names)
-
-    def callback(params: list[Parameter]) -> SetParametersResult:
-        changed = {p.name: p.value for p in params if p.name in group}
-        if not changed:
-            return SetParametersResult(successful=True)
-        values = {name: node.get_parameter(name).value for name in group}
-        values.update(changed)
-        try:
-            apply(values)
-        except RobotTvDynamicsError as error:
-            return SetParametersResult(successful=False, reason=str(error))
-        return SetParametersResult(successful=True)
-
-    node.add_on_set_parameters_callback(callback)
+    for group, apply in groups:
+        if any(name in names for name in group):
+            apply({name: getattr(config, name) for name in group})

@@ -60,6 +60,7 @@ from robot_tv_dynamics.ros.bringup import (
     monitor_group_command,
     node_command,
     use_discovery_profile,
+    use_local_discovery,
 )
 from robot_tv_dynamics.ros.joint_state_cdr import header_stamp
 from robot_tv_dynamics.ros.node_base import StopRequest, StopRequested, make_executor
@@ -372,6 +373,7 @@ def run(args: argparse.Namespace) -> int:
           f"{args.duration:g} s; ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}; "
           f"node logs in {logs}", file=sys.stderr)
     print(f"[demo] {setup.describe()}", file=sys.stderr)
+    use_local_discovery()  # the demo is whole on this host: its own range, not the user's
     profile = use_discovery_profile()  # before this process's first participant
     if profile is not None:
         print(f"[demo] Fast DDS discovery profile {profile} (none was set)", file=sys.stderr)

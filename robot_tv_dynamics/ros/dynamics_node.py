@@ -14,16 +14,20 @@ are :mod:`robot_tv_dynamics.inputs`, shared with the other nodes), and publishes
 
 - ``generalized_torques`` (sensor_msgs/JointState, effort = τ with w = 0, the input's
   stamp, q and q̇ echoed in model joint order);
-- ``generalized_terms`` (Float64MultiArray ``term`` × ``joint``: the addends of (39)
-  M q̈, C q̇, M(Θ̇) q̇, H q̇, G, Jᵀ Q₀ Ψ̇, then τ);
-- ``mass_matrix_bounds`` (Float64MultiArray, labelled entries): exact λ_min/λ_max of
+- ``generalized_terms_stamped`` (sensor_msgs/JointState-shaped, ``<term>/<joint>``, the
+  input's stamp: the addends of (39) M q̈, C q̇, M(Θ̇) q̇, H q̇, G, Jᵀ Q₀ Ψ̇, then τ);
+- ``mass_matrix_bounds_stamped`` (the same shape, ``<bound>/<method>``, the input's
+  stamp): exact λ_min/λ_max of
   M(q, Θ), the Theorem 2/3 bounds at the current q, α₁/α₂ (eq. 45/46) from the running
   inf/sup of the margins and the Jacobian extremes γ, δ computed once per URDF
   (cached on disk by URDF hash; ``sampled`` or ``certified``, said in the layout).
   From the cache they are there at start-up; otherwise the node starts without them
   and computes them in a background thread, answering joint_states meanwhile:
-  ``mass_matrix_bounds`` is published once they are known, and the
-  ``dynamics_node: bounds`` status on ``/diagnostics`` says ``pending`` until then.
+  the bounds are published once they are known, and the
+  ``dynamics_node: bounds`` status on ``/diagnostics`` says ``pending`` until then;
+- while ``legacy_theta_topics`` (deprecated): the same terms and bounds unstamped, as
+  the Float64MultiArray ``generalized_terms`` (``term`` × ``joint``) and
+  ``mass_matrix_bounds`` (``bound`` × ``method``).
 
 The addends (the Christoffel C, M(q, Θ̇), H(q, Ψ)) are built only while someone
 subscribes to them; otherwise τ comes from the recursive backend with the loads held.
@@ -73,8 +77,8 @@ from robot_tv_dynamics.observer.live import NO_EFFORT
 from robot_tv_dynamics.ros import input_guard, node_base, qos, robot_description
 from robot_tv_dynamics.ros.cell_parameters import (
     EFFORT_NAMES,
+    apply_groups,
     effort_map_of,
-    on_parameters_set,
     unknown_joints_logger,
 )
 from robot_tv_dynamics.ros.contact_outputs import ContactOutputs
@@ -128,7 +132,8 @@ class DynamicsNode(node_base.ModelNode):
         self._stamps = StampReader(lambda: self.get_clock().now().nanoseconds * 1e-9)
         self._answered = 0
         self._friction: FrictionParameters | None = None  # read after the Jacobian extremes
-        self._outputs = SampleOutputs(self, model.joint_names, qos.RELIABLE_QOS)
+        self._outputs = SampleOutputs(self, model.joint_names, qos.RELIABLE_QOS,
+                                      legacy=cfg.legacy_theta_topics)
         #: γ, δ computed in the background (a cache miss): the model's generation they
         #: are for, the result (StartupExtremes or the exception), "" when none is pending
         self._extremes_generation = 0
@@ -177,10 +182,8 @@ class DynamicsNode(node_base.ModelNode):
                           if cfg.friction_file.strip() else None)
         self._torques.friction = self._friction
         self._contacts = ContactOutputs(self, model, cfg, self._friction, qos.RELIABLE_QOS)
-        on_parameters_set(self, EFFORT_NAMES, self._set_efforts)
-        on_parameters_set(self, ("payload_frame",), self._set_payload_frame)
-        on_parameters_set(self, ("strict_joints",), self._set_strict_joints)
-        self.create_timer(cfg.diagnostics_period, self._publish_diagnostics)
+        self._diagnostics_timer = self.create_timer(cfg.diagnostics_period,
+                                                    self._publish_diagnostics)
         filter_note = (
             f"q̈ by a critically damped 2nd-order filter, f_c = {cfg.acceleration_cutoff:g} Hz, "
             f"delay {1e3 * self._inputs.qdd_filter_delay:.1f} ms")
@@ -191,6 +194,23 @@ class DynamicsNode(node_base.ModelNode):
             "are lost, so publishers should wait for matching")
         self._joint_states_publishers = 0
         self.create_timer(0.5, self._log_matching)
+
+    def _apply(self, config: DynamicsNodeConfig, names: frozenset[str]) -> str:
+        """Take over the LIVE parameters (``publish_*``, ``bounds_decimation``: per sample)."""
+        notes = []
+        apply_groups(config, names, (
+            (EFFORT_NAMES, self._set_efforts), (("payload_frame",), self._set_payload_frame),
+            (("strict_joints",), self._set_strict_joints)))  # may refuse
+        if "acceleration_cutoff" in names:
+            self._inputs.set_acceleration_cutoff(config.acceleration_cutoff)  # may refuse
+            notes.append(f"q̈ filter restarted, f_c = {config.acceleration_cutoff:g} Hz, "
+                         f"delay {1e3 * self._inputs.qdd_filter_delay:.1f} ms")
+        if "diagnostics_period" in names:
+            self._diagnostics_timer = self._replace_timer(
+                self._diagnostics_timer, config.diagnostics_period, self._publish_diagnostics)
+            self._guard.period = config.diagnostics_period
+        self._pairing.throttle = config.log_throttle
+        return "; ".join(notes)
 
     def _log_matching(self) -> None:
         """Log when joint_states publishers match or all go (discovery made visible)."""
@@ -477,10 +497,11 @@ class DynamicsNode(node_base.ModelNode):
         outputs.publish_torques(msg.header.stamp, msg.header.frame_id, q, qd, tau)
         self._answered = answered
         if terms is not None:
+            stamp, frame = msg.header.stamp, msg.header.frame_id
             if publish_terms:
-                outputs.publish_terms(self._torques.term_rows(terms))
+                outputs.publish_terms(stamp, frame, self._torques.term_rows(terms))
             if publish_bounds:
-                outputs.publish_bounds(self._bounds.values(
+                outputs.publish_bounds(stamp, frame, self._bounds.values(
                     kin.stacked_jacobian, terms.mass_matrix, terms.mass_rate_matrix,
                     state.z_rate_norm), self._bounds.method)
         self._contacts.on_sample(msg, effort, state, no_effort)

@@ -19,9 +19,9 @@ every ``publish_period`` (sample stamps):
 - while ``legacy_theta_topics`` is true (deprecated): the same Θ̂ (and Θ̇̂) unstamped on
   ``inertial_parameters`` / ``inertial_parameter_rates`` (Float64MultiArray ``body`` ×
   ``phi``);
-- ``payload_estimate`` (geometry_msgs/InertiaStamped, frame_id = ``payload_frame``, the
-  same stamp): the load alone, mass, COM and inertia about the COM in that frame (by
-  default the URDF's flange frame, as franka ``setLoad`` and UR ``set_payload`` take it);
+- ``payload_estimate`` (geometry_msgs/InertiaStamped, frame_id = ``payload_frame``, the same
+  stamp): the load alone, mass, COM and inertia about the COM in the link frame (franka
+  ``set_load``, UR ``set_payload``);
 - ``/diagnostics``: ``estimator_node: <link>`` (method, excitation, held updates,
   covariance trace, margin λ_min(f(Φ̂_b)) against ε, the recursion's raw margin, skipped
   updates, detected changes and the stamp of the last, samples left out while the q̈
@@ -30,14 +30,12 @@ every ``publish_period`` (sample stamps):
 Bad input never stops the node: joint_states without efforts, NaN, unknown joints or a
 stamp going backwards are rejected with a diagnostics reason (no estimate from them).
 An unknown ``link`` or a friction file for other joints stops start-up with one message.
-Every parameter: docs/ros_interface.md, "Parameters"; the methods: docs/estimation.md.
+Every parameter: README.md, "ROS 2 interface"; the methods: docs/estimation.md.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -45,26 +43,19 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import InertiaStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
 
-from robot_tv_dynamics.estimation import (
-    METHODS,
-    ExcitationConfig,
-    LoadEstimatorSettings,
-    OnlineLoadEstimator,
-)
+from robot_tv_dynamics.estimation import METHODS, OnlineLoadEstimator
 from robot_tv_dynamics.estimation.online import load_estimate
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.friction import FrictionParameters, load_friction_file
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.model.frames import load_in_frame, payload_frame_for
-from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos
+from robot_tv_dynamics.ros import input_guard, node_base, qos
 from robot_tv_dynamics.ros.cell_parameters import (
     EFFORT_NAMES,
-    EFFORT_PARAMETERS,
-    JOINT_PARAMETERS,
-    PAYLOAD_PARAMETERS,
+    apply_groups,
     effort_map_of,
-    on_parameters_set,
     unknown_joints_logger,
 )
 from robot_tv_dynamics.ros.conversions import (
@@ -73,198 +64,25 @@ from robot_tv_dynamics.ros.conversions import (
     body_joint_state,
     make_status,
 )
+from robot_tv_dynamics.ros.estimator_parameters import (
+    ESTIMATOR_SETTINGS,
+    PARAMETERS,
+    RESTART,
+    EstimatorNodeConfig,
+    default_link,
+    parse_noise,
+    settings_from_config,
+    settings_values,
+    summary_noise,
+)
 from robot_tv_dynamics.ros.joint_state_cdr import subscribe_joint_states
-from robot_tv_dynamics.ros.parameters import ParameterSpec
-from robot_tv_dynamics.ros.stamped_topics import DeprecationNotice, legacy_parameter
+from robot_tv_dynamics.ros.stamped_topics import DeprecationNotice
+
+__all__ = ["ESTIMATOR_SETTINGS", "NODE_NAME", "PARAMETERS", "RESTART", "EstimatorNode",
+           "EstimatorNodeConfig", "default_link", "main", "parse_noise",
+           "settings_from_config", "settings_values", "summary_noise"]
 
 NODE_NAME = "estimator_node"
-
-PARAMETERS = parameters.COMMON_PARAMETERS + (
-    ParameterSpec(
-        "link", "",
-        "URDF link carrying the load (estimated in its frame); empty = the last link of the "
-        "chain (the body of the last revolute joint)"),
-    ParameterSpec(
-        "method", "geometric",
-        "classical (RLS with forgetting; the reported load is its projection onto bodies), "
-        "projected (RLS on the load projected onto bodies that keep the margin) or geometric "
-        "(EKF on the load's log-Cholesky parameters, a body by construction)"),
-    ParameterSpec(
-        "friction_file", "",
-        "friction YAML of the model's joints (identify's friction.yaml), subtracted from the "
-        "measured efforts; empty = no friction"),
-    ParameterSpec(
-        "identification_summary", "",
-        "summary.json of robot-tv-dynamics identify: the per-joint fit RMS of the identified "
-        "model is each joint's noise level (used when noise_std is empty)"),
-    ParameterSpec(
-        "noise_std", "0.5",
-        "noise level of each joint's effort residual: one number for all joints, or one per "
-        "joint, comma-separated; rows are weighted by 1/sigma^2 (ignored when "
-        "identification_summary is set)", "N·m or N"),
-    ParameterSpec(
-        "prior_mass_std", 1.0, "prior standard deviation of the load's mass", "kg",
-        1e-9, 1e6),
-    ParameterSpec(
-        "prior_moment_std", 0.1, "prior standard deviation of its first moment h = m c",
-        "kg·m", 1e-9, 1e6),
-    ParameterSpec(
-        "prior_inertia_std", 0.01, "prior standard deviation of its inertia entries",
-        "kg·m²", 1e-9, 1e6),
-    ParameterSpec(
-        "memory", 10.0,
-        "time constant of the forgetting: lambda = exp(-dt/memory) per update", "s",
-        1e-3, 1e6),
-    ParameterSpec(
-        "huber", 2.5,
-        "Huber k on the normalized innovations (rows beyond k sigma are down-weighted); 0 = "
-        "plain least squares", "", 0.0, 1e6),
-    ParameterSpec(
-        "change_ratio", 3.0,
-        "change detector: the memory opens when the 0.1 s average of the normalized "
-        "innovation squared exceeds this x its 2 s average (grasp, release); 0 = off", "",
-        0.0, 1e9),
-    ParameterSpec(
-        "margin_fraction", 0.25,
-        "epsilon = margin_fraction x lambda_min(f(Phi_b)) of the load body's base share: the "
-        "uniform band the projected and geometric estimates keep", "", 1e-6, 0.999),
-    ParameterSpec(
-        "upper_factor", 5.0,
-        "beta = upper_factor x lambda_max(f(Phi_b)) of the base share, reported in the "
-        "status (key beta), not applied: the load filters keep no upper bound",
-        "", 1.0, 1e6),
-    ParameterSpec(
-        "theta_walk", 0.0,
-        "random-walk density of the log-Cholesky parameters (geometric)", "1/s", 0.0, 1e6),
-    ParameterSpec(
-        "acceleration_cutoff", 20.0,
-        "corner frequency of the filter that differentiates q̇ into q̈ (delay 1/(pi f_c); q, "
-        "q̇ and the efforts are delayed by the same)", "Hz", 0.1, 1000.0),
-    ParameterSpec(
-        "max_gap", 0.5, "a gap between samples longer than this restarts the q̈ filter", "s",
-        1e-3, 3600.0),
-    ParameterSpec(
-        "decimation", 1, "update the estimate on every k-th joint_states sample", "", 1, 10000),
-    ParameterSpec(
-        "excitation_window", 200,
-        "updates averaged by the excitation check", "", 1, 1_000_000),
-    ParameterSpec(
-        "excitation_threshold", 1e-3,
-        "lambda_min of the prior-normalized (m, h) information per update below which the "
-        "estimate is held (poorly excited); 0 never holds", "", 0.0, 1e9),
-    ParameterSpec(
-        "converged_mass_std", 0.02,
-        "the estimate is reported converged when the mass standard deviation is below this "
-        "and the motion is excited", "kg", 0.0, 1e6),
-    ParameterSpec(
-        "publish_period", 0.01,
-        "publish the estimate at most this often (sample stamps); 0 = every update", "s",
-        0.0, 3600.0),
-    ParameterSpec(
-        "joint_states_depth", 100, "queue depth of the joint_states subscription", "", 1, 10000),
-    ParameterSpec(
-        "joint_states_reliable", False,
-        "subscribe joint_states RELIABLE (default BEST_EFFORT, which matches both)"),
-    ParameterSpec(
-        "diagnostics_period", 1.0, "period of the node's status on /diagnostics", "s",
-        0.01, 3600.0),
-    legacy_parameter(
-        "publish the estimate unstamped on inertial_parameters / inertial_parameter_rates "
-        "(Float64MultiArray) beside inertial_parameters_stamped"),
-) + JOINT_PARAMETERS + EFFORT_PARAMETERS + PAYLOAD_PARAMETERS
-
-
-@dataclass(frozen=True)
-class EstimatorNodeConfig(parameters.CommonConfig):
-    """The estimator node's parameters (see ``PARAMETERS`` for meaning and units)."""
-
-    link: str = ""
-    method: str = "geometric"
-    friction_file: str = ""
-    identification_summary: str = ""
-    noise_std: str = "0.5"
-    prior_mass_std: float = 1.0
-    prior_moment_std: float = 0.1
-    prior_inertia_std: float = 0.01
-    memory: float = 10.0
-    huber: float = 2.5
-    change_ratio: float = 3.0
-    margin_fraction: float = 0.25
-    upper_factor: float = 5.0
-    theta_walk: float = 0.0
-    acceleration_cutoff: float = 20.0
-    max_gap: float = 0.5
-    decimation: int = 1
-    excitation_window: int = 200
-    excitation_threshold: float = 1e-3
-    converged_mass_std: float = 0.02
-    publish_period: float = 0.01
-    joint_states_depth: int = 100
-    joint_states_reliable: bool = False
-    strict_joints: bool = False
-    diagnostics_period: float = 1.0
-    legacy_theta_topics: bool = True
-    effort_preset: str = ""
-    effort_gain: str = ""
-    effort_offset: str = ""
-    effort_sign: str = ""
-    payload_frame: str = ""
-
-
-def default_link(model: RobotModel) -> str:
-    """The last link of the chain: the body of the last revolute (non-prismatic) joint."""
-    prismatic = np.asarray(model.joint_limits.prismatic)
-    bodies = [l for l in range(model.n_bodies) if not prismatic[l]] or [model.n_bodies - 1]
-    return model.body_names[bodies[-1]]
-
-
-def summary_noise(path: str, joint_names: list[str]) -> tuple[float, ...]:
-    """Per-joint noise levels from an identification summary.json (fit RMS, identified).
-
-    Raises:
-        InvalidInputError: unreadable file, or joints missing from it.
-    """
-    try:
-        data = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
-        rms = data["rms"]["identified"]["fit"]
-        values = tuple(float(rms[name]) for name in joint_names)
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise InvalidInputError(
-            "identification_summary", f'"{path}": no per-joint rms.identified.fit for the '
-            f"joints {joint_names} ({type(error).__name__}: {error})") from None
-    if not all(math.isfinite(v) and v > 0 for v in values):
-        raise InvalidInputError("identification_summary", f"fit RMS not all > 0: {values}")
-    return values
-
-
-def parse_noise(text: str) -> tuple[float, ...]:
-    """The ``noise_std`` parameter: one number, or comma-separated numbers > 0.
-
-    Raises:
-        InvalidInputError: not numbers, or not all > 0.
-    """
-    try:
-        values = tuple(float(item) for item in text.replace(" ", "").split(",") if item)
-    except ValueError:
-        raise InvalidInputError("noise_std", f'"{text}" is not comma-separated numbers') from None
-    if not values or not all(math.isfinite(v) and v > 0 for v in values):
-        raise InvalidInputError("noise_std", f'"{text}": need numbers > 0')
-    return values
-
-
-def settings_from_config(cfg: EstimatorNodeConfig, noise_std: tuple[float, ...]
-                         ) -> LoadEstimatorSettings:
-    """The core settings from the node's parameters."""
-    return LoadEstimatorSettings(
-        method=cfg.method, noise_std=noise_std,
-        prior_std=(cfg.prior_mass_std, cfg.prior_moment_std, cfg.prior_inertia_std),
-        memory=cfg.memory, huber=cfg.huber, change_ratio=cfg.change_ratio,
-        margin_fraction=cfg.margin_fraction, upper_factor=cfg.upper_factor,
-        theta_walk=cfg.theta_walk,
-        acceleration_cutoff=cfg.acceleration_cutoff, max_gap=cfg.max_gap,
-        decimation=cfg.decimation,
-        excitation=ExcitationConfig(window=cfg.excitation_window,
-                                    threshold=cfg.excitation_threshold))
 
 
 class EstimatorNode(node_base.ModelNode):
@@ -287,12 +105,11 @@ class EstimatorNode(node_base.ModelNode):
 
     def _start(self, model: RobotModel) -> None:
         cfg = self.config
-        if cfg.method not in METHODS:
-            raise InvalidInputError("method", f'"{cfg.method}" is not one of {list(METHODS)}')
-        self._build(model)
-        on_parameters_set(self, EFFORT_NAMES, self._set_efforts)
-        on_parameters_set(self, ("payload_frame",), self._set_payload_frame)
-        on_parameters_set(self, ("strict_joints",), self._set_strict_joints)
+        #: Θ of the base model the load is estimated against after ``~/tare`` (None: the
+        #: URDF's); kept by parameter sets, forgotten by ``~/reset`` and a URDF swap
+        self._tare: np.ndarray | None = None
+        self._last_stamp: Time | None = None
+        self._build(model, cfg, None)
         self._theta_stamped_pub = self.create_publisher(
             JointState, "inertial_parameters_stamped", qos.RELIABLE_QOS)
         self._theta_pub = self._rate_pub = None
@@ -304,12 +121,15 @@ class EstimatorNode(node_base.ModelNode):
             DeprecationNotice(self.get_logger())(
                 "inertial_parameters", "inertial_parameters_stamped", "publishing")
         self._payload_pub = self.create_publisher(
-            InertiaStamped, "payload_estimate", qos.RELIABLE_QOS)
+            InertiaStamped, "payload_estimate", qos.LATCHED_QOS)
+        self.create_service(Trigger, "~/tare", self._on_tare)
+        self.create_service(Trigger, "~/reset", self._on_reset)
         subscribe_joint_states(  # bytes, decoded without building messages
             self, "joint_states", self._on_joint_states,
             qos.stream_qos(cfg.joint_states_depth, cfg.joint_states_reliable),
             lambda reason: self._guard.reject("joint_states", reason))
-        self.create_timer(cfg.diagnostics_period, self._publish_diagnostics)
+        self._diagnostics_timer = self.create_timer(cfg.diagnostics_period,
+                                                    self._publish_diagnostics)
         est = self._estimator
         self.get_logger().info(
             f"ready: {cfg.method} estimate of the load on {est.measurement.link} (body "
@@ -318,8 +138,18 @@ class EstimatorNode(node_base.ModelNode):
             f"{1e3 * est.delay:.1f} ms; model {self._description.source}; efforts "
             f"{self._efforts.describe()}; payload_estimate in frame {self._frame}")
 
-    def _build(self, model: RobotModel) -> None:
-        cfg = self.config
+    def _build(self, model: RobotModel, cfg: EstimatorNodeConfig,
+               tare: np.ndarray | None) -> None:
+        """A new estimator for ``model`` with ``cfg``'s settings (all built, then assigned).
+
+        ``tare``: the base Θ (N, 10) the load is estimated against (None: the URDF's).
+
+        Raises:
+            RobotTvDynamicsError: an unknown method or link, a bad file or setting
+                (nothing changed).
+        """
+        if cfg.method not in METHODS:
+            raise InvalidInputError("method", f'"{cfg.method}" is not one of {list(METHODS)}')
         friction: FrictionParameters | None = None
         if cfg.friction_file.strip():
             friction = load_friction_file(
@@ -328,21 +158,37 @@ class EstimatorNode(node_base.ModelNode):
         if cfg.identification_summary.strip():
             noise = summary_noise(cfg.identification_summary.strip(), model.joint_names)
         link = cfg.link.strip() or default_link(model)
-        self._efforts = effort_map_of(self._effort_values(), model.joint_names)
-        self._frame = payload_frame_for(
-            model, link, str(self.get_parameter("payload_frame").value))
+        efforts = effort_map_of({name: getattr(cfg, name) for name in EFFORT_NAMES},
+                                model.joint_names)
+        frame = payload_frame_for(model, link, cfg.payload_frame)
+        estimator = OnlineLoadEstimator(model, link, settings_from_config(cfg, noise), friction,
+                                        theta_base=tare)
         self._model = model
-        self._estimator = OnlineLoadEstimator(
-            model, link, settings_from_config(cfg, noise), friction)
+        self._estimator = estimator
+        self._efforts = efforts
+        self._frame = frame
         self._joints = JointStateReader(
-            model.joint_names, bool(self.get_parameter("strict_joints").value),
-            ignored=model.locked_joints, on_unknown=unknown_joints_logger(self.get_logger()))
+            model.joint_names, cfg.strict_joints, ignored=model.locked_joints,
+            on_unknown=unknown_joints_logger(self.get_logger()))
         self._last_publish = -math.inf
         self._origin_ns: int | None = None
 
-    def _effort_values(self) -> dict[str, str]:
-        """The effort parameters as they are now (set at runtime or declared)."""
-        return {name: str(self.get_parameter(name).value) for name in EFFORT_NAMES}
+    def _apply(self, config: EstimatorNodeConfig, names: frozenset[str]) -> str:
+        """Take over the LIVE parameters; a new estimator setting restarts the estimate."""
+        note = ""
+        if names & ESTIMATOR_SETTINGS:
+            self._build(self._model, config, self._tare)  # may refuse: the old one is kept
+            note = f"the estimate restarts from the base model ({config.method} on " \
+                   f"{self._estimator.measurement.link})"
+        else:
+            apply_groups(config, names, (
+                (EFFORT_NAMES, self._set_efforts), (("payload_frame",), self._set_payload_frame),
+                (("strict_joints",), self._set_strict_joints)))  # may refuse
+        if "diagnostics_period" in names:
+            self._diagnostics_timer = self._replace_timer(
+                self._diagnostics_timer, config.diagnostics_period, self._publish_diagnostics)
+            self._guard.period = config.diagnostics_period
+        return note
 
     def _set_efforts(self, values: dict[str, str]) -> None:
         """Apply new effort parameters from the next sample on (raise to refuse them)."""
@@ -360,11 +206,61 @@ class EstimatorNode(node_base.ModelNode):
 
     def _on_urdf_swap(self, model: RobotModel) -> None:
         try:
-            self._build(model)
+            self._build(model, self.config, None)
         except RobotTvDynamicsError as error:
             self._guard.reject("robot_description", f"estimator not rebuilt: {error}")
             return
-        self.get_logger().warning("URDF swapped: the estimate restarts from the new base model")
+        tare, self._tare = self._tare, None
+        self.get_logger().warning(
+            "URDF swapped: the estimate restarts from the new base model"
+            + (" (the tare is forgotten)" if tare is not None else ""))
+
+    # ------------------------------------------------------------------ services
+    def _on_tare(self, request: Trigger.Request, response: Trigger.Response
+                 ) -> Trigger.Response:
+        """``~/tare``: the load estimated now becomes part of the base; zero load from here."""
+        est = self._estimator
+        if est.estimator.updates == 0:
+            response.success = False
+            response.message = ("no estimate yet (no update from joint_states with efforts): "
+                                "nothing to tare")
+            return response
+        load, tare = est.load, np.array(est.theta_hat)
+        try:
+            self._build(self._model, self.config, tare)
+        except RobotTvDynamicsError as error:
+            response.success, response.message = False, f"not tared: {error}"
+            return response
+        self._tare = tare
+        response.success = True
+        response.message = (
+            f"tared: the estimated load ({load.mass:.4g} kg on {est.measurement.link}) is part "
+            "of the base model now; the estimate restarts from zero load")
+        self._restarted(response.message)
+        return response
+
+    def _on_reset(self, request: Trigger.Request, response: Trigger.Response
+                  ) -> Trigger.Response:
+        """``~/reset``: the estimate restarts from the URDF's base model (a tare forgotten)."""
+        try:
+            self._build(self._model, self.config, None)
+        except RobotTvDynamicsError as error:
+            response.success, response.message = False, f"not reset: {error}"
+            return response
+        tare, self._tare = self._tare, None
+        response.success = True
+        response.message = (
+            f"reset: the {self.config.method} estimate on {self._estimator.measurement.link} "
+            "restarts from the URDF's base model and the prior"
+            + (" (the tare is forgotten)" if tare is not None else ""))
+        self._restarted(response.message)
+        return response
+
+    def _restarted(self, message: str) -> None:
+        """Log a restart and publish the fresh (zero-load) estimate at the last sample's stamp."""
+        self.get_logger().info(message)
+        if self._last_stamp is not None:  # the latched estimate must not keep the old load
+            self._publish(self._last_stamp)
 
     # ------------------------------------------------------------------ input
     def _read_efforts(self, msg: JointState) -> np.ndarray:
@@ -410,6 +306,7 @@ class EstimatorNode(node_base.ModelNode):
             self._guard.reject("joint_states", error)
             return
         self._guard.accept("joint_states")
+        self._last_stamp = msg.header.stamp
         changed = est.add_sample(t, q, qd, tau)
         if changed and t - self._last_publish >= self.config.publish_period:
             self._last_publish = t
@@ -476,7 +373,9 @@ class EstimatorNode(node_base.ModelNode):
                 ("changes", est.estimator.changes),
                 ("last_change_stamp", est.change_stamps[-1] if est.change_stamps else "none"),
                 ("settling", est.settling), ("converged", converged),
-                ("delay_ms", 1e3 * est.delay)])
+                ("delay_ms", 1e3 * est.delay), *settings_values(est.settings),
+                ("converged_mass_std", cfg.converged_mass_std),
+                ("publish_period", cfg.publish_period)])
 
     def _publish_diagnostics(self) -> None:
         self._guard.publish([self._status()])

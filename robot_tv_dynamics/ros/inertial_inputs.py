@@ -24,6 +24,8 @@ from collections.abc import Callable
 from typing import Any
 
 from geometry_msgs.msg import InertiaStamped
+from rclpy.event_handler import QoSRequestedIncompatibleQoSInfo, SubscriptionEventCallbacks
+from rclpy.qos import QoSPolicyKind
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
@@ -34,7 +36,7 @@ from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.inputs import ModelInputs
 from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
 from robot_tv_dynamics.model import RobotModel
-from robot_tv_dynamics.ros import input_guard
+from robot_tv_dynamics.ros import input_guard, qos
 from robot_tv_dynamics.ros.conversions import (
     BodyArrayReader,
     inertia_stamped_to_phi,
@@ -100,17 +102,32 @@ class InertialInputs:
             node: the rclpy node.
             stream: QoS of the Θ, Θ̇, Ψ, Ψ̇ topics (as deep as joint_states: a backlog of
                 joint samples still meets the Θ that arrived with them).
-            reliable: QoS of ``payload`` and ``reference``.
+            reliable: QoS of ``reference``.
+
+        ``payload`` is latched (:data:`~robot_tv_dynamics.ros.qos.LATCHED_QOS`): a node
+        that starts after the payload was published gets it. A publisher that is not
+        transient local does not match; it is named as a rejection (log and
+        ``/diagnostics``) with how to publish it instead.
         """
         for topic, callback in (("inertial_parameters", self.on_theta),
                                 ("inertial_parameter_rates", self.on_theta_rates),
                                 ("psi", self.on_psi), ("psi_rates", self.on_psi_rates)):
             node.create_subscription(Float64MultiArray, topic, callback, stream)
-        node.create_subscription(InertiaStamped, "payload", self.on_payload, reliable)
+        node.create_subscription(
+            InertiaStamped, "payload", self.on_payload, qos.LATCHED_QOS,
+            event_callbacks=SubscriptionEventCallbacks(incompatible_qos=self._on_payload_qos))
         node.create_subscription(JointTrajectory, "reference", self.on_reference, reliable)
         return (node.create_subscription(
                     JointState, "inertial_parameters_stamped", self.on_theta_stamped, stream),
                 node.create_subscription(JointState, "psi_stamped", self.on_psi_stamped, stream))
+
+    def _on_payload_qos(self, info: QoSRequestedIncompatibleQoSInfo) -> None:
+        """A ``payload`` publisher whose QoS cannot match the latched subscription."""
+        policy = QoSPolicyKind(info.last_policy_kind).name
+        self._guard.reject("payload", (
+            f"a publisher does not match ({policy}): payload is latched, publish it "
+            "reliable and transient local (e.g. ros2 topic pub --once --qos-durability "
+            "transient_local --qos-reliability reliable ...)"))
 
     def change_theta(self, change: Callable[[], None]) -> None:
         """Apply ``change`` to the inputs and update the statistics, or neither.

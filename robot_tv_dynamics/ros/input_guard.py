@@ -3,6 +3,11 @@
 :class:`InputGuard` counts accepted and rejected messages per topic and publishes them
 on ``/diagnostics``; :func:`guarded` keeps an unexpected error in a callback from
 killing the node.
+
+Every status a node publishes goes out through its guard, which names it after the
+node's full name (:func:`full_status_name`): ``"/ur/dynamics_node: input"``,
+``"/ur/monitor_node: wrist_3_link"``. Two arms under two namespaces (or two nodes of one
+kind under two names) share ``/diagnostics`` without colliding.
 """
 
 from __future__ import annotations
@@ -21,6 +26,26 @@ from rclpy.node import Node
 from robot_tv_dynamics.ros.conversions import make_status
 
 
+# ---------------------------------------------------------------------------- names
+def full_status_name(node_name: str, executable: str, full_name: str, name: str) -> str:
+    """``name`` on ``/diagnostics``: ``"<full node name>: <task>"``.
+
+    A leading ``"<node name>: "`` or ``"<executable>: "`` (the names the package's
+    statuses are built with, e.g. ``"dynamics_node: contact"``) is replaced by the full
+    name; any other name (a body, ``"<status_prefix>: <body>"``) is prefixed with it.
+
+    Args:
+        node_name: the node's name (``get_name()``, after a ``__node`` remap).
+        executable: the executable's default node name (``dynamics_node``).
+        full_name: ``get_fully_qualified_name()``, e.g. ``"/ur/dynamics_node"``.
+        name: the status name as the node built it.
+    """
+    for own in (f"{node_name}: ", f"{executable}: "):
+        if name.startswith(own):
+            return f"{full_name}: {name[len(own):]}"
+    return f"{full_name}: {name}"
+
+
 # ---------------------------------------------------------------------------- input guard
 class InputGuard:
     """Rejects bad input: one throttled log line per topic, and a diagnostics entry.
@@ -35,6 +60,7 @@ class InputGuard:
 
     def __init__(
         self, node: Node, publisher: Any, hardware_id: str, throttle: float, period: float,
+        executable: str = "",
     ) -> None:
         """Build the guard.
 
@@ -44,17 +70,24 @@ class InputGuard:
             hardware_id: the robot name for the DiagnosticStatus.
             throttle: log throttle per topic [s].
             period: how long a rejection keeps the status at WARN [s].
+            executable: the executable's default node name (status names built with it
+                are renamed after the node's full name); "" = the node's name.
         """
         self._node = node
         self._publisher = publisher
         self.hardware_id = hardware_id
-        self._throttle = throttle
-        self._period = period
+        #: log throttle per topic [s] (the node's log_throttle, also when set at runtime)
+        self.throttle = throttle
+        #: how long a rejection keeps the status at WARN [s]
+        self.period = period
         self.name = f"{node.get_name()}: input"
+        self._names = (node.get_name(), executable or node.get_name(),
+                       node.get_fully_qualified_name())
         self.accepted: dict[str, int] = {}
         self.rejected: dict[str, int] = {}
         self.reasons: dict[str, str] = {}
         self._loggers: dict[str, Any] = {}
+        self._logged: dict[str, float] = {}  # topic → monotonic time of its last log line
         self._last_topic = ""
         self._last_time = -math.inf
         self._last_publish = -math.inf
@@ -81,11 +114,13 @@ class InputGuard:
         if logger is None:
             logger = self._loggers[topic] = self._node.get_logger().get_child(
                 topic.strip("/").replace("/", "."))
-        # A child logger per topic: rclpy keeps the throttle state per logger and call site.
-        logger.warning(
-            f"rejected a message on {topic}: {reason} (last good state kept; "
-            f"{self.rejected[topic]} rejected so far)",
-            throttle_duration_sec=self._throttle)
+        # throttled here, per topic: rclpy's throttle_duration_sec cannot change between
+        # calls of one call site, and log_throttle can be set at runtime
+        if now - self._logged.get(topic, -math.inf) >= self.throttle:
+            self._logged[topic] = now
+            logger.warning(
+                f"rejected a message on {topic}: {reason} (last good state kept; "
+                f"{self.rejected[topic]} rejected so far)")
         text = f"{topic}: {reason}"
         if text != self._last_published_reason or now - self._last_publish >= 0.1:
             self.publish()
@@ -103,7 +138,7 @@ class InputGuard:
             values.append((f"{topic} rejected", self.rejected.get(topic, 0)))
             if topic in self.reasons:
                 values.append((f"{topic} last rejection", self.reasons[topic]))
-        if now - self._last_time <= self._period:
+        if now - self._last_time <= self.period:
             level = 1
             message = f"rejected {self._last_topic}: {self.reasons[self._last_topic]}"
         else:
@@ -123,6 +158,8 @@ class InputGuard:
         array = DiagnosticArray()
         array.header.stamp = self._node.get_clock().now().to_msg()
         array.status = [*extra, status]
+        for entry in array.status:
+            entry.name = full_status_name(*self._names, entry.name)
         self._publisher.publish(array)
         self._last_publish = time.monotonic()
         if self._last_topic:

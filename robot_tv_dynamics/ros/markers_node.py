@@ -47,13 +47,13 @@ from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos
 from robot_tv_dynamics.ros.cell_parameters import (
     JOINT_PARAMETERS,
-    on_parameters_set,
+    apply_groups,
     unknown_joints_logger,
 )
 from robot_tv_dynamics.ros.conversions import BodyArrayReader, JointStateReader, parse_dim_label
 from robot_tv_dynamics.ros.joint_state_cdr import subscribe_joint_states
 from robot_tv_dynamics.ros.markers import MarkerStore, scene_markers
-from robot_tv_dynamics.ros.parameters import ParameterSpec
+from robot_tv_dynamics.ros.parameters import LIVE, START_UP, ParameterSpec
 from robot_tv_dynamics.ros.stamped_topics import (
     DeprecationNotice,
     StampAxis,
@@ -72,28 +72,34 @@ TRUTH = "truth"
 PARAMETERS = parameters.COMMON_PARAMETERS + (
     ParameterSpec(
         "publish_rate", 10.0, "rate of inertia_markers publication (while subscribed)",
-        "Hz", 0.1, 100.0),
+        "Hz", 0.1, 100.0,
+        runtime=LIVE),
     ParameterSpec(
         "frame_mode", "base",
         '"base": every marker in base_frame, posed by the package\'s forward kinematics of '
-        'joint_states (no TF needed); "links": each body in its link frame (needs TF)'),
+        'joint_states (no TF needed); "links": each body in its link frame (needs TF)',
+        runtime=LIVE),
     ParameterSpec(
         "base_frame", "",
-        "frame_id of base-frame markers; empty: the URDF's root link"),
+        "frame_id of base-frame markers; empty: the URDF's root link",
+        runtime=LIVE),
     ParameterSpec(
         "estimates", [],
         "names of estimates to draw beside the true Θ: subscribes "
         "estimates/<name>/inertial_parameters_stamped and "
-        "estimates/<name>/consistency_stamped (and the legacy unstamped ones)"),
+        "estimates/<name>/consistency_stamped (and the legacy unstamped ones)",
+        runtime=START_UP, note=parameters.TOPICS_NOTE),
     ParameterSpec(
         "estimate_spacing", 1.0,
         "the k-th estimate is drawn k x this far from the true Θ along the base y axis "
-        "(frame_mode base; 0 overlays them)", "m", -100.0, 100.0),
+        "(frame_mode base; 0 overlays them)", "m", -100.0, 100.0,
+        runtime=LIVE),
     ParameterSpec(
         "status_timeout", 2.0,
         "a body's monitor level older than this is not shown (grey: no status): stamped "
         "levels more than this before the pose's stamp, legacy ones received longer ago; "
-        "0 = never stale", "s", 0.0, 3600.0),
+        "0 = never stale", "s", 0.0, 3600.0,
+        runtime=START_UP),
     legacy_parameter(
         "read the unstamped inertial_parameters and consistency arrays (and those of each "
         "estimate) for a source that has sent no stamped message yet"),
@@ -200,7 +206,6 @@ class MarkersNode(node_base.ModelNode):
         self._axis = StampAxis()  # joint_states, Θ and levels: one time axis
         self._deprecated = DeprecationNotice(self.get_logger())
         self._set_model(model)
-        on_parameters_set(self, ("strict_joints",), self._set_strict_joints)
         self._q: np.ndarray | None = None
         self._stamp = None
         self._q_time: float | None = None  # the pose's stamp on the axis (None: unstamped)
@@ -225,7 +230,7 @@ class MarkersNode(node_base.ModelNode):
                 Float64MultiArray, source.theta_topic, self._theta_callback(source), stream)
             self.create_subscription(
                 Float64MultiArray, source.status_topic, self._status_callback(source), stream)
-        self.create_timer(1.0 / cfg.publish_rate, self._publish_markers)
+        self._markers_timer = self.create_timer(1.0 / cfg.publish_rate, self._publish_markers)
         self.create_timer(1.0, self._guard.publish)
         self.get_logger().info(
             f"ready: {model.n_bodies} bodies from {self._description.source}; "
@@ -259,6 +264,19 @@ class MarkersNode(node_base.ModelNode):
             source.level_series = StampedSeries(
                 (model.n_bodies,), level_rules, source.status_stamped_topic)
         self._sources[0].theta = np.array(model.theta_nominal)  # the URDF's until Θ arrives
+
+    def _apply(self, config: MarkersNodeConfig, names: frozenset[str]) -> str:
+        """Take over the LIVE parameters (``frame_mode``, ``estimate_spacing``: per publish)."""
+        if config.frame_mode not in FRAME_MODES:
+            raise InvalidInputError(
+                "frame_mode", f'"{config.frame_mode}" is not one of {list(FRAME_MODES)}')
+        apply_groups(config, names, ((("strict_joints",), self._set_strict_joints),))
+        if "base_frame" in names:
+            self._frame = config.base_frame.strip() or base_frame_name(self._model)
+        if "publish_rate" in names:
+            self._markers_timer = self._replace_timer(
+                self._markers_timer, 1.0 / config.publish_rate, self._publish_markers)
+        return ""
 
     def _on_urdf_swap(self, model: RobotModel) -> None:
         self._set_model(model)

@@ -11,11 +11,11 @@ times) until the first stamped Θ arrives, then ignores them. It runs
 ν_l, running inf/sup, rates, trend prediction, hysteresis) and publishes
 
 - ``/diagnostics`` (diagnostic_msgs/DiagnosticArray): one DiagnosticStatus per body,
-  named with the body name (``"<status_prefix>: <body>"`` when ``status_prefix`` is set,
-  so that several monitors can share ``/diagnostics``), hardware_id = the URDF's robot
-  name, level OK / WARN / ERROR (STALE when Θ stops arriving), the reasons as the
-  message and the numbers as key-values; plus the node's own ``monitor_node: input``
-  status (prefixed the same way). Published at ``publish_rate`` and at once when a body
+  named ``"<node's full name>: <body>"`` (``"<full name>: <status_prefix>: <body>"``
+  when ``status_prefix`` is set), hardware_id = the URDF's robot name, level OK / WARN /
+  ERROR (STALE when Θ stops arriving), the reasons as the message and the numbers as
+  key-values; plus the node's own ``"<full name>: input"`` status (prefixed the same
+  way). Published at ``publish_rate`` and at once when a body
   changes level;
 - ``consistency_stamped`` (sensor_msgs/JointState, ``<body>/<field>``, position = μ, ν,
   ε, level, inf μ, sup ν, rate, predicted time to crossing), on every stamped Θ sample,
@@ -38,7 +38,6 @@ import copy
 import math
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
 
 import numpy as np
 from sensor_msgs.msg import JointState
@@ -57,11 +56,10 @@ from robot_tv_dynamics.inputs.body_vectors import BodyVectorReader
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.model.frames import input_frame
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot_description
-from robot_tv_dynamics.ros.cell_parameters import on_parameters_set
 from robot_tv_dynamics.ros.conversions import BodyArrayReader, labelled_array, make_status
 from robot_tv_dynamics.ros.joint_state_cdr import JointStateSample, subscribe_joint_states
 from robot_tv_dynamics.ros.live_bounds import LiveBoundsOutput
-from robot_tv_dynamics.ros.parameters import ParameterSpec
+from robot_tv_dynamics.ros.parameters import LIVE, START_UP, ParameterSpec
 from robot_tv_dynamics.ros.stamped_topics import (
     ConsistencyOutput,
     DeprecationNotice,
@@ -78,88 +76,104 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
     ParameterSpec(
         "margin_fraction", 0.1,
         "epsilon_l = margin_fraction x the body's nominal margin lambda_min(f(Phi_l)) "
-        "(the URDF's), unless uniform_margin is set", "", 0.0, 1.0),
+        "(the URDF's), unless uniform_margin is set", "", 0.0, 1.0,
+        runtime=LIVE),
     ParameterSpec(
         "uniform_margin", 0.0,
         "when > 0: epsilon_l = uniform_margin for every body (0 = unset)", "kg·m² or kg",
-        0.0, _INF),
+        0.0, _INF,
+        runtime=LIVE),
     ParameterSpec(
         "upper_bound", 0.0,
         "when > 0: ERROR when lambda_max(f(Phi_l)) exceeds it, for every body (0 = use "
-        "upper_factor)", "kg·m² or kg", 0.0, _INF),
+        "upper_factor)", "kg·m² or kg", 0.0, _INF,
+        runtime=LIVE),
     ParameterSpec(
         "upper_factor", 10.0,
         "when upper_bound is 0: the bound is upper_factor x the body's nominal "
-        "lambda_max(f(Phi_l)); 0 disables the upper check", "", 0.0, 1e9),
+        "lambda_max(f(Phi_l)); 0 disables the upper check", "", 0.0, 1e9,
+        runtime=LIVE),
     ParameterSpec(
         "rated_payload", 0.0,
         "the cell's rated payload: when > 0 (and upper_bound is 0), the body carrying "
         "payload_frame is held to the size any load up to this mass within "
         "rated_payload_distance of that frame can give, times (1 + warn_band), so a load "
         "within the rating never warns; 0 = upper_factor for that body too", "kg", 0.0,
-        1e5),
+        1e5, runtime=LIVE),
     ParameterSpec(
         "rated_payload_distance", 0.1,
         "radius about payload_frame's origin within which the rated payload's mass lies "
-        "(from the arm's payload diagram)", "m", 0.0, 100.0),
+        "(from the arm's payload diagram)", "m", 0.0, 100.0, runtime=LIVE),
     ParameterSpec(
         "payload_frame", "",
         "the frame the rated payload is carried at; empty = the URDF's flange frame (tool0, "
-        "flange, panda_link8, fr3_link8)"),
+        "flange, panda_link8, fr3_link8)", runtime=LIVE),
     ParameterSpec(
         "rate_bound", 0.0,
         "ERROR when sigma_max(f(dPhi_l/dt)) exceeds it; 0 disables the rate check",
-        "per s", 0.0, _INF),
+        "per s", 0.0, _INF,
+        runtime=LIVE),
     ParameterSpec(
         "warn_band", 1.0,
         "WARN band b in front of each threshold: margin < (1+b) epsilon, size > bound/(1+b), "
-        "rate > rate_bound/(1+b)", "", 0.0, 1e3),
+        "rate > rate_bound/(1+b)", "", 0.0, 1e3,
+        runtime=LIVE),
     ParameterSpec(
         "horizon", 2.0,
         "WARN when the margin is predicted to reach epsilon within this time (0 disables "
-        "the prediction)", "s", 0.0, 86400.0),
+        "the prediction)", "s", 0.0, 86400.0,
+        runtime=START_UP),
     ParameterSpec(
         "trend_window", 2.0,
         "window of the least-squares line through the margins that predicts the crossing",
-        "s", 0.01, 86400.0),
+        "s", 0.01, 86400.0,
+        runtime=START_UP),
     ParameterSpec(
         "hysteresis", 0.1,
         "an active condition clears only once its quantity is past the threshold by this "
-        "fraction (no flapping on a noisy margin)", "", 0.0, 10.0),
+        "fraction (no flapping on a noisy margin)", "", 0.0, 10.0,
+        runtime=START_UP),
     ParameterSpec(
         "rate_cutoff", 5.0,
         "corner frequency of the filter that differentiates Θ into Θ̇ when "
-        "inertial_parameter_rates is absent or stale", "Hz", 0.01, 1000.0),
+        "inertial_parameter_rates is absent or stale", "Hz", 0.01, 1000.0,
+        runtime=START_UP),
     ParameterSpec(
         "rate_timeout", 0.5,
         "inertial_parameter_rates older than this are stale (filtered differences are used); "
-        "0 = never stale", "s", 0.0, 3600.0),
+        "0 = never stale", "s", 0.0, 3600.0,
+        runtime=START_UP),
     ParameterSpec(
         "publish_rate", 1.0, "rate of /diagnostics publication (also on every level change)",
-        "Hz", 0.01, 1000.0),
+        "Hz", 0.01, 1000.0,
+        runtime=LIVE),
     ParameterSpec(
         "stale_timeout", 5.0,
         "STALE when no inertial_parameters arrived for this long (after the first); 0 "
-        "disables", "s", 0.0, 86400.0),
+        "disables", "s", 0.0, 86400.0,
+        runtime=LIVE),
     ParameterSpec(
         "status_prefix", "",
-        'prefix of every DiagnosticStatus name, "<prefix>: <body>" and "<prefix>: <node>: '
-        'input", so that several monitors can share /diagnostics; empty: the body name '
-        "alone"),
+        'prefix of every DiagnosticStatus name after the node\'s full name, "<node>: <prefix>: '
+        '<body>" and "<node>: <prefix>: input"; empty: "<node>: <body>"',
+        runtime=LIVE),
     ParameterSpec(
         "mass_bounds", False,
         "publish mass_matrix_lower_bounds and a 'mass matrix' status per Theta: the certified "
         "weighted alpha1 (from z_l = lambda_min(Z(Phi_l))) and the loading floor "
         "inf_q lambda_min(M0) of the base arm, which holds while every load "
-        "Phi_l - Phi0_l is consistent (searched once per arm in the background, cached)"),
+        "Phi_l - Phi0_l is consistent (searched once per arm in the background, cached)",
+        runtime=START_UP, note=parameters.TOPICS_NOTE),
     ParameterSpec(
         "cache_dir", "auto",
         "folder of the bounds cache (mass_bounds); auto: $XDG_CACHE_HOME/robot_tv_dynamics, "
-        "else ~/.cache/robot_tv_dynamics; empty disables the cache"),
+        "else ~/.cache/robot_tv_dynamics; empty disables the cache",
+        runtime=START_UP),
     ParameterSpec(
         "bounds_time_limit", 60.0,
         "time limit of each per-arm certified search of mass_bounds (run once per arm)", "s",
-        0.1, 86400.0),
+        0.1, 86400.0,
+        runtime=START_UP),
     legacy_parameter(
         "read the unstamped inertial_parameters / inertial_parameter_rates arrays (until a "
         "stamped Θ arrives on inertial_parameters_stamped) and publish the unstamped "
@@ -226,15 +240,13 @@ class MonitorNode(node_base.ModelNode):
         cfg = self.config
         self._monitor = ConsistencyMonitor(
             model.body_names, model.theta_nominal, cfg.monitor_config())
-        self._guard.name = status_name(cfg.status_prefix, self._guard.name)
+        self._guard.name = status_name(cfg.status_prefix, "input")
         self._live_bounds = (
             LiveBoundsOutput(self, cfg.cache_dir, cfg.bounds_time_limit) if cfg.mass_bounds
             else None)
         self._set_model(model)
         self._rated = ""  # the rated bound in words, for the log and the status
-        self._apply_rated(model, self._rated_values())
-        on_parameters_set(self, RATED_NAMES, lambda values: self._apply_rated(
-            self._model, values))
+        self._hold_rated(model, self._rated_bound(model, cfg))
         self._theta_time = -math.inf
         self._rates: np.ndarray | None = None
         self._rates_time = -math.inf
@@ -258,7 +270,8 @@ class MonitorNode(node_base.ModelNode):
                 Float64MultiArray, "inertial_parameters", self._on_theta, stream)
             self.create_subscription(
                 Float64MultiArray, "inertial_parameter_rates", self._on_rates, stream)
-        self.create_timer(1.0 / cfg.publish_rate, self._publish_diagnostics)
+        self._diagnostics_timer = self.create_timer(1.0 / cfg.publish_rate,
+                                                    self._publish_diagnostics)
         eps = ", ".join(f"{n} {e:.3g}" for n, e in zip(
             model.body_names, self._monitor.epsilon, strict=True))
         self.get_logger().info(
@@ -280,38 +293,61 @@ class MonitorNode(node_base.ModelNode):
         if self._live_bounds is not None:
             self._live_bounds.set_model(model)
 
-    def _rated_values(self) -> dict[str, Any]:
-        return {name: self.get_parameter(name).value for name in RATED_NAMES}
+    def _rated_bound(self, model: RobotModel, cfg: MonitorNodeConfig
+                     ) -> tuple[int, float, str] | None:
+        """(body, U_l, the bound in words) of the rated payload; None: not used.
 
-    def _apply_rated(self, model: RobotModel, values: dict[str, Any]) -> None:
-        """Hold the payload body to the rated bound (raises to refuse the values)."""
-        cfg = self.config
-        if cfg.upper_bound > 0.0 or float(values["rated_payload"]) <= 0.0:
-            self._monitor.set_nominal(model.theta_nominal)  # upper_bound / upper_factor
-            self._rated = ""
-            return
-        frame = input_frame(model, str(values["payload_frame"]))
+        Raises:
+            InvalidInputError: no flange frame and none named.
+        """
+        if cfg.upper_bound > 0.0 or cfg.rated_payload <= 0.0:
+            return None
+        frame = input_frame(model, cfg.payload_frame)
         if frame is None:
             raise InvalidInputError("payload_frame", "the URDF has no flange frame (tool0, "
                                     "flange, panda_link8, fr3_link8): name the frame")
         at = model.link_attachment(frame)
-        size = rated_size_bound(model.theta_nominal[at.body], float(values["rated_payload"]),
-                                at.translation, float(values["rated_payload_distance"]))
-        self._monitor.set_nominal(model.theta_nominal)
-        self._monitor.set_upper(at.body, (1.0 + cfg.warn_band) * size)
-        self._rated = (
-            f"rated payload {float(values['rated_payload']):g} kg within "
-            f"{float(values['rated_payload_distance']):g} m of {frame}: body "
-            f"{model.body_names[at.body]} WARN above size {size:.4g}, ERROR above "
-            f"{(1.0 + cfg.warn_band) * size:.4g}")
-        self.get_logger().info(self._rated)
+        size = rated_size_bound(model.theta_nominal[at.body], cfg.rated_payload,
+                                at.translation, cfg.rated_payload_distance)
+        bound = (1.0 + cfg.warn_band) * size
+        return at.body, bound, (
+            f"rated payload {cfg.rated_payload:g} kg within {cfg.rated_payload_distance:g} m "
+            f"of {frame}: body {model.body_names[at.body]} WARN above size {size:.4g}, ERROR "
+            f"above {bound:.4g}")
+
+    def _hold_rated(self, model: RobotModel, rated: tuple[int, float, str] | None) -> None:
+        """The monitor's bounds from the nominal Θ, the rated body held to its own bound."""
+        self._monitor.set_nominal(model.theta_nominal)  # upper_bound / upper_factor
+        self._rated = ""
+        if rated is not None:
+            self._monitor.set_upper(rated[0], rated[1])
+            self._rated = rated[2]
+            self.get_logger().info(self._rated)
+
+    def _apply(self, config: MonitorNodeConfig, names: frozenset[str]) -> str:
+        """Take over the LIVE thresholds, rate and names (``stale_timeout`` is read per use)."""
+        thresholds = config.monitor_config()  # raises for values the monitor refuses
+        rated = self._rated_bound(self._model, config)  # raises for a frame it cannot use
+        if thresholds != self._monitor.config:
+            self._monitor.set_config(thresholds)  # U_l from the nominal Θ again
+        if thresholds != self._monitor.config or any(name in names for name in RATED_NAMES):
+            self._hold_rated(self._model, rated)
+        if "publish_rate" in names:
+            self._diagnostics_timer = self._replace_timer(
+                self._diagnostics_timer, 1.0 / config.publish_rate, self._publish_diagnostics)
+            self._guard.period = max(1.0 / config.publish_rate, 1.0)
+        if "status_prefix" in names:
+            self._status_names = [status_name(config.status_prefix, name)
+                                  for name in self._model.body_names]
+            self._guard.name = status_name(config.status_prefix, "input")
+        return ""
 
     def _on_urdf_swap(self, model: RobotModel) -> None:
         self._set_model(model)
         self._monitor.body_names = list(model.body_names)
         self._monitor.set_nominal(model.theta_nominal)
         try:
-            self._apply_rated(model, self._rated_values())
+            self._hold_rated(model, self._rated_bound(model, self.config))
         except RobotTvDynamicsError as error:
             self._guard.reject("rated_payload", f"{error}: upper_factor is used")
         self._guard.hardware_id = robot_description.robot_name(model)
@@ -433,6 +469,7 @@ class MonitorNode(node_base.ModelNode):
                         ("size", float(monitor.nominal_nu[l])),
                         ("epsilon", float(monitor.epsilon[l])),
                         ("upper bound", float(monitor.upper[l])),
+                        ("rate bound", monitor.rate_bound),
                         ("samples", 0)]))
         else:
             judged = self._judged_stamp
@@ -462,7 +499,7 @@ class MonitorNode(node_base.ModelNode):
                         ("theta stamp", stamp_text)]))
         if self._live_bounds is not None:
             statuses.append(self._live_bounds.status(
-                status_name(self.config.status_prefix, f"{NODE_NAME}: mass matrix"),
+                status_name(self.config.status_prefix, "mass matrix"),
                 hardware_id))
         self._guard.publish(statuses)
 

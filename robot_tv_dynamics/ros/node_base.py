@@ -50,6 +50,7 @@ from robot_tv_dynamics.ros.input_guard import InputGuard
 from robot_tv_dynamics.ros.parameters import (
     EXECUTORS,
     ParameterSpec,
+    RuntimeParameters,
     config_from_parameters,
     declare_parameters,
 )
@@ -69,7 +70,9 @@ class ModelNode(Node):
     (``self._description``, a :class:`RobotDescription`), create the ``/diagnostics``
     publisher and the :class:`InputGuard` ``self._guard`` (WARN for
     :meth:`_input_status_period` after a rejection), hand URDF swaps to
-    :meth:`_on_urdf_swap`, then :meth:`_start` with the model. Any failure destroys the
+    :meth:`_on_urdf_swap`, then :meth:`_start` with the model, then register the
+    set-parameters callback (:class:`RuntimeParameters`: the node's LIVE parameters go to
+    :meth:`_apply_parameters`, the others are refused). Any failure destroys the
     node and re-raises. A node with a ``_publish_diagnostics`` method publishes its
     status whenever a new ``/diagnostics`` reader matches (and before it spins,
     :func:`spin`), so no reader waits a diagnostics period for its first message.
@@ -99,10 +102,12 @@ class ModelNode(Node):
                 event_callbacks=PublisherEventCallbacks(matched=self._on_diagnostics_matched))
             self._guard = InputGuard(
                 self, self._diagnostics_pub, robot_name(model), cfg.log_throttle,
-                self._input_status_period())
+                self._input_status_period(), executable=node_name)
             self._description.guard = self._guard
             self._description.on_swap = self._on_urdf_swap
             self._start(model)
+            #: the set-parameters callback: LIVE parameters applied, the rest refused
+            self.runtime_parameters = RuntimeParameters(self, parameters, self._apply_parameters)
         except BaseException:
             self.destroy_node()
             raise
@@ -130,6 +135,34 @@ class ModelNode(Node):
     def _on_urdf_swap(self, model: RobotModel) -> None:
         """Take over an accepted URDF swap (same joints) to ``model``."""
         raise NotImplementedError
+
+    def _apply_parameters(self, config: Any, names: frozenset[str]) -> str:
+        """Take over LIVE parameters set at runtime (:class:`RuntimeParameters`).
+
+        The node's own :meth:`_apply` first (it may refuse: nothing changes), then what
+        every node shares (``log_throttle``). ``self.config`` is still the old config.
+
+        Returns:
+            What changed besides the values, for the log line ("" if nothing).
+        """
+        note = self._apply(config, names)
+        if "log_throttle" in names:
+            self._guard.throttle = config.log_throttle
+        return note
+
+    def _apply(self, config: Any, names: frozenset[str]) -> str:
+        """The node's part of :meth:`_apply_parameters` (validate before mutate).
+
+        Raises:
+            RobotTvDynamicsError: the new values are refused (nothing changed).
+        """
+        raise NotImplementedError
+
+    def _replace_timer(self, timer: Any, period: float, callback: Callable[[], None]) -> Any:
+        """A timer of ``period`` [s] calling ``callback``, in place of ``timer`` (destroyed)."""
+        new = self.create_timer(period, callback)
+        self.destroy_timer(timer)
+        return new
 
 
 # ---------------------------------------------------------------------------- main

@@ -1,9 +1,9 @@
 """QoS profiles of the package's topics.
 
 ``robot_description`` (depth 1, reliable, transient local, as robot_state_publisher
-publishes it), streaming inputs (best effort: a best-effort subscription matches reliable
-*and* best-effort publishers, whereas a reliable one ignores best-effort publishers),
-events and outputs (reliable).
+publishes it) and the latched payload topics, streaming inputs (best effort: a
+best-effort subscription matches reliable *and* best-effort publishers, whereas a
+reliable one ignores best-effort publishers), events and outputs (reliable).
 """
 
 from __future__ import annotations
@@ -11,10 +11,14 @@ from __future__ import annotations
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 # ---------------------------------------------------------------------------- QoS
-#: ``robot_description``: as robot_state_publisher publishes and MoveIt subscribes it.
-ROBOT_DESCRIPTION_QOS = QoSProfile(
+#: Latched state (depth 1, reliable, transient local): a reader that joins late, or a
+#: node that restarts, gets the last value at once. ``payload`` in, ``payload_estimate``
+#: out; a transient-local reader matches only transient-local writers.
+LATCHED_QOS = QoSProfile(
     history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+#: ``robot_description``: as robot_state_publisher publishes and MoveIt subscribes it.
+ROBOT_DESCRIPTION_QOS = LATCHED_QOS
 
 
 def stream_qos(depth: int, reliable: bool = False) -> QoSProfile:

@@ -88,7 +88,7 @@ from robot_tv_dynamics.paths import package_config_dir
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos, robot_description
 from robot_tv_dynamics.ros.conversions import body_array, seconds_to_stamp, to_float_array
 from robot_tv_dynamics.ros.joint_state_cdr import JointStateOutput
-from robot_tv_dynamics.ros.parameters import ParameterSpec
+from robot_tv_dynamics.ros.parameters import LIVE, START_UP, ParameterSpec
 from robot_tv_dynamics.ros.stamped_topics import BodyVectorOutput
 from robot_tv_dynamics.ros.trajectory_server import TrajectoryServer
 from robot_tv_dynamics.simulation import (
@@ -119,6 +119,8 @@ INITIAL_ESTIMATES = ("known", "wrong")
 SETTLE = 0.5
 #: the log lines that open and close the stepping (benchmarks time the run between them)
 STEPPING, FINISHED = "stepping", "finished"
+#: Why the wait before stepping is read-only.
+WAIT_NOTE = "only used before stepping starts"
 
 PARAMETERS = parameters.URDF_PARAMETERS + (
     ParameterSpec(
@@ -126,21 +128,27 @@ PARAMETERS = parameters.URDF_PARAMETERS + (
         "loading process: a YAML file (config/loading/*.yaml format), one of the built-in "
         "examples fill, drain, grasp, timeline, fill_collision, release, or none; a "
         "collision: block in the file is applied like the collision_* parameters (giving "
-        "both is an error)"),
+        "both is an error)",
+        runtime=START_UP),
     ParameterSpec(
         "load_link", "",
         "URDF link the load is attached to (as robot-tv-dynamics demo --link); empty: the "
         "file's link when the URDF has it, else the chain's tool flange. A fill/drain "
-        "container is turned so that its axis is vertical at the start pose"),
-    ParameterSpec("rate", 1000.0, "integration (and controller) rate", "Hz", 100.0, 100000.0),
-    ParameterSpec("publish_rate", 100.0, "rate of every published topic", "Hz", 1.0, 1000.0),
+        "container is turned so that its axis is vertical at the start pose",
+        runtime=START_UP),
+    ParameterSpec("rate", 1000.0, "integration (and controller) rate", "Hz", 100.0, 100000.0,
+        runtime=START_UP),
+    ParameterSpec("publish_rate", 100.0, "rate of every published topic", "Hz", 1.0, 1000.0,
+        runtime=LIVE),
     ParameterSpec(
         "real_time_factor", 1.0,
-        "simulated seconds per wall-clock second; 0 runs as fast as possible", "", 0.0, 1000.0),
+        "simulated seconds per wall-clock second; 0 runs as fast as possible", "", 0.0, 1000.0,
+        runtime=LIVE),
     ParameterSpec(
         "duration", 0.0,
         "stop (and exit) after this much simulated time; 0 runs until shut down", "s",
-        0.0, 1e9),
+        0.0, 1e9,
+        runtime=LIVE),
     ParameterSpec(
         "controller", "adaptive",
         "adaptive: computed torque on the projected payload estimate, with the classical, "
@@ -150,55 +158,70 @@ PARAMETERS = parameters.URDF_PARAMETERS + (
         "on estimates/controller/inertial_parameters(_stamped); none: the applied torque "
         "is effort_commands; trajectory: a joint_trajectory_controller (FollowJointTrajectory "
         "action ~/follow_joint_trajectory, topic ~/joint_trajectory) tracking by computed "
-        "torque on the true loads"),
+        "torque on the true loads",
+        runtime=START_UP),
     ParameterSpec(
         "initial_positions", [],
         'with controller trajectory: the start pose, entries "joint=position" [rad or m]; '
-        "joints left out start in the middle of their limits"),
+        "joints left out start in the middle of their limits",
+        runtime=START_UP, note="the start pose: read at start-up"),
     ParameterSpec(
         "initial_estimate", "known",
         "with a control law: its initial estimate, known (the URDF's Theta with the load "
         "at t = 0) or wrong (that Theta perturbed: masses and second moments +-50 %, COM "
-        "+-5 cm, drawn with seed)"),
-    ParameterSpec("seed", 0, "seed of the simulated torque-sensor noise", "", 0, 2**31 - 1),
+        "+-5 cm, drawn with seed)",
+        runtime=START_UP),
+    ParameterSpec("seed", 0, "seed of the simulated torque-sensor noise", "", 0, 2**31 - 1,
+        runtime=START_UP),
     ParameterSpec(
         "joint_states_delay", 0.002,
         "pause between publishing a tick's Θ, Θ̇, Ψ, Ψ̇, q̈ and its joint_states, so that a "
         "subscriber of the legacy unstamped topics has the tick's loads when the joint "
         "state arrives; only while legacy_theta_topics is true (the stamped topics are "
-        "paired by stamp and need no pause)", "s", 0.0, 0.1),
+        "paired by stamp and need no pause)", "s", 0.0, 0.1,
+        runtime=START_UP),
     ParameterSpec(
         "legacy_theta_topics", True,
         "also publish the unstamped Float64MultiArray inertial_parameters, "
         "inertial_parameter_rates, psi, psi_rates and estimates/<name>/inertial_parameters "
         "next to the stamped *_stamped topics. Deprecated: the legacy topics will be "
-        "removed in the next release"),
+        "removed in the next release",
+        runtime=START_UP, note=parameters.TOPICS_NOTE),
     ParameterSpec(
         "effort_output", "applied",
         "joint_states effort: applied (the torque applied to the plant) or measured (with "
         "the adaptive controller: the applied torque plus the simulated torque-sensor noise, "
-        "what the estimators see; feed estimator_node with it)"),
+        "what the estimators see; feed estimator_node with it)",
+        runtime=START_UP),
     ParameterSpec(
         "wait_for_subscribers", 0,
         "before stepping, wait until joint_states has this many subscribers (then 0.5 s more, "
-        "for their readers of the other topics to match)", "", 0, 1000),
+        "for their readers of the other topics to match)", "", 0, 1000,
+        runtime=START_UP, note=WAIT_NOTE),
     ParameterSpec(
-        "wait_timeout", 20.0, "longest wait for those subscribers", "s", 0.0, 3600.0),
+        "wait_timeout", 20.0, "longest wait for those subscribers", "s", 0.0, 3600.0,
+        runtime=START_UP, note=WAIT_NOTE),
     ParameterSpec(
         "collision_link", "",
         "a simulated collision: an external force on this URDF link (empty: none); its "
         "joint torque acts on the arm but is not in the published efforts. A loading file "
-        "with a collision: block and this set too is a start-up error"),
+        "with a collision: block and this set too is a start-up error",
+        runtime=START_UP),
     ParameterSpec("collision_force_x", 0.0, "collision force, x in the base frame", "N",
-                  -1e4, 1e4),
+                  -1e4, 1e4,
+        runtime=START_UP),
     ParameterSpec("collision_force_y", 0.0, "collision force, y in the base frame", "N",
-                  -1e4, 1e4),
+                  -1e4, 1e4,
+        runtime=START_UP),
     ParameterSpec("collision_force_z", 0.0, "collision force, z in the base frame", "N",
-                  -1e4, 1e4),
+                  -1e4, 1e4,
+        runtime=START_UP),
     ParameterSpec("collision_start", 0.0, "simulated time the collision starts", "s",
-                  0.0, 1e9),
+                  0.0, 1e9,
+        runtime=START_UP),
     ParameterSpec("collision_duration", 0.0, "how long the force acts (0: no collision)", "s",
-                  0.0, 1e9),
+                  0.0, 1e9,
+        runtime=START_UP),
 )
 
 
@@ -327,7 +350,7 @@ class SimNode(Node):
         self._effort_bound = np.where(effort > 0.0, effort, limits.EFFORT)
         self._guard = input_guard.InputGuard(
             self, self.create_publisher(DiagnosticArray, "/diagnostics", qos.RELIABLE_QOS),
-            robot_description.robot_name(model), cfg.log_throttle, 1.0)
+            robot_description.robot_name(model), cfg.log_throttle, 1.0, executable=NODE_NAME)
         self._lock = threading.Lock()
         self._latest = (self.plant.t, self.plant.q.copy(), self.plant.qd.copy())
         if cfg.controller == TRAJECTORY:
@@ -368,12 +391,24 @@ class SimNode(Node):
         self.finished = threading.Event()
         self.error: BaseException | None = None
         self._stop = threading.Event()
+        #: the set-parameters callback: publish_rate, real_time_factor and duration are read
+        #: by the stepping loop at every step; the others are read-only
+        self.runtime_parameters = parameters.RuntimeParameters(
+            self, PARAMETERS, self._apply_parameters)
         self._thread = threading.Thread(target=self._run, name="sim_node stepping", daemon=True)
         self._thread.start()
         self.get_logger().info(
             f"ready: simulating {model.nv} joints at {1.0 / self.plant.dt:g} Hz, controller "
             f"{cfg.controller}, loading {cfg.loading or 'none'}; effort_commands accepted "
             "from now on")
+
+    def _apply_parameters(self, config: SimNodeConfig, names: frozenset[str]) -> str:
+        """Take over LIVE parameters (the stepping loop reads them from ``self.config``)."""
+        if "log_throttle" in names:
+            self._guard.throttle = config.log_throttle
+        if "duration" in names and 0.0 < config.duration <= self.plant.t:
+            return f"{self.plant.t:.3f} s are simulated already: stopping"
+        return ""
 
     def _estimate_names(self) -> tuple[str, ...]:
         """The estimates published under estimates/<name>/."""
@@ -508,17 +543,21 @@ class SimNode(Node):
             self.finished.set()
 
     def _loop(self) -> None:
-        cfg = self.config
-        per_publish = max(1, int(round((1.0 / cfg.publish_rate) / self.plant.dt)))
         start_wall = time.monotonic()
         step = 0
         last_log = start_wall
+        # the pacing's anchor: simulated t0 at wall time wall0 (moved when the factor is set)
+        t0, wall0, factor = 0.0, start_wall, self.config.real_time_factor
         while not self._stop.is_set():
+            cfg = self.config  # publish_rate, real_time_factor, duration: set at runtime
+            per_publish = max(1, int(round((1.0 / cfg.publish_rate) / self.plant.dt)))
             t = self.plant.t
             if cfg.duration > 0 and t >= cfg.duration - 0.5 * self.plant.dt:
                 break
-            if cfg.real_time_factor > 0:
-                ahead = t / cfg.real_time_factor - (time.monotonic() - start_wall)
+            if cfg.real_time_factor != factor:
+                t0, wall0, factor = t, time.monotonic(), cfg.real_time_factor
+            if factor > 0:
+                ahead = (t - t0) / factor - (time.monotonic() - wall0)
                 if ahead > 0.002:
                     time.sleep(ahead)
             with self._lock:

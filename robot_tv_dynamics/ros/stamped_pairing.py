@@ -109,7 +109,9 @@ class StampedPairing:
         self._reported = dict(self.counts)
         self.last_lag = math.nan
         self._logger = logger
-        self._throttle = log_throttle
+        #: the warning's throttle [s] (the node's log_throttle, also when set at runtime)
+        self.throttle = log_throttle
+        self._logged = -math.inf
         self._name = f"{node_name}: theta pairing"
         self.subscriptions: Sequence[Any] = ()
         self._publishers: tuple[bool, ...] = ()
@@ -156,14 +158,16 @@ class StampedPairing:
             if len(inputs.theta_series):
                 self.last_lag = inputs.theta_series.lag(t)
         reported = self._reported
-        if reported["late"] != counts["late"] or any(
-                reported[k] != counts[k] for k in (AHEAD, STALE)):
+        if (reported["late"] != counts["late"] or any(
+                reported[k] != counts[k] for k in (AHEAD, STALE))) and (
+                time.monotonic() - self._logged >= self.throttle):  # throttled here
+            self._logged = time.monotonic()
             self._logger.warning(
                 f"stamped Θ/Ψ pairing: {counts['late']} sample(s) answered without "
                 f"a Θ/Ψ at or after their stamp within theta_window "
                 f"({self.window:g} s), {counts[AHEAD]} with Θ/Ψ ahead "
                 f"of them, {counts[STALE]} with a stale Θ/Ψ (last lag "
-                f"{self.last_lag:+.4f} s)", throttle_duration_sec=self._throttle)
+                f"{self.last_lag:+.4f} s)")
 
     def _expected_series(self, series: Sequence[StampedSeries]) -> list[StampedSeries]:
         """The stamped series still empty whose topic has a publisher.

@@ -34,7 +34,7 @@ from robot_tv_dynamics.inputs.body_vectors import body_vector_names
 from robot_tv_dynamics.inputs.timeline import seconds_since
 from robot_tv_dynamics.ros.conversions import to_float_array
 from robot_tv_dynamics.ros.joint_state_cdr import JointStateOutput
-from robot_tv_dynamics.ros.parameters import ParameterSpec
+from robot_tv_dynamics.ros.parameters import START_UP, TOPICS_NOTE, ParameterSpec
 
 #: The parameter's name, the same in every node (sim_node declares its own, publisher side).
 LEGACY_PARAMETER = "legacy_theta_topics"
@@ -45,7 +45,7 @@ def legacy_parameter(topics: str) -> ParameterSpec:
     return ParameterSpec(
         LEGACY_PARAMETER, True,
         f"also {topics}. Deprecated: the legacy unstamped topics and this parameter will be "
-        "removed in the next release")
+        "removed in the next release", runtime=START_UP, note=TOPICS_NOTE)
 
 
 def consistency_names(body_names: Sequence[str]) -> list[str]:

@@ -29,14 +29,13 @@ time is refused with the reason).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from control_msgs.action import FollowJointTrajectory
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped
-from rcl_interfaces.msg import SetParametersResult
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 
@@ -48,7 +47,7 @@ from robot_tv_dynamics.retiming.gate import FORWARD, REFUSE, GateDecision, GateO
 from robot_tv_dynamics.retiming.gate import gate_trajectory as decide
 from robot_tv_dynamics.ros import input_guard, node_base, parameters, qos
 from robot_tv_dynamics.ros.conversions import inertia_stamped_to_phi, make_status
-from robot_tv_dynamics.ros.parameters import ParameterSpec
+from robot_tv_dynamics.ros.parameters import LIVE, START_UP, ParameterSpec
 from robot_tv_dynamics.ros.trajectory_conversions import trajectory_from_msg, trajectory_to_msg
 
 NODE_NAME = "trajectory_gate"
@@ -59,50 +58,59 @@ FLANGE_LINKS = ("tool0", "flange", "panda_link8", "fr3_link8")
 LEVELS = {"forward": 0, "retime": 1, "refuse": 2}
 Result = FollowJointTrajectory.Result
 
-#: Parameters that take effect at run time (the payload and the limits).
-RUNTIME = ("payload_link", "payload_mass", "payload_com_x", "payload_com_y", "payload_com_z",
-           "effort_margin", "velocity_scale", "acceleration_limit", "retiming", "gridpoints",
-           "verify_playback")
-
 PARAMETERS = parameters.URDF_PARAMETERS + (
     ParameterSpec("action_name", "~/follow_joint_trajectory",
                   "the FollowJointTrajectory action this node serves (MoveIt's controller "
-                  "action_ns points here)"),
+                  "action_ns points here)",
+                  runtime=START_UP),
     ParameterSpec("controller_action", "joint_trajectory_controller/follow_joint_trajectory",
-                  "the arm controller's FollowJointTrajectory action goals are forwarded to"),
+                  "the arm controller's FollowJointTrajectory action goals are forwarded to",
+                  runtime=START_UP),
     ParameterSpec("controller_timeout", 5.0,
-                  "how long a goal waits for the controller's action server", "s", 0.0, 3600.0),
+                  "how long a goal waits for the controller's action server", "s", 0.0, 3600.0,
+                  runtime=START_UP),
     ParameterSpec("payload_link", "",
                   "URDF link of the payload parameters; empty: the flange (tool0, flange, "
-                  "panda_link8 or fr3_link8, the first the URDF has)"),
+                  "panda_link8 or fr3_link8, the first the URDF has)",
+                  runtime=LIVE),
     ParameterSpec("payload_mass", 0.0, "payload mass (0: none until a payload message)", "kg",
-                  0.0, 1000.0),
+                  0.0, 1000.0,
+                  runtime=LIVE),
     ParameterSpec("payload_com_x", 0.0, "payload centre of mass, x in the link frame", "m",
-                  -10.0, 10.0),
+                  -10.0, 10.0,
+                  runtime=LIVE),
     ParameterSpec("payload_com_y", 0.0, "payload centre of mass, y in the link frame", "m",
-                  -10.0, 10.0),
+                  -10.0, 10.0,
+                  runtime=LIVE),
     ParameterSpec("payload_com_z", 0.0, "payload centre of mass, z in the link frame", "m",
-                  -10.0, 10.0),
+                  -10.0, 10.0,
+                  runtime=LIVE),
     ParameterSpec("effort_margin", 1.0,
                   "a goal is forwarded or retimed so that every joint's effort stays within this x "
                   "its URDF effort limit",
-                  "", 0.01, 1.0),
+                  "", 0.01, 1.0,
+                  runtime=LIVE),
     ParameterSpec("velocity_scale", 1.0,
                   "joint speeds stay within this x the URDF velocity limits (MoveIt's "
                   "max_velocity_scaling_factor keeps a retimed motion no faster than MoveIt "
-                  "would move it)", "", 0.001, 1.0),
+                  "would move it)", "", 0.001, 1.0,
+                  runtime=LIVE),
     ParameterSpec("acceleration_limit", 0.0, "acceleration limit of every joint; 0: none",
-                  "rad/s^2", 0.0, 1e4),
+                  "rad/s^2", 0.0, 1e4,
+                  runtime=LIVE),
     ParameterSpec("retiming", "uniform",
                   "how a goal over the limits is retimed: uniform (slowed down by the exact "
                   "smallest factor: the same motion, never faster than planned) or "
-                  "time-optimal (TOPP-RA along the path: as fast as the limits allow)"),
+                  "time-optimal (TOPP-RA along the path: as fast as the limits allow)",
+                  runtime=LIVE),
     ParameterSpec("gridpoints", 60, "TOPP-RA grid intervals of a time-optimal retiming "
-                  "(fewer: faster)", "", 10, 2000),
+                  "(fewer: faster)", "", 10, 2000,
+                  runtime=LIVE),
     ParameterSpec("verify_playback", True,
                   "hold what the controller plays between a retimed goal's points to the "
                   "limits, not only the points (the quintic overshoots a time-optimal law's "
-                  "acceleration jumps by up to ~10 %); false: faster"),
+                  "acceleration jumps by up to ~10 %); false: faster",
+                  runtime=LIVE),
 )
 
 
@@ -183,7 +191,6 @@ class TrajectoryGate(node_base.ModelNode):
             self, FollowJointTrajectory, cfg.action_name, self._execute,
             goal_callback=lambda goal: GoalResponse.ACCEPT,
             cancel_callback=self._on_cancel)
-        self.add_on_set_parameters_callback(self._on_set_parameters)
         self.create_timer(1.0, self._publish_diagnostics)
         self._warm_up()
         link, phi = self._payload
@@ -222,24 +229,15 @@ class TrajectoryGate(node_base.ModelNode):
         self._guard.accept("payload")
         self.get_logger().info(f'payload on "{link}": {phi[0]:g} kg (from the payload topic)')
 
-    def _on_set_parameters(self, changes: list[Any]) -> SetParametersResult:
-        """Apply payload and limit changes; refuse the start-up-only ones with the reason."""
-        fixed = [p.name for p in changes if p.name not in RUNTIME]
-        if fixed:
-            return SetParametersResult(successful=False, reason=(
-                f"{', '.join(fixed)}: read at start-up only; restart the node to change"))
-        cfg = replace(self.config, **{p.name: p.value for p in changes})
-        try:
-            options = cfg.options()
-            payload = parameter_payload(self.model, cfg)
-        except (RobotTvDynamicsError, TypeError, ValueError) as error:
-            return SetParametersResult(successful=False, reason=str(error))
-        self.config, self._options = cfg, options
-        if any(p.name.startswith("payload_") for p in changes):
+    def _apply(self, config: GateConfig, names: frozenset[str]) -> str:
+        """Take over payload and limit changes (validated before anything changes)."""
+        options = config.options()
+        payload = parameter_payload(self.model, config)
+        self._options = options
+        if any(name.startswith("payload_") for name in names):
             self._payload = payload
-            self.get_logger().info(f'payload on "{payload[0]}": {payload[1][0]:g} kg '
-                                   "(from the parameters)")
-        return SetParametersResult(successful=True)
+            return f'payload on "{payload[0]}": {payload[1][0]:g} kg (from the parameters)'
+        return ""
 
     # ------------------------------------------------------------------ goals
     def _on_cancel(self, goal_handle: ServerGoalHandle) -> CancelResponse:

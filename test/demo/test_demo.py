@@ -105,6 +105,11 @@ def test_status_names_on_diagnostics_are_told_apart_by_the_prefix():
         "projected", "monitor_projected: input")
     assert status_source("panda_link7") == (TRUTH, "panda_link7")
     assert status_source("dynamics_node: input") == (TRUTH, "dynamics_node: input")
+    # as the nodes name them: after the node's full name
+    assert status_source("/monitor_classical: estimates/classical: panda_link7") == (
+        "classical", "panda_link7")
+    assert status_source("/monitor_truth: panda_link7") == (TRUTH, "panda_link7")
+    assert status_source("/arm/dynamics_node: input") == (TRUTH, "input")
     assert status_source("estimates/other: panda_link7") == (
         TRUTH, "estimates/other: panda_link7")
 
@@ -126,10 +131,11 @@ def test_every_monitor_reports_on_the_shared_diagnostics_with_its_prefix(demo_ru
         for connection, _, raw in r.messages():
             if connection.topic == "/diagnostics":
                 names |= {s.name for s in r.deserialize(raw, connection.msgtype).status}
-    for prefix in ("", "estimates/classical: ", "estimates/projected: "):
+    for prefix in ("/monitor_truth: ", "/monitor_classical: estimates/classical: ",
+                   "/monitor_projected: estimates/projected: "):
         assert f"{prefix}panda_link7" in names, sorted(names)
-    assert {"estimates/classical: monitor_classical: input", "monitor_truth: input",
-            "dynamics_node: input"} <= names, sorted(names)
+    assert {"/monitor_classical: estimates/classical: input", "/monitor_truth: input",
+            "/dynamics_node: input"} <= names, sorted(names)
     data = json.loads((out / "summary.json").read_text())
     classical, projected = data["estimators"]["classical"], data["estimators"]["projected"]
     assert {alarm["body"] for alarm in classical["live_alarms"]} == {"panda_link7"}

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from support.ros_harness import local_discovery
+
+local_discovery()  # before any participant of this process exists
 
 
 @pytest.fixture(scope="module")

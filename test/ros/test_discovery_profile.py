@@ -1,4 +1,8 @@
-"""The package's Fast DDS discovery profile: Fast DDS reads it, the bring-up hands it on.
+"""Discovery: the Fast DDS profile the bring-up hands on, and whose range is whose.
+
+The package's Fast DDS discovery profile: Fast DDS reads it, the bring-up hands it on.
+The discovery range: scripts/ros_env.sh leaves the user's settings alone (a driver on
+another host must be reachable); the tests and the demo keep their own runs on this host.
 
 What it changes (how soon two participants find each other after a missed first
 exchange) is a time: benchmarks/bench_ready.py measures it; here only that the file is
@@ -11,6 +15,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -77,3 +82,40 @@ def test_the_bring_up_gives_its_children_the_profile_unless_one_is_set(tmp_path)
     assert f"profiles {PROFILE} {PROFILE}" in running.log("default").read_text()
     assert "profiles None /my.xml" in running.log("own").read_text()  # the user's, alone
     assert {name: os.environ.get(name) for name in bringup.PROFILE_ENV} == before
+
+
+# ---------------------------------------------------------------------------- range
+REPO = Path(__file__).resolve().parents[2]
+DISCOVERY = ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_STATIC_PEERS", "ROS_LOCALHOST_ONLY")
+
+
+def sourced_env(user: dict[str, str]) -> dict[str, str]:
+    """The discovery variables after ``source scripts/ros_env.sh`` in a shell with ``user``."""
+    base = {k: v for k, v in os.environ.items() if k not in DISCOVERY}
+    script = ("source scripts/ros_env.sh >/dev/null 2>&1; for v in " + " ".join(DISCOVERY)
+              + '; do echo "$v=${!v-<unset>}"; done')
+    out = subprocess.run(["bash", "-c", script], env={**base, **user}, cwd=REPO,
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    return dict(line.split("=", 1) for line in out.splitlines())
+
+
+def test_ros_env_leaves_the_users_discovery_settings_alone():
+    user = {"ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET", "ROS_STATIC_PEERS": "192.168.1.12",
+            "ROS_LOCALHOST_ONLY": "0"}
+    assert sourced_env(user) == user
+    assert sourced_env({}) == dict.fromkeys(DISCOVERY, "<unset>")
+
+
+def test_the_tests_and_the_demo_keep_their_discovery_on_this_host(monkeypatch):
+    from support.ros_harness import node_env
+
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "SUBNET")
+    monkeypatch.setenv("ROS_STATIC_PEERS", "192.168.1.12")
+    env = node_env()
+    assert env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"
+    assert "ROS_STATIC_PEERS" not in env
+    bringup.use_local_discovery()  # the demo's, before its first participant
+    assert os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"
+    assert "ROS_STATIC_PEERS" not in os.environ
+    script = (REPO / "scripts" / "run_tests.sh").read_text()
+    assert "export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST" in script

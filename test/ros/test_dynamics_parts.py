@@ -79,7 +79,7 @@ class Node:
     def create_publisher(self, _type, topic, _qos) -> Publisher:
         return self.publishers.setdefault(topic, Publisher(topic))
 
-    def create_subscription(self, _type, topic, _callback, _qos) -> Subscription:
+    def create_subscription(self, _type, topic, _callback, _qos, **_options) -> Subscription:
         self.subscriptions.append(Subscription(topic))
         return self.subscriptions[-1]
 
@@ -286,9 +286,17 @@ def test_the_outputs_carry_the_arrays_with_their_labels(ur5):
     assert cv.stamp_to_seconds(msg.header.stamp) == 5.25
     np.testing.assert_array_equal(np.array(msg.effort), tau)
     values = np.arange(len(B.BOUND_LABELS), dtype=float)
-    outputs.publish_bounds(values, B.SAMPLED)
-    outputs.publish_bounds(values + 1, B.UNAVAILABLE)
-    outputs.publish_bounds(values + 2, B.UNAVAILABLE)
+    stamps = [cv.seconds_to_stamp(5.25 + 0.001 * k) for k in range(3)]
+    outputs.publish_bounds(stamps[0], "base", values, B.SAMPLED)
+    outputs.publish_bounds(stamps[1], "base", values + 1, B.UNAVAILABLE)
+    outputs.publish_bounds(stamps[2], "base", values + 2, B.UNAVAILABLE)
+    stamped = [received(m) for m in node.publishers["mass_matrix_bounds_stamped"].messages]
+    assert [(m.header.stamp.sec, m.header.stamp.nanosec) for m in stamped] == [
+        (s.sec, s.nanosec) for s in stamps]
+    assert list(stamped[0].name) == [f"{label}/{B.SAMPLED}" for label in B.BOUND_LABELS]
+    assert list(stamped[2].name) == [f"{label}/{B.UNAVAILABLE}" for label in B.BOUND_LABELS]
+    np.testing.assert_array_equal(np.array(stamped[2].position), values + 2)
+    assert not stamped[2].velocity and not stamped[2].effort
     first, second, third = node.publishers["mass_matrix_bounds"].messages
     assert second is not first and third is second  # a new layout per method, then reused
     assert first.layout.dim[1].label == cv.dim_label("method", [B.SAMPLED])
@@ -297,10 +305,36 @@ def test_the_outputs_carry_the_arrays_with_their_labels(ur5):
         B.UNAVAILABLE])]
     np.testing.assert_array_equal(np.array(third.data), values + 2)
     rows = np.arange(len(cv.TERM_LABELS) * 6, dtype=float).reshape(-1, 6)
-    outputs.publish_terms(rows)
+    outputs.publish_terms(stamps[1], "base", rows)
     terms = node.publishers["generalized_terms"].messages[-1]
     assert terms.layout.dim[0].label == cv.dim_label("term", cv.TERM_LABELS)
     np.testing.assert_array_equal(np.array(terms.data), rows.ravel())
+    stamped = received(node.publishers["generalized_terms_stamped"].messages[-1])
+    assert (stamped.header.stamp.sec, stamped.header.stamp.nanosec) == (
+        stamps[1].sec, stamps[1].nanosec) and stamped.header.frame_id == "base"
+    by_name = dict(zip(stamped.name, stamped.position, strict=True))
+    for k, term in enumerate(cv.TERM_LABELS):
+        for j, joint in enumerate(ur5.joint_names):
+            assert by_name[f"{term}/{joint}"] == rows[k, j]
+
+
+def received(sent):
+    """A published JointState as its subscriber reads it (bytes or a message)."""
+    return deserialize_message(sent, JointState) if isinstance(sent, bytes) else sent
+
+
+def test_without_legacy_only_the_stamped_terms_and_bounds_exist(ur5):
+    node = Node()
+    outputs = SampleOutputs(node, ur5.joint_names, "qos", legacy=False)
+    assert set(node.publishers) == {"generalized_torques", "generalized_terms_stamped",
+                                    "mass_matrix_bounds_stamped"}
+    outputs.publish_terms(cv.seconds_to_stamp(2.0), "", np.zeros((len(cv.TERM_LABELS), 6)))
+    outputs.publish_bounds(cv.seconds_to_stamp(2.0), "", np.zeros(len(B.BOUND_LABELS)),
+                           B.SAMPLED)
+    assert len(node.publishers["generalized_terms_stamped"].messages) == 1
+    assert outputs.wanted(1.0) == (False, False)
+    node.publishers["generalized_terms_stamped"].subscribers = 1
+    assert outputs.wanted(1.0 + 2 * SUBSCRIBER_CHECK_PERIOD) == (True, False)
 
 
 def test_subscribers_are_looked_up_once_per_period(ur5):

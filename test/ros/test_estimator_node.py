@@ -16,7 +16,15 @@ from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
-from support.ros_harness import BEST_EFFORT, LATCHED, NodeProcess, RosClient, unique_namespace
+from support.ros_harness import (
+    BEST_EFFORT,
+    LATCHED,
+    NodeProcess,
+    RosClient,
+    short_name,
+    task_name,
+    unique_namespace,
+)
 
 from robot_tv_dynamics.ros import conversions as cv
 
@@ -125,7 +133,7 @@ def _margins(run, method):
 
 def _body_levels(run, method, body_name="panda_link7"):
     return [cv.status_level(s) for array in run[method]["diag"] for s in array.status
-            if s.name == body_name]
+            if task_name(s.name) == body_name]
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -144,7 +152,7 @@ def test_no_published_estimate_leaves_the_uniform_band(grasp_run, method, panda)
 
 def test_geometric_estimator_reports_its_status_on_diagnostics(grasp_run):
     statuses = [s for array in grasp_run["geometric"]["diag"] for s in array.status
-                if s.name == f"estimator_node: {LINK}"]
+                if short_name(s.name) == f"estimator_node: {LINK}"]
     assert statuses
     values = {kv.key: kv.value for kv in statuses[-1].values}
     assert values["method"] == "geometric" and values["excited"] == "True"
@@ -197,12 +205,12 @@ def test_joint_states_without_efforts_give_a_reason_and_no_estimate(tmp_path, ur
             client.spin_for(0.01)
 
         def reason():
-            return any(s.name == "estimator_node: input" and "effort" in s.message
+            return any(short_name(s.name) == "estimator_node: input" and "effort" in s.message
                        for array in diag for s in array.status)
 
         client.spin_until(reason, 20.0, "a diagnostics reason about efforts", node)
         client.spin_until(lambda: any(
-            s.name == "estimator_node: panda_link7" and "no joint_states" in s.message
+            short_name(s.name) == "estimator_node: panda_link7" and "no joint_states" in s.message
             for array in diag for s in array.status), 20.0, "the no-estimate status", node)
         assert not estimates
         assert node.alive
@@ -233,7 +241,7 @@ def test_an_arm_at_rest_is_poorly_excited_and_the_estimate_is_held(tmp_path, urd
             pub.publish(msg)
             client.spin_for(0.004)
         client.spin_until(lambda: any(
-            s.name == "estimator_node: panda_link7" and "poorly excited" in s.message
+            short_name(s.name) == "estimator_node: panda_link7" and "poorly excited" in s.message
             for array in diag for s in array.status), 20.0, "a poorly-excited status", node)
         # held: nothing published, or a no-load estimate that did not drift
         assert all(abs(m.inertia.m) < 0.05 for m in estimates)

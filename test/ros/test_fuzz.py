@@ -30,6 +30,7 @@ from support.ros_harness import (
     LATCHED,
     RELIABLE,
     NodeProcess,
+    short_name,
     unique_namespace,
 )
 from test_ros_nodes import (
@@ -385,7 +386,7 @@ def test_fuzzing_every_input_kills_nothing_gives_reasons_and_keeps_answering(
             for array in diagnostics[node][since:]:
                 for status in array.status:
                     values = {kv.key: kv.value for kv in status.values}
-                    if status.name == name and reason in values.get(
+                    if short_name(status.name) == name and reason in values.get(
                             f"{topic} last rejection", ""):
                         return status
             return None
@@ -440,7 +441,7 @@ def accepted_joint_states(client: DynamicsClient) -> int:
     name = f"{client.node.name}: input"
     for array in reversed(client.diagnostics):
         for status in array.status:
-            if status.name == name:
+            if short_name(status.name) == name:
                 values = {kv.key: kv.value for kv in status.values}
                 return int(values.get("joint_states accepted", "0"))
     return 0

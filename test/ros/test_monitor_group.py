@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
 from std_msgs.msg import Float64MultiArray
-from support.ros_harness import BEST_EFFORT, node_env, unique_namespace
+from support.ros_harness import BEST_EFFORT, node_env, short_name, unique_namespace
 
 from robot_tv_dynamics.consistency import spectral_statistics
 from robot_tv_dynamics.exceptions import InvalidInputError
@@ -138,22 +138,23 @@ def test_the_group_publishes_the_diagnostics_and_tables_of_separate_monitors(
         levels = {}
         for array in topics[ns]["diagnostics"]:
             for status in array.status:
-                levels[status.name] = cv.status_level(status)
+                levels[short_name(status.name)] = cv.status_level(status)
         return levels
 
-    estimate_body = f"{ESTIMATE}: {body}"
+    estimate_body = f"monitor_classical: {ESTIMATE}: {body}"
     tester.spin_until(lambda: all(last_levels(ns).get(estimate_body) == 2 for ns in (g, s)),
                       ANSWER_TIMEOUT, f"ERROR for {estimate_body} from both")
     tester.spin_for(0.5)  # the last periodic statuses
     group, separate = last_levels(g), last_levels(s)
-    expected = ({*panda.body_names, "monitor_truth: input"}
-                | {f"{ESTIMATE}: {b}" for b in panda.body_names}
-                | {f"{ESTIMATE}: monitor_classical: input"})
+    expected = ({f"monitor_truth: {b}" for b in panda.body_names} | {"monitor_truth: input"}
+                | {f"monitor_classical: {ESTIMATE}: {b}" for b in panda.body_names}
+                | {f"monitor_classical: {ESTIMATE}: input"})
     assert set(group) == set(separate) == expected, (set(group) ^ expected)
     assert group == separate
-    assert all(group[b] == 0 for b in panda.body_names)  # the true Θ is consistent
+    assert all(group[f"monitor_truth: {b}"] == 0 for b in panda.body_names)  # consistent
     assert group[estimate_body] == 2
-    assert all(group[f"{ESTIMATE}: {b}"] == 0 for b in panda.body_names if b != body)
+    assert all(group[f"monitor_classical: {ESTIMATE}: {b}"] == 0
+               for b in panda.body_names if b != body)
     # the consistency tables: the same margins, those of the Θ sent (computed here)
     for key, theta in (("consistency", nominal), ("consistency_hat", broken)):
         assert topics[g][key] and topics[s][key], key

@@ -16,7 +16,7 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
 from support.by_hand import z_by_hand
-from support.ros_harness import RELIABLE, NodeProcess, unique_namespace
+from support.ros_harness import RELIABLE, NodeProcess, short_name, unique_namespace
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.ros import conversions as cv
@@ -109,7 +109,7 @@ def test_the_published_weighted_alpha1_and_loading_floor_bound_lambda_min_of_m(
         def warned():
             for array in diagnostics:
                 for status in array.status:
-                    if (status.name == "monitor_node: mass matrix"
+                    if (short_name(status.name) == "monitor_node: mass matrix"
                             and cv.status_level(status) == 1):
                         return status
             return None

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
-from support.ros_harness import REPO, NodeProcess, node_env, unique_namespace
+from support.ros_harness import REPO, NodeProcess, node_env, short_name, unique_namespace
 
 pytestmark = pytest.mark.ros
 
@@ -56,7 +56,7 @@ def test_a_late_diagnostics_reader_does_not_wait_a_period(
 
 
 def bounds_status(array: DiagnosticArray):
-    found = [s for s in array.status if s.name == "dynamics_node: bounds"]
+    found = [s for s in array.status if short_name(s.name) == "dynamics_node: bounds"]
     assert len(found) == 1, [s.name for s in array.status]
     return found[0], {kv.key: kv.value for kv in found[0].values}
 

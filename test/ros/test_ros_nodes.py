@@ -23,6 +23,8 @@ from support.ros_harness import (  # noqa: E402
     NodeProcess,
     RosClient,
     node_env,
+    short_name,
+    task_name,
     unique_namespace,
 )
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
@@ -134,7 +136,7 @@ class DynamicsClient:
                 Float64MultiArray, f"{ns}/inertial_parameter_rates"),
             "psi": tester.publisher(Float64MultiArray, f"{ns}/psi"),
             "psi_rates": tester.publisher(Float64MultiArray, f"{ns}/psi_rates"),
-            "payload": tester.publisher(InertiaStamped, f"{ns}/payload"),
+            "payload": tester.publisher(InertiaStamped, f"{ns}/payload", LATCHED),
             "reference": tester.publisher(JointTrajectory, f"{ns}/reference"),
         }
         self.torques = tester.collect(JointState, f"{ns}/generalized_torques")
@@ -230,7 +232,7 @@ class DynamicsClient:
         def find():
             for array in self.diagnostics[since:]:
                 for status in array.status:
-                    if status.name == name and all(t in status.message for t in texts):
+                    if short_name(status.name) == name and all(t in status.message for t in texts):
                         return status
             return None
 
@@ -522,8 +524,8 @@ def monitor_statuses(arrays, names):
     out = []
     for i, array in enumerate(arrays):
         for s in array.status:
-            if s.name in names:
-                out.append((i, s.name, cv.status_level(s), s.message))
+            if task_name(s.name) in names:
+                out.append((i, task_name(s.name), cv.status_level(s), s.message))
     return out
 
 
@@ -601,7 +603,7 @@ def test_monitor_raises_error_for_a_body_decaying_to_one_percent(tester, monitor
     assert others and all(level == 0 for _, _, level, _ in others)
     statuses = [s for a in diagnostics for s in a.status]
     values = {kv.key: kv.value for kv in next(s for s in reversed(statuses)
-                                               if s.name == body).values}
+                                               if task_name(s.name) == body).values}
     assert {"margin", "size", "epsilon", "inf margin", "sup size", "rate",
             "predicted time to crossing"} <= set(values)
     # a Θ with the wrong layout is rejected with the reason, and the node goes on
@@ -610,7 +612,7 @@ def test_monitor_raises_error_for_a_body_decaying_to_one_percent(tester, monitor
     def rejected():
         theta_pub.publish(bad)
         tester.spin_for(0.1)
-        return any(s.name == "monitor_node: input" and "dimension labels" in s.message
+        return any(short_name(s.name) == "monitor_node: input" and "dimension labels" in s.message
                    for a in diagnostics for s in a.status)
 
     tester.spin_until(rejected, ANSWER_TIMEOUT, "the rejection on /diagnostics", node)
@@ -635,13 +637,13 @@ def test_monitor_with_a_status_prefix_publishes_prefixed_names(tester, log_dir, 
         prefixed = {f"{prefix}: {body}" for body in panda.body_names}
 
         def every_body_reported():
-            names = {s.name for a in diagnostics for s in a.status
+            names = {task_name(s.name) for a in diagnostics for s in a.status
                      if any(kv.key == "samples" and kv.value != "0" for kv in s.values)}
             return prefixed <= names
 
         tester.spin_until(every_body_reported, ANSWER_TIMEOUT, "prefixed body statuses", node)
-        names = {s.name for a in diagnostics for s in a.status}
-        assert names == prefixed | {f"{prefix}: monitor_node: input"}, names
+        names = {task_name(s.name) for a in diagnostics for s in a.status}
+        assert names == prefixed | {f"{prefix}: input"}, names
         assert not monitor_statuses(diagnostics, set(panda.body_names))  # no bare body name
         assert all(level == 0 for _, _, level, _ in monitor_statuses(diagnostics, prefixed))
     finally:

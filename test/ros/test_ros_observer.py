@@ -17,7 +17,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from support.particle_lagrangian import find_example_robot_urdf
-from support.ros_harness import LATCHED, NodeProcess, RosClient, unique_namespace
+from support.ros_harness import LATCHED, NodeProcess, RosClient, short_name, unique_namespace
 
 from robot_tv_dynamics.ros import conversions as cv
 
@@ -102,9 +102,9 @@ def test_contact_status_on_diagnostics(run):
     levels: dict[str, list[tuple[float, int]]] = {}
     for array in run["diagnostics"]:
         for status in array.status:
-            if status.name.startswith("dynamics_node: contact"):
+            if short_name(status.name).startswith("dynamics_node: contact"):
                 t = cv.stamp_to_seconds(array.header.stamp) - run["epoch"]
-                levels.setdefault(status.name, []).append((t, cv.status_level(status)))
+                levels.setdefault(short_name(status.name), []).append((t, cv.status_level(status)))
     generalized = levels["dynamics_node: contact"]
     classical = levels["dynamics_node: contact (classical)"]
     assert any(level == 2 for t, level in generalized if PUSH[0] < t < PUSH[1] + 0.2)

@@ -114,7 +114,7 @@ def _inertia_stamped(payload):
 @pytest.mark.timeout(180)
 def test_dynamics_node_answers_a_planned_trajectory_over_dds(ur5, urdf_paths, tmp_path):
     from diagnostic_msgs.msg import DiagnosticArray
-    from support.ros_harness import NodeProcess, RosClient, unique_namespace
+    from support.ros_harness import LATCHED, NodeProcess, RosClient, unique_namespace
 
     namespace = unique_namespace("planned")
     node = NodeProcess("dynamics_node", namespace, tmp_path, {
@@ -124,7 +124,7 @@ def test_dynamics_node_answers_a_planned_trajectory_over_dds(ur5, urdf_paths, tm
     try:
         trajectory_pub = client.publisher(JointTrajectory, f"{namespace}/planned_trajectory")
         payload_pub = client.publisher(type(_inertia_stamped(ur5_payload())),
-                                       f"{namespace}/payload")
+                                       f"{namespace}/payload", LATCHED)
         answers = client.collect(JointTrajectory, f"{namespace}/planned_trajectory_efforts")
         statuses: list = []
         client.node.create_subscription(

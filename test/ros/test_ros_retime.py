@@ -9,7 +9,7 @@ import pytest
 from diagnostic_msgs.msg import DiagnosticArray
 from support.examples import ur5_move, ur5_payload
 from support.particle_lagrangian import find_example_robot_urdf
-from support.ros_harness import NodeProcess, RosClient, unique_namespace
+from support.ros_harness import NodeProcess, RosClient, short_name, unique_namespace
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_tv_dynamics.evaluation import evaluate
@@ -65,7 +65,7 @@ def test_dynamics_node_answers_a_retime_request_off_the_hot_path(tmp_path):
         request.publish(trajectory_to_msg(slow))
         client.spin_until(lambda: retimed, 60.0, "retimed_trajectory", node)
         statuses = client.spin_until(lambda: [s for a in diagnostics for s in a.status
-                                              if s.name == "dynamics_node: retime"],
+                                              if short_name(s.name) == "dynamics_node: retime"],
                                      10.0, "the retime status")
     finally:
         client.close()

@@ -14,7 +14,7 @@ import yaml
 from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
 from support.by_hand import margin_by_hand
-from support.ros_harness import BEST_EFFORT, NodeProcess, RosClient, unique_namespace
+from support.ros_harness import BEST_EFFORT, NodeProcess, RosClient, task_name, unique_namespace
 
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.inertia import consistency_margin
@@ -89,8 +89,9 @@ def _levels(diagnostics, names):
     worst: dict[str, int] = {}
     for array in diagnostics:
         for status in array.status:
-            if status.name in names:
-                worst[status.name] = max(worst.get(status.name, 0), cv.status_level(status))
+            if task_name(status.name) in names:
+                body = task_name(status.name)
+                worst[body] = max(worst.get(body, 0), cv.status_level(status))
     return worst
 
 

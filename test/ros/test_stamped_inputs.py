@@ -20,7 +20,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from support.particle_lagrangian import find_example_robot_urdf
-from support.ros_harness import NodeProcess, unique_namespace
+from support.ros_harness import NodeProcess, short_name, unique_namespace
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_tv_dynamics import phi_from_mass_com_inertia
@@ -192,7 +192,8 @@ def test_late_theta_beyond_the_window_is_reported(tester, node, panda):
     def late():
         for array in diagnostics:
             for status in array.status:
-                if status.name == "dynamics_node: theta pairing" and status.level == b"\x01":
+                if (short_name(status.name) == "dynamics_node: theta pairing"
+                        and status.level == b"\x01"):
                     return status
         return None
 

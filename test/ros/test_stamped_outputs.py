@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from pathlib import Path
@@ -27,7 +28,14 @@ from geometry_msgs.msg import InertiaStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from support.by_hand import margin_by_hand
-from support.ros_harness import BEST_EFFORT, RELIABLE, NodeProcess, unique_namespace
+from support.ros_harness import (
+    BEST_EFFORT,
+    LATCHED,
+    RELIABLE,
+    NodeProcess,
+    short_name,
+    unique_namespace,
+)
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import MarkerArray
 
@@ -134,8 +142,9 @@ def test_the_monitors_consistency_carries_the_judged_thetas_stamp_exactly(
         stamped.publish(cv.body_joint_state(stamps[5], names, "phi", thetas[5]))
 
         def refused():
-            return any(s.name == "monitor_node: input" and "older than the last Θ judged"
-                       in s.message for a in diagnostics for s in a.status)
+            return any(short_name(s.name) == "monitor_node: input"
+                       and "older than the last Θ judged" in s.message
+                       for a in diagnostics for s in a.status)
 
         tester.spin_until(refused, TIMEOUT, "the out-of-order Θ refused", node)
         # the legacy Θ is now ignored: no table from it, stamped or not
@@ -233,7 +242,7 @@ def test_a_stamped_payload_applies_from_its_stamp_on_in_the_dynamics_node(
     ns = node.namespace
     pubs = [tester.publisher(JointState, f"{ns}/joint_states", RELIABLE),
             tester.publisher(JointTrajectory, f"{ns}/reference", RELIABLE),
-            tester.publisher(InertiaStamped, f"{ns}/payload", RELIABLE)]
+            tester.publisher(InertiaStamped, f"{ns}/payload", LATCHED)]
     joint, reference, payload = pubs
     torques, torques_sub = collect_matched(tester, JointState, f"{ns}/generalized_torques")
     step, n, switch = 1.0 / 256.0, 40, 20
@@ -358,3 +367,106 @@ def test_markers_draw_theta_at_the_stamp_of_the_pose(tester, tmp_path, panda, pa
     finally:
         code = node.stop()
     assert code == 0, node.output()[-3000:]
+
+
+# ---------------------------------------------------------------------------- terms, bounds
+def test_terms_and_bounds_carry_the_stamp_of_their_joint_sample(tester, tmp_path, ur5,
+                                                                 urdf_paths):
+    """Each joint sample's addends and bounds, stamped with it; the legacy arrays agree."""
+    node = NodeProcess("dynamics_node", unique_namespace("tbst"), tmp_path, {
+        "urdf_path": urdf_paths["ur5"], "cache_dir": str(tmp_path), "jacobian_samples": 256,
+        "observer_model": "off"})
+    ns = node.namespace
+    joint = tester.publisher(JointState, f"{ns}/joint_states", RELIABLE)
+    reference = tester.publisher(JointTrajectory, f"{ns}/reference", RELIABLE)
+    terms, terms_sub = collect_matched(tester, JointState, f"{ns}/generalized_terms_stamped")
+    bounds, bounds_sub = collect_matched(tester, JointState, f"{ns}/mass_matrix_bounds_stamped")
+    old_terms = tester.collect(Float64MultiArray, f"{ns}/generalized_terms")
+    old_bounds = tester.collect(Float64MultiArray, f"{ns}/mass_matrix_bounds")
+    rng = np.random.default_rng(11)
+    n = 30
+    t0 = float(int(time.time())) + 0.25
+    stamps = [cv.seconds_to_stamp(t0 + 0.004 * k + 1e-6 * k) for k in range(n)]
+    q = rng.uniform(-1.0, 1.0, (n, ur5.nv))
+    qd = rng.uniform(-1.0, 1.0, (n, ur5.nv))
+    qdd = np.linspace(-1.0, 1.0, ur5.nv)
+
+    def sample(k: int, stamp) -> JointState:
+        msg = JointState(name=list(ur5.joint_names))
+        msg.header.stamp, msg.header.frame_id = stamp, "base_link"
+        msg.position, msg.velocity = q[k].tolist(), qd[k].tolist()
+        return msg
+
+    try:
+        tester.wait_matched([joint, reference], TIMEOUT, node)
+        tester.spin_until(lambda: terms_sub.get_publisher_count()
+                          and bounds_sub.get_publisher_count(), TIMEOUT, "the outputs", node)
+        plan = JointTrajectory(joint_names=list(ur5.joint_names))
+        plan.header.stamp = Time(sec=int(t0) - 10)
+        plan.points = [JointTrajectoryPoint(accelerations=qdd.tolist(),
+                                            time_from_start=Duration(sec=s)) for s in (0, 100)]
+        reference.publish(plan)
+        # the bounds start once γ, δ are known (computed in the background at first start)
+        warm = itertools.count()
+        tester.publish_until(lambda: joint.publish(sample(0, cv.seconds_to_stamp(
+            t0 - 5.0 + 0.001 * next(warm)))), lambda: bounds and old_bounds, TIMEOUT,
+            "the first bounds", node, period=0.05)
+        tester.spin_for(0.3)
+        for k, stamp in enumerate(stamps):
+            joint.publish(sample(k, stamp))
+            tester.spin_for(0.005)
+        keys = {stamp_pair(s): k for k, s in enumerate(stamps)}
+        tester.spin_until(lambda: {stamp_pair(m.header.stamp) for m in terms} >= set(keys)
+                          and {stamp_pair(m.header.stamp) for m in bounds} >= set(keys),
+                          20.0, "every sample's terms and bounds", node)
+        tester.spin_for(0.3)
+    finally:
+        code = node.stop()
+    assert code == 0, node.output()[-3000:]
+    theta = np.array(ur5.theta_nominal)
+    for msg in terms:
+        k = keys.get(stamp_pair(msg.header.stamp))
+        if k is None:
+            continue
+        assert msg.header.frame_id == "base_link"
+        value = dict(zip(msg.name, msg.position, strict=True))
+        want = ur5.inverse_dynamics(q[k], qd[k], qdd, theta)
+        for j, name in enumerate(ur5.joint_names):
+            assert value[f"tau/{name}"] == pytest.approx(want.tau[j], abs=1e-9)
+            assert value[f"gravity/{name}"] == pytest.approx(want.gravity[j], abs=1e-9)
+            assert value[f"inertia/{name}"] == pytest.approx((want.mass_matrix @ qdd)[j],
+                                                             abs=1e-9)
+    for msg in bounds:
+        k = keys.get(stamp_pair(msg.header.stamp))
+        if k is None:
+            continue
+        value = dict(zip(msg.name, msg.position, strict=True))
+        method = msg.name[0].split("/", 1)[1]
+        M = ur5.inverse_dynamics(q[k], qd[k], qdd, theta).mass_matrix
+        assert value[f"lambda_min_M/{method}"] == pytest.approx(np.linalg.eigvalsh(M)[0],
+                                                                rel=1e-9)
+    # the legacy arrays: the same numbers, message for message, while legacy_theta_topics
+    stamped_terms = [np.array(m.position) for m in terms]
+    assert len(old_terms) == len(stamped_terms)
+    for old, new in zip(old_terms, stamped_terms, strict=True):
+        np.testing.assert_array_equal(np.array(old.data), new)
+    assert len(old_bounds) == len(bounds)
+    for old, new in zip(old_bounds, bounds, strict=True):
+        np.testing.assert_array_equal(np.array(old.data), np.array(new.position))
+
+
+def test_without_legacy_topics_the_dynamics_node_publishes_only_stamped_terms_and_bounds(
+        tester, tmp_path, urdf_paths):
+    node = NodeProcess("dynamics_node", unique_namespace("tbnl"), tmp_path, {
+        "urdf_path": urdf_paths["ur5"], "cache_dir": str(tmp_path), "jacobian_samples": 64,
+        "legacy_theta_topics": False})
+    ns = node.namespace
+    try:
+        tester.spin_until(lambda: tester.node.count_publishers(
+            f"{ns}/mass_matrix_bounds_stamped"), TIMEOUT, "the stamped bounds' publisher", node)
+        tester.spin_for(0.5)
+        assert tester.node.count_publishers(f"{ns}/generalized_terms_stamped") == 1
+        assert tester.node.count_publishers(f"{ns}/generalized_terms") == 0
+        assert tester.node.count_publishers(f"{ns}/mass_matrix_bounds") == 0
+    finally:
+        assert node.stop() == 0, node.output()[-3000:]

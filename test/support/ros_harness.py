@@ -36,6 +36,32 @@ BEST_EFFORT = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
                          reliability=ReliabilityPolicy.BEST_EFFORT)
 
 
+#: The tests' discovery: this host only, whatever the user's environment says.
+LOCAL_DISCOVERY = {"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+#: Settings that would reach other hosts (removed for the tests' processes).
+DISCOVERY_REACH = ("ROS_STATIC_PEERS", "ROS_LOCALHOST_ONLY")
+
+
+def local_discovery() -> None:
+    """This process's participants (the tester nodes) discover on this host only."""
+    os.environ.update(LOCAL_DISCOVERY)
+    for name in DISCOVERY_REACH:
+        os.environ.pop(name, None)
+
+
+def short_name(status_name: str) -> str:
+    """A status name without the node's namespace: ``"/t1_dyn0/dynamics_node: input"`` →
+    ``"dynamics_node: input"`` (every node names its statuses after its full name)."""
+    node, _, task = status_name.partition(": ")
+    return f"{node.rsplit('/', 1)[-1]}: {task}"
+
+
+def task_name(status_name: str) -> str:
+    """A status name without the node's full name: ``"/t1/monitor_node: panda_link7"`` →
+    ``"panda_link7"``."""
+    return status_name.partition(": ")[2]
+
+
 def unique_namespace(tag: str) -> str:
     return f"/t{os.getpid()}_{tag}{next(_counter)}"
 
@@ -45,7 +71,9 @@ def node_env() -> dict[str, str]:
     env["ROS_DOMAIN_ID"] = str(DOMAIN_ID)
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
-    env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    env.update(LOCAL_DISCOVERY)
+    for name in DISCOVERY_REACH:
+        env.pop(name, None)
     env["PYTHONUNBUFFERED"] = "1"
     env["RCUTILS_LOGGING_BUFFERED_STREAM"] = "0"
     return env
@@ -108,6 +136,7 @@ class RosClient:
     """A node in the test process, on the private domain, with its own executor."""
 
     def __init__(self) -> None:
+        local_discovery()
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=DOMAIN_ID)
         self.node = rclpy.create_node(f"tester_{os.getpid()}", context=self.context)
