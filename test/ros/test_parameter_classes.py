@@ -30,6 +30,7 @@ NODE_MODULES = {
     "sim_node": "robot_tv_dynamics.ros.sim_node",
     "markers_node": "robot_tv_dynamics.ros.markers_node",
     "estimator_node": "robot_tv_dynamics.ros.estimator_node",
+    "trajectory_gate": "robot_tv_dynamics.ros.trajectory_gate",
 }
 
 
