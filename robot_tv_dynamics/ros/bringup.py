@@ -85,7 +85,8 @@ ESTIMATOR_OUTPUTS = ("inertial_parameters_stamped", "inertial_parameters",
 MONITOR_GROUP = "monitor_group"
 #: sim_node's ``controller`` values (its CONTROLLER_CHOICES, written out so that this
 #: module stays free of the core's imports; a test keeps the two equal).
-SIM_CONTROLLERS = ("adaptive", "none", "slotine-li", "natural", "projected", "computed-torque")
+SIM_CONTROLLERS = ("adaptive", "none", "trajectory", "slotine-li", "natural", "projected",
+                   "computed-torque")
 
 
 def _scenario_names() -> list[str]:
