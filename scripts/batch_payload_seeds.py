@@ -2,7 +2,7 @@
 
 Usage: python scripts/batch_payload_seeds.py FIRST LAST [IDENTIFY LOADED] [--no-reference]
 
-For every seed FIRST…LAST: the recording of ``test/estimation/batch_case.py`` (perturbed
+For every seed FIRST…LAST: the recording of ``test/support/batch_case.py`` (perturbed
 Panda, friction the model does not fully have, AR(1) 0.3–0.8 N·m noise, ``identify`` on
 the unloaded IDENTIFY seconds, a 1 kg load in the next LOADED seconds; default the test's
 40 s + 40 s), then the test's command (``estimate --batch`` with the unloaded part as

@@ -1541,7 +1541,7 @@ REALISTIC_TOLERANCE = {"mass": 0.002, "com_error": 0.0005, "change_times": 0.005
 
 
 def realistic_module() -> Any:
-    """scripts/realistic_seeds.py (and through it test/estimation/realistic.py)."""
+    """scripts/realistic_seeds.py (and through it test/support/realistic.py)."""
     return load_module("realistic_seeds", "scripts/realistic_seeds.py")
 
 

@@ -2,7 +2,7 @@
 
 Usage: python scripts/realistic_seeds.py FIRST LAST [--decimation K]
 
-For every seed FIRST…LAST: the recording of ``test/estimation/realistic.py`` (perturbed
+For every seed FIRST…LAST: the recording of ``test/support/realistic.py`` (perturbed
 Panda, friction the model does not fully have, AR(1) 0.3–0.8 N·m noise with spikes,
 1 kHz; ``identify`` on the unloaded first 12 s, a 1 kg load grasped over 0.2 s at 3 s into
 the second 12 s), then the test's command (``estimate --model ident/ --method M`` for
