@@ -53,9 +53,9 @@ def percentiles(values: list[float]) -> dict[str, float]:
 def run(args: argparse.Namespace) -> dict:
     import rclpy
     from control_msgs.action import FollowJointTrajectory
-    from gate_cases import COM, quintic
     from rclpy.action import ActionClient, ActionServer
     from rclpy.executors import SingleThreadedExecutor
+    from support.gate_cases import COM, quintic
     from support.particle_lagrangian import find_example_robot_urdf
 
     from robot_tv_dynamics.ros.trajectory_conversions import trajectory_to_msg

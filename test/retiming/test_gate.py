@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gate_cases import Q0, Q1, UR5_JOINTS, quintic, theta_with_payload
+from support.gate_cases import Q0, Q1, UR5_JOINTS, quintic, theta_with_payload
 
 from robot_tv_dynamics.evaluation import Trajectory, evaluate
 from robot_tv_dynamics.exceptions import InvalidInputError

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gate_cases import COM, Q0, Q1, quintic, theta_with_payload
+from support.gate_cases import COM, Q0, Q1, quintic, theta_with_payload
 from support.particle_lagrangian import find_example_robot_urdf
 from support.ros_harness import LATCHED, NodeProcess, RosClient, unique_namespace
 

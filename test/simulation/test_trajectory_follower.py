@@ -8,7 +8,7 @@ computation).
 from __future__ import annotations
 
 import numpy as np
-from gate_cases import COM, Q0, Q1, quintic, theta_with_payload
+from support.gate_cases import COM, Q0, Q1, quintic, theta_with_payload
 
 from robot_tv_dynamics.evaluation import evaluate
 from robot_tv_dynamics.loading import loading_process_from_dict
