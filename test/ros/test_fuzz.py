@@ -25,15 +25,7 @@ from geometry_msgs.msg import InertiaStamped
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
-from support.ros_harness import (
-    BEST_EFFORT,
-    LATCHED,
-    RELIABLE,
-    NodeProcess,
-    short_name,
-    unique_namespace,
-)
-from test_ros_nodes import (
+from support.dynamics_client import (
     PAYLOAD_LINK,
     START_TIMEOUT,
     DynamicsClient,
@@ -42,6 +34,14 @@ from test_ros_nodes import (
     payload_msg,
     random_state,
     reference_msg,
+)
+from support.ros_harness import (
+    BEST_EFFORT,
+    LATCHED,
+    RELIABLE,
+    NodeProcess,
+    short_name,
+    unique_namespace,
 )
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import MarkerArray
