@@ -109,10 +109,14 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "Huber k on the normalized innovations (rows beyond k sigma are down-weighted); 0 = "
         "plain least squares", "", 0.0, 1e6),
     ParameterSpec(
-        "change_ratio", 3.0,
-        "change detector: the memory opens when the 0.1 s average of the normalized "
-        "innovation squared exceeds this x its 2 s average (grasp, release); 0 = off", "",
-        0.0, 1e9),
+        "false_alarm_rate", 1.0 / 600.0,
+        "load-change detector (grasp, release): target rate of false changes per second of "
+        "motion; its GLR threshold is the chi-square quantile of this rate (1/600: one per "
+        "10 min); 0 = no detector", "1/s", 0.0, 4.9),
+    ParameterSpec(
+        "change_confirm", 0.3,
+        "a declared load change is confirmed (and reported) or withdrawn (the estimate put "
+        "back) this long after it", "s", 1e-3, 60.0),
     ParameterSpec(
         "margin_fraction", 0.25,
         "epsilon = margin_fraction x lambda_min(f(Phi_b)) of the load body's base share: the "
@@ -179,7 +183,8 @@ class EstimatorNodeConfig(parameters.CommonConfig):
     prior_inertia_std: float = 0.01
     memory: float = 10.0
     huber: float = 2.5
-    change_ratio: float = 3.0
+    false_alarm_rate: float = 1.0 / 600.0
+    change_confirm: float = 0.3
     margin_fraction: float = 0.25
     upper_factor: float = 5.0
     theta_walk: float = 0.0
@@ -244,7 +249,8 @@ def settings_from_config(cfg: EstimatorNodeConfig, noise_std: tuple[float, ...]
     return LoadEstimatorSettings(
         method=cfg.method, noise_std=noise_std,
         prior_std=(cfg.prior_mass_std, cfg.prior_moment_std, cfg.prior_inertia_std),
-        memory=cfg.memory, huber=cfg.huber, change_ratio=cfg.change_ratio,
+        memory=cfg.memory, huber=cfg.huber, false_alarm_rate=cfg.false_alarm_rate,
+        change_confirm=cfg.change_confirm,
         margin_fraction=cfg.margin_fraction, upper_factor=cfg.upper_factor,
         theta_walk=cfg.theta_walk,
         acceleration_cutoff=cfg.acceleration_cutoff, max_gap=cfg.max_gap,
@@ -405,7 +411,8 @@ class EstimatorNode(node_base.ModelNode):
         elif not est.excited:
             level, message = 1, (
                 f"poorly excited (excitation {est.excitation.excitation:.3g} < "
-                f"{cfg.excitation_threshold:g}): estimate held")
+                f"{cfg.excitation_threshold:g}): only the directions the data determine "
+                "are updated (at rest: mass, COM across gravity), the rest held")
         elif est.margin < est.epsilon * (1.0 - 1e-9):
             level, message = 1, (
                 f"estimate outside the uniform band: margin {est.margin:.3g} < epsilon "
@@ -421,6 +428,7 @@ class EstimatorNode(node_base.ModelNode):
                 ("method", cfg.method), ("link", est.measurement.link),
                 ("body", self._model.body_names[est.measurement.body]),
                 ("samples", est.samples), ("updates", updates), ("held", est.held),
+                ("partial", est.partial),
                 ("excited", est.excited), ("excitation", est.excitation.excitation),
                 ("covariance_trace", est.covariance_trace), ("mass", load.mass),
                 ("mass_std", est.mass_std), ("margin", est.margin), ("epsilon", est.epsilon),
@@ -428,6 +436,8 @@ class EstimatorNode(node_base.ModelNode):
                 ("raw_margin", est.raw_margin),
                 ("skipped", sum(est.estimator.skipped.values())),
                 ("changes", est.estimator.changes),
+                ("change_alarms", est.estimator.alarms),
+                ("changes_withdrawn", est.estimator.withdrawn),
                 ("last_change_stamp", est.change_stamps[-1] if est.change_stamps else "none"),
                 ("settling", est.settling), ("converged", converged),
                 ("delay_ms", 1e3 * est.delay)])
