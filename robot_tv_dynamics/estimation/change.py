@@ -14,8 +14,10 @@ time constant ``window``
     g = b^\top C^{-1} b,
 
 g ~ χ²₄ for white unit-variance u and no change. Real residuals are correlated in time
-(model error is a function of the state), which inflates g by a factor κ; κ is learned as
-the mean of g/4 while nothing is suspected. A change is declared when g/κ exceeds the
+(model error is a function of the state), which inflates g by a factor κ; κ starts from the
+inflation of a residual correlated over 15 ms (≈ 1 + 2τ/Δt, what a real arm's model error
+gives) and is learned as the mean of g/4 over ``baseline`` (each g clipped at the
+threshold). A change is declared when g/κ exceeds the
 χ²₄ quantile of 1 − ``false_alarm_rate`` · ``window`` (about one window per ``window``
 seconds is an independent test): the false-alarm rate is a parameter, in changes per
 second of motion. GLR's estimate of the change, Δ̂ = A⁻¹b (A = Σ λ^{n−i} aᵀa, in prior
@@ -52,6 +54,8 @@ ACCELERATION_EDGES = (0.5, 1.0, 2.0, 4.0, 8.0)
 REVERSAL_SPEED = 0.05
 #: Bins: acceleration levels, twice (the joint moving / reversing).
 N_BINS = 2 * (len(ACCELERATION_EDGES) + 1)
+#: The residual's correlation time κ starts from, before it is learned [s].
+ASSUMED_CORRELATION = 0.015
 #: Pseudo-samples at the user's noise level that start each bin's scale.
 _PRIOR_SAMPLES = 20.0
 
@@ -80,7 +84,7 @@ class ChangeDetectorConfig:
     window: float = 0.1
     baseline: float = 3.0
     confirm: float = 0.3
-    warmup: float = 2.0
+    warmup: float = 1.5
 
     def __post_init__(self) -> None:
         """Check the ranges.
@@ -150,8 +154,9 @@ class ChangeDetector:
         self.scales = np.tile(var, (N_BINS, 1))
         self._counts = np.full(N_BINS, _PRIOR_SAMPLES)
         self._d = np.asarray(prior_std, dtype=np.float64)
-        self.kappa = 1.0
-        self._kappa_count = 0.0
+        #: the statistic's inflation by the residual's time correlation (set from the
+        #: first step, then learned) [1]
+        self.kappa = math.nan
         self._b = np.zeros(TESTED)
         self._a = np.zeros((TESTED, TESTED))
         self._c = np.zeros((TESTED, TESTED))
@@ -197,6 +202,10 @@ class ChangeDetector:
             change is confirmed / withdrawn at this update; else None.
         """
         self._time += step
+        if math.isnan(self.kappa):
+            # until learned, a residual correlated over ASSUMED_CORRELATION (a real
+            # arm's model error): g of n correlated samples is inflated by ≈ 1 + 2τ/Δt
+            self.kappa = 1.0 + 2.0 * ASSUMED_CORRELATION / step
         index = np.zeros(e.size, dtype=np.intp) if bins is None else bins
         a, u, s = self._normalized(regressor, e, predicted, index)
         lam = math.exp(-step / self.config.window)
@@ -263,7 +272,6 @@ class ChangeDetector:
     def _track_kappa(self, g: float, step: float) -> None:
         # κ is the mean of g/4, each g clipped at the threshold (a change or a burst
         # moves it by at most its share of the baseline)
-        rate = max(step / self.config.baseline, 1.0 / (self._kappa_count + 1.0))
-        self._kappa_count += 1.0
+        rate = min(1.0, step / self.config.baseline)
         target = min(g, self.kappa * self.threshold) / TESTED
         self.kappa = max(1.0, self.kappa + rate * (target - self.kappa))

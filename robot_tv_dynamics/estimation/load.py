@@ -27,11 +27,13 @@ Common to all three, in the user's units:
 - a change detector with a stated false-alarm rate
   (:class:`~robot_tv_dynamics.estimation.change.ChangeDetector`: a GLR test of the
   innovations along the load's mass and first-moment columns, its scale learned online
-  per joint and excitation level). A declared change opens the memory as far as its
-  estimated size says (a fraction of the prior covariance, and as much again spread over
+  per joint and excitation level). A declared change opens the memory as far as the
+  evidence says (E[ΔΔᵀ] of GLR's estimate of the change, and as much again spread over
   ``change_hold`` seconds: a grasp still under way is followed); it is confirmed or
-  withdrawn ``confirm`` seconds later, and a withdrawn one puts the estimate back where
-  it was before the alarm. ``changes`` counts the confirmed ones.
+  withdrawn ``confirm`` seconds later (a withdrawn one puts the estimate back where it
+  was before the alarm; a confirmed one opens the memory by what the estimate has yet to
+  move), and while it is pending the reported load is the one from before it.
+  ``changes`` counts the confirmed ones.
 
 No update raises on data: a singular or non-finite step is skipped and counted in
 ``skipped`` by reason.
@@ -71,7 +73,7 @@ class LoadFilterConfig:
     Attributes:
         memory: τ of the forgetting, λ = exp(−Δt/τ) per update [s].
         prior_std: prior standard deviations of the load's (m, h, I) [kg, kg·m, kg·m²]
-            (RLS), re-added when a change is detected.
+            (RLS); the scale of what a detected change opens.
         huber: k of the Huber weights on normalized innovations; 0 = plain least squares.
         change: settings of the change detector (its ``false_alarm_rate`` 0 = none).
         change_hold: after a declared change the memory stays open this long (as much
