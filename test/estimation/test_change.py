@@ -64,10 +64,11 @@ def test_a_step_in_the_load_is_declared_within_0_1_s_and_confirmed():
     detector = ChangeDetector(ChangeDetectorConfig(), np.ones(7), PRIOR)
     shift = np.zeros(10)
     shift[0] = 0.5  # [kg] against unit noise: far above it
-    # to 3.4 s: the detector alone has no filter absorbing the change after it
-    events = _run(detector, 3.4, seed=4, shift=shift, shift_from=3.0)
+    # 10 s of noise first: κ starts from a 15 ms correlation and learns the white noise's
+    # over its 3 s time constant; to 10.4 s: no filter absorbs the change after it
+    events = _run(detector, 10.4, seed=4, shift=shift, shift_from=10.0)
     alarms = [(t, out) for t, out in events if type(out) is Alarm]
-    assert alarms and 3.0 <= alarms[0][0] <= 3.1, events
+    assert alarms and 10.0 <= alarms[0][0] <= 10.1, events
     confirmations = [(t, out) for t, out in events if isinstance(out, Confirmation)]
     assert len(confirmations) == 1, events
     change = confirmations[0][1].change  # in prior standard deviations: 0.5 kg / 1 kg
@@ -78,7 +79,7 @@ def test_a_burst_of_0_05_s_is_declared_and_then_withdrawn():
     detector = ChangeDetector(ChangeDetectorConfig(), np.ones(7), PRIOR)
     shift = np.zeros(10)
     shift[0] = 1.0
-    events = _run(detector, 4.0, seed=5, shift=shift, shift_from=3.0, shift_to=3.05)
+    events = _run(detector, 11.0, seed=5, shift=shift, shift_from=10.0, shift_to=10.05)
     kinds = [type(out).__name__ if out is not False else "withdrawn" for _, out in events]
     assert kinds == ["Alarm", "withdrawn"], events
 
