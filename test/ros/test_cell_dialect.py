@@ -21,7 +21,7 @@ from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from support.ros_harness import NodeProcess, RosClient, unique_namespace
+from support.ros_harness import NodeProcess, RosClient, short_name, unique_namespace
 
 from robot_tv_dynamics.evaluation import load_payload, load_trajectory
 from robot_tv_dynamics.inputs.efforts import effort_map
@@ -116,7 +116,8 @@ def test_amperes_in_another_order_set_at_runtime_give_the_clean_estimate(
 
         def samples():  # what the node counted in its status
             values = [dict((v.key, v.value) for v in status.values) for array in diagnostics
-                      for status in array.status if status.name == "estimator_node: tool0"]
+                      for status in array.status
+                      if short_name(status.name) == "estimator_node: tool0"]
             return values and int(values[-1]["samples"]) == len(ur)
         client.spin_until(samples, 10.0, f"a status counting all {len(ur)} samples")
         for field in ("m", "ixx", "iyy", "izz", "ixy", "ixz", "iyz"):

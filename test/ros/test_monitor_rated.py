@@ -14,7 +14,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
-from support.ros_harness import NodeProcess, RosClient, unique_namespace
+from support.ros_harness import NodeProcess, RosClient, task_name, unique_namespace
 
 from robot_tv_dynamics.inertia import phi_from_mass_com_inertia
 from robot_tv_dynamics.ros import conversions as cv
@@ -37,7 +37,7 @@ def _levels(arrays, after):
     for array in arrays:
         if cv.stamp_to_seconds(array.header.stamp) > after:
             for status in array.status:
-                out[status.name] = status.level[0]
+                out[task_name(status.name)] = status.level[0]
     return out
 
 

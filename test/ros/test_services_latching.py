@@ -107,7 +107,7 @@ def test_tare_and_reset_move_the_estimates_zero_and_back(tester, tmp_path, ur5, 
         assert not early.success and "nothing to tare" in early.message
         feed(tester, joint, motion, 800)
         tester.spin_until(lambda: abs(mass() - MASS) < 0.05, 20.0, "the estimate of 1 kg", node)
-        assert estimates[-1].header.frame_id == "wrist_3_link"
+        assert estimates[-1].header.frame_id == "tool0"  # the flange: payload_frame's default
         # a reader joining now gets the last estimate at once (latched)
         late = tester.collect(InertiaStamped, f"{ns}/payload_estimate", LATCHED)
         tester.spin_until(lambda: late, 10.0, "the latched estimate", node)

@@ -318,7 +318,7 @@ def test_the_gate_refuses_a_runtime_change_of_a_start_up_parameter(tmp_path):
         client.close()
         gate.stop()
     assert not refused.results[0].successful
-    assert "start-up only" in refused.results[0].reason
+    assert "read-only" in refused.results[0].reason
     assert accepted.results[0].successful
 
 
