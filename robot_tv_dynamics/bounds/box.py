@@ -140,6 +140,17 @@ def _symmetric_about_axis(motion: Array, weight: Array | None) -> bool:
     return bool(np.linalg.norm(commutator) <= _SYMMETRY_TOLERANCE * scale)
 
 
+def _held_positions(lower: Array, upper: Array, huge: npt.NDArray[np.bool_]) -> Array:
+    """Where a dropped joint is held: mid-range, 0 for a joint without finite limits.
+
+    Both within the limits cut to ±``MAX_PRISMATIC_RANGE``.
+    """
+    clipped_lower = np.maximum(lower, -MAX_PRISMATIC_RANGE)
+    clipped_upper = np.minimum(upper, MAX_PRISMATIC_RANGE)
+    fixed = np.clip(0.5 * (clipped_lower + clipped_upper), clipped_lower, clipped_upper)
+    return np.where(huge, np.clip(0.0, clipped_lower, clipped_upper), fixed)
+
+
 def joint_search_box(model: RobotModel, gram_weights: Array | None = None) -> JointSearchBox:
     """The box of joint positions the Jacobian extremes run over, and which joints matter.
 
@@ -211,13 +222,10 @@ def joint_search_box(model: RobotModel, gram_weights: Array | None = None) -> Jo
             notes.append(f"{names[k]}: zero-width range [{lower[k]:g}, {upper[k]:g}]{hint}")
         else:
             active[k] = True
-    clipped_lower = np.maximum(lower, -MAX_PRISMATIC_RANGE)
-    clipped_upper = np.minimum(upper, MAX_PRISMATIC_RANGE)
-    fixed = np.clip(0.5 * (clipped_lower + clipped_upper), clipped_lower, clipped_upper)
-    fixed = np.where(huge, np.clip(0.0, clipped_lower, clipped_upper), fixed)
     active.setflags(write=False)
     return JointSearchBox(
         joint_names=names, lower=frozen_copy(lower), upper=frozen_copy(upper), active=active,
-        fixed=frozen_copy(fixed), notes=tuple(notes), unbounded=tuple(unbounded),
+        fixed=frozen_copy(_held_positions(lower, upper, huge)), notes=tuple(notes),
+        unbounded=tuple(unbounded),
         zero_axis=tuple(names[k] for k in np.flatnonzero(zero)),
     )

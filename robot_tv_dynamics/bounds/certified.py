@@ -2,6 +2,33 @@ r"""The certified Jacobian extremes: branch and bound over boxes with a rigorous
 
 It returns brackets [lower, upper] valid whenever it stops (time limit or not); α₁ uses
 the lower end of γ, α₂ the upper end of δ (see :func:`certified_jacobian_extremes`).
+
+**Enclosure.** On a box with centre c and half-widths r (searched joints only) write
+A(q) = J(q)ᵀJ(q) and expand it to second order at c, exactly: A(c), ∂_kA(c) and
+∂²_jk A(c) come from J(c) and Lie brackets of its columns (∂_k J_i = [J_i, J_k] for
+i < k). The remainder is bounded over the *whole* box, not at c: A is a
+trigonometric polynomial of degree ≤ 2 per revolute angle and a quadratic in each
+prismatic coordinate (:class:`_TrigModel`, fitted exactly from a grid and checked), so
+each of its terms C_t φ_t(q) has |∂ᵃ φ_t| ≤ |f_t|ᵃ on every box and
+|R₃| ≤ Σ_t |C_t| (Σ_k |f_tk| r_k)³/6 entrywise (prismatic factors use their exact
+derivative bounds). When the model does not apply (too many joints to fit), an
+interval enclosure of ∂²A over the box (midpoint-radius arithmetic on the recursive
+kinematics) bounds a second-order remainder instead. In the eigenbasis U of A(c),
+these give entrywise bounds Ē on the off-diagonal part of UᵀA(q)U − Λ and signed
+bounds e on its diagonal (using the smallest/largest eigenvalue of the projected
+Hessian uᵀ∂²A u), and for a unit x, xᵀUᵀA(q)Ux ≥ |x|ᵀ(diag(λ + e) − Ē)|x|: λ_min(A(q))
+is at least the smallest eigenvalue of that comparison matrix (symmetrically for
+λ_max) — see :func:`.interval.eigenvalue_enclosure`. Bounds are padded by 1e-10·(‖A‖ + 1)
+against rounding. Independently, γ ≥ :func:`structural_gamma_lower_bound` holds for
+every q, and γ ≥ 1/sup_q λ_max(K(q)K(q)ᵀ) for a local left inverse K(q) of J(q)
+(:func:`~robot_tv_dynamics.bounds.ladder.local_inverse_floor` with L_l = I₆,
+searched first for up to half of the budget left after sampling, until it is within
+``target_gap`` of the sampled γ; on the locked-finger Panda it certifies 0.99 of γ
+where the structural bound gave 0.96). The search is best-first; a box whose
+enclosure cannot beat the best attained value is dropped, so [max(structural and
+local bounds, min over queued lower bounds), best attained value] brackets γ at any
+stopping time (symmetrically for δ, whose upper end is also capped by the geometric
+bound of :func:`structural_delta`).
 """
 
 from __future__ import annotations
@@ -16,9 +43,6 @@ import numpy as np
 import numpy.typing as npt
 
 from robot_tv_dynamics.bounds.bisection import BoxEvaluation, EvaluationFactory, bisect
-from robot_tv_dynamics.bounds.box import (
-    joint_search_box,
-)
 from robot_tv_dynamics.bounds.evaluator import (
     BoxEvaluator,
     relative_gap,
@@ -35,17 +59,12 @@ from robot_tv_dynamics.bounds.ladder import (
     floor_goal,
     local_inverse_floor,
 )
-from robot_tv_dynamics.bounds.sampled import (
-    sample_extremes,
-    search_bounds,
-)
+from robot_tv_dynamics.bounds.sampled import SearchStart, start_search
 from robot_tv_dynamics.bounds.structural import (
     Incumbent,
     bound_verdicts,
     extremes_record,
     structural_delta,
-    structural_gamma_lower_bound,
-    unbounded_dependence,
     validate_search_args,
 )
 from robot_tv_dynamics.exceptions import InvalidInputError
@@ -83,32 +102,7 @@ def certified_jacobian_extremes(
 ) -> JacobianExtremes:
     r"""Rigorous brackets for γ and δ by branch and bound over the reduced joint box.
 
-    **Enclosure.** On a box with centre c and half-widths r (searched joints only) write
-    A(q) = J(q)ᵀJ(q) and expand it to second order at c, exactly: A(c), ∂_kA(c) and
-    ∂²_jk A(c) come from J(c) and Lie brackets of its columns (∂_k J_i = [J_i, J_k] for
-    i < k). The remainder is bounded over the *whole* box, not at c: A is a
-    trigonometric polynomial of degree ≤ 2 per revolute angle and a quadratic in each
-    prismatic coordinate (:class:`_TrigModel`, fitted exactly from a grid and checked), so
-    each of its terms C_t φ_t(q) has |∂ᵃ φ_t| ≤ |f_t|ᵃ on every box and
-    |R₃| ≤ Σ_t |C_t| (Σ_k |f_tk| r_k)³/6 entrywise (prismatic factors use their exact
-    derivative bounds). When the model does not apply (too many joints to fit), an
-    interval enclosure of ∂²A over the box (midpoint-radius arithmetic on the recursive
-    kinematics) bounds a second-order remainder instead. In the eigenbasis U of A(c),
-    these give entrywise bounds Ē on the off-diagonal part of UᵀA(q)U − Λ and signed
-    bounds e on its diagonal (using the smallest/largest eigenvalue of the projected
-    Hessian uᵀ∂²A u), and for a unit x, xᵀUᵀA(q)Ux ≥ |x|ᵀ(diag(λ + e) − Ē)|x|: λ_min(A(q))
-    is at least the smallest eigenvalue of that comparison matrix (symmetrically for
-    λ_max) — see :func:`.interval.eigenvalue_enclosure`. Bounds are padded by 1e-10·(‖A‖ + 1)
-    against rounding. Independently, γ ≥ :func:`structural_gamma_lower_bound` holds for
-    every q, and γ ≥ 1/sup_q λ_max(K(q)K(q)ᵀ) for a local left inverse K(q) of J(q)
-    (:func:`~robot_tv_dynamics.bounds.ladder.local_inverse_floor` with L_l = I₆,
-    searched first for up to half of the budget left after sampling, until it is within
-    ``target_gap`` of the sampled γ; on the locked-finger Panda it certifies 0.99 of γ
-    where the structural bound gave 0.96). The search is best-first; a box whose
-    enclosure cannot beat the best attained value is dropped, so [max(structural and
-    local bounds, min over queued lower bounds), best attained value] brackets γ at any
-    stopping time (symmetrically for δ, whose upper end is also capped by the geometric
-    bound of :func:`structural_delta`).
+    The enclosure and the search: the module docstring.
 
     Args:
         model: the arm.
@@ -131,53 +125,25 @@ def certified_jacobian_extremes(
     if max_boxes is not None and max_boxes < 1:
         raise InvalidInputError("max_boxes", f"must be ≥ 1 or None, got {max_boxes!r}")
     start = time.monotonic()
-    box = joint_search_box(model)
-    evaluator = BoxEvaluator(model, box, search_bounds(box))
-    incumbent = Incumbent()
-    count = sample_extremes(evaluator, incumbent, samples, seed, 4,
-                    start + min(0.25 * time_limit, 5.0))
-    growing = unbounded_dependence(evaluator, box) if box.unbounded else []
-    floor = structural_gamma_lower_bound(model)
-    ceiling = math.inf if box.unbounded else structural_delta(model, box, evaluator)
+    found = start_search(model, samples, seed, 4, start + min(0.25 * time_limit, 5.0))
+    box, evaluator, incumbent, count = (found.box, found.evaluator, found.incumbent,
+                                        found.evaluations)
     settings = {"time_limit": float(time_limit), "target_gap": float(target_gap),
                 "samples": int(samples), "seed": int(seed),
                 "max_boxes": None if max_boxes is None else int(max_boxes), "batch": int(batch)}
     if box.unbounded:
         # No finite box to cover: report the sampled ends and the verdict, not a bracket.
-        gamma = (0.0, 0.0) if box.zero_axis else (min(floor, incumbent.gamma), incumbent.gamma)
-        delta = (incumbent.delta, math.inf)
-        normality, assumption2 = bound_verdicts(CERTIFIED, box, gamma, delta, growing, floor)
-        return JacobianExtremes(
-            method=CERTIFIED, inf_lambda_min_JtJ=gamma[0], sup_sigma_max_J_sq=math.inf,
-            inf_lambda_min_JtJ_bracket=gamma, sup_sigma_max_J_sq_bracket=delta,
-            gap=math.inf, argmin_q=incumbent.gamma_q, argmax_q=incumbent.delta_q,
-            normal=normality.holds, bounded=assumption2.holds,
-            normal_reason=normality.reason, bounded_reason=assumption2.reason,
-            normal_method=normality.method, bounded_method=assumption2.method,
-            active_joints=box.active_joints,
-            notes=box.notes, evaluations=count, elapsed_s=time.monotonic() - start,
-            converged=False, settings=settings)
-
+        gamma, delta = found.sampled_gamma(), (incumbent.delta, math.inf)
+        return extremes_record(
+            CERTIFIED, box, (gamma[0], math.inf), gamma, delta, math.inf, incumbent,
+            bound_verdicts(CERTIFIED, box, gamma, delta, found.growing, found.floor),
+            count, start, False, settings)
+    ceiling = structural_delta(model, box, evaluator)
     exact_min = box.zero_axis != () or evaluator.d == 0
-    local_boxes = 0
+    floor, local_boxes = found.floor, 0
     if not exact_min:
-        # λ_min(JᵀJ) ≥ 1/λ_max(K(q)K(q)ᵀ) with a local left inverse K(q) of J(q) (the
-        # weights L_l = I₆): a search of its own, for up to half of what is left
-        def report(lower: float, boxes: int) -> None:
-            if progress is not None:
-                elapsed = time.monotonic() - start
-                gap = max(relative_gap(max(floor, lower), incumbent.gamma),
-                          relative_gap(incumbent.delta, max(ceiling, incumbent.delta)))
-                progress(SearchProgress(elapsed, time_limit, gap, target_gap, count + boxes,
-                                        min(1.0, elapsed / time_limit)))
-
-        local = local_inverse_floor(
-            evaluator, np.broadcast_to(np.eye(6), (evaluator.n, 6, 6)).copy(),
-            time_limit=LOCAL_SHARE * max(time_limit - (time.monotonic() - start), 0.0),
-            target_gap=LOCAL_GAP, max_boxes=max_boxes,
-            evaluations=evaluations, goal=floor_goal(incumbent.gamma, target_gap),
-            progress=report)
-        floor, local_boxes = max(floor, local.lower), local.boxes
+        floor, local_boxes = _local_inverse_floor(
+            found, ceiling, start, time_limit, target_gap, max_boxes, progress, evaluations)
     gamma, delta, boxes = branch_and_bound(
         evaluator, incumbent, floor=floor, ceiling=ceiling, zero_axis=bool(box.zero_axis),
         exact_min=exact_min, start=start, time_limit=time_limit, target_gap=target_gap,
@@ -187,9 +153,39 @@ def certified_jacobian_extremes(
     gap = max(0.0 if exact_min else relative_gap(*gamma), relative_gap(*delta))
     return extremes_record(
         CERTIFIED, box, (gamma[0], delta[1]), gamma, delta, gap, incumbent,
-        bound_verdicts(CERTIFIED, box, gamma, delta, growing, floor),
+        bound_verdicts(CERTIFIED, box, gamma, delta, found.growing, floor),
         count + local_boxes + boxes, start,
         gap <= target_gap, settings)
+
+
+def _local_inverse_floor(
+    found: SearchStart, ceiling: float, start: float, time_limit: float, target_gap: float,
+    max_boxes: int | None, progress: ProgressCallback | None,
+    evaluations: EvaluationFactory | None,
+) -> tuple[float, int]:
+    """The γ floor raised by a local left inverse, and the boxes that search evaluated.
+
+    λ_min(JᵀJ) ≥ 1/λ_max(K(q)K(q)ᵀ) with a local left inverse K(q) of J(q) (the weights
+    L_l = I₆): a search of its own, for up to half of what is left of ``time_limit``
+    after ``start`` (monotonic [s]); its progress is reported with the whole search's gap.
+    """
+    evaluator, incumbent, floor = found.evaluator, found.incumbent, found.floor
+
+    def report(lower: float, boxes: int) -> None:
+        if progress is not None:
+            elapsed = time.monotonic() - start
+            gap = max(relative_gap(max(floor, lower), incumbent.gamma),
+                      relative_gap(incumbent.delta, max(ceiling, incumbent.delta)))
+            progress(SearchProgress(elapsed, time_limit, gap, target_gap,
+                                    found.evaluations + boxes, min(1.0, elapsed / time_limit)))
+
+    local = local_inverse_floor(
+        evaluator, np.broadcast_to(np.eye(6), (evaluator.n, 6, 6)).copy(),
+        time_limit=LOCAL_SHARE * max(time_limit - (time.monotonic() - start), 0.0),
+        target_gap=LOCAL_GAP, max_boxes=max_boxes,
+        evaluations=evaluations, goal=floor_goal(incumbent.gamma, target_gap),
+        progress=report)
+    return max(floor, local.lower), local.boxes
 
 
 def offset_boxes(progress: ProgressCallback | None, before: int) -> ProgressCallback | None:
@@ -281,16 +277,22 @@ def branch_and_bound(
         result = evaluate(lo, hi)
         boxes += lo.shape[0]
         incumbent.update(result["q"], result["lam_min"], result["lam_max"])
-        for c in range(lo.shape[0]):
-            if side == "min":
-                bound = float(result["gamma_lo"][c])
-                if bound < incumbent.gamma:
-                    heap.push(bound, lo[c], hi[c], int(result["split_min"][c]))
-            else:
-                bound = float(result["delta_hi"][c])
-                if bound > incumbent.delta:
-                    heap.push(bound, lo[c], hi[c], int(result["split_max"][c]))
+        _requeue(heap, side, result, lo, hi, incumbent)
     return (*brackets(), boxes)
+
+
+def _requeue(heap: _BoxHeap, side: str, result: dict[str, Array], lo: Array, hi: Array,
+             incumbent: Incumbent) -> None:
+    """Queue the boxes (lo, hi) whose bound can still beat the best attained value."""
+    for c in range(lo.shape[0]):
+        if side == "min":
+            bound = float(result["gamma_lo"][c])
+            if bound < incumbent.gamma:
+                heap.push(bound, lo[c], hi[c], int(result["split_min"][c]))
+        else:
+            bound = float(result["delta_hi"][c])
+            if bound > incumbent.delta:
+                heap.push(bound, lo[c], hi[c], int(result["split_max"][c]))
 
 
 def jacobian_extremes_at(model: RobotModel, q: npt.ArrayLike) -> tuple[float, float]:

@@ -86,6 +86,26 @@ def adjoint_matrix(rotation: Array, translation: Array) -> Array:
     return out
 
 
+def _quadratic_range(sym_v: Array, r: Array) -> tuple[Array, Array]:
+    """Bounds of δᵀVδ over |δ_k| ≤ r_k for each symmetric V, (B, n, d, d) → two (B, n).
+
+    The tighter of the eigenvalue bound min(λ_min(V), 0) Σ r_k² and the entrywise one
+    Σ_k min(V_kk, 0) r_k² − Σ_{j≠k} |V_jk| r_j r_k (and the mirror images above).
+    """
+    eig_v = np.linalg.eigvalsh(sym_v)
+    r2 = np.sum(r ** 2, axis=1)[:, None]
+    # entrywise: δᵀVδ ∈ Σ_k V_kk δ_k² ± Σ_{j≠k} |V_jk| r_j r_k, with δ_k² ∈ [0, r_k²]
+    dk = np.arange(r.shape[1])
+    v_diag = sym_v[..., dk, dk]  # (B, n, d)
+    cross = np.einsum("bj,bijk,bk->bi", r, np.abs(sym_v), r) - np.einsum(
+        "bk,bik->bi", r ** 2, np.abs(v_diag))
+    quad_lo = np.maximum(np.minimum(eig_v[..., 0], 0.0) * r2,
+                         np.einsum("bk,bik->bi", r ** 2, np.minimum(v_diag, 0.0)) - cross)
+    quad_hi = np.minimum(np.maximum(eig_v[..., -1], 0.0) * r2,
+                         np.einsum("bk,bik->bi", r ** 2, np.maximum(v_diag, 0.0)) + cross)
+    return quad_lo, quad_hi
+
+
 def eigenvalue_enclosure(
     lam: Array, vec: Array, grad: Array, hess_mid: Array, hess_rad: Array | None, r: Array,
     remainder: Array | None = None,
@@ -127,7 +147,6 @@ def eigenvalue_enclosure(
     gt = np.swapaxes(vec, 1, 2)[:, None] @ grad @ vec[:, None]  # (B, d, n, n)
     linear = np.einsum("bk,bkim->bim", r, np.abs(gt))
     vt = np.swapaxes(vec, 1, 2)
-    d = r.shape[1]
     proj = _congruence(vt, hess_mid, vec)
     if hess_rad is None:
         proj_rad = np.zeros_like(proj)
@@ -138,18 +157,7 @@ def eigenvalue_enclosure(
     idx = np.arange(n)
     diag_v = proj[:, idx, idx]  # (B, n, d, d)
     diag_w = np.einsum("bj,bijk,bk->bi", r, proj_rad[:, idx, idx], r)
-    sym_v = 0.5 * (diag_v + np.swapaxes(diag_v, -1, -2))
-    eig_v = np.linalg.eigvalsh(sym_v)
-    r2 = np.sum(r ** 2, axis=1)[:, None]
-    # entrywise: δᵀVδ ∈ Σ_k V_kk δ_k² ± Σ_{j≠k} |V_jk| r_j r_k, with δ_k² ∈ [0, r_k²]
-    dk = np.arange(d)
-    v_diag = sym_v[..., dk, dk]  # (B, n, d)
-    cross = np.einsum("bj,bijk,bk->bi", r, np.abs(sym_v), r) - np.einsum(
-        "bk,bik->bi", r ** 2, np.abs(v_diag))
-    quad_lo = np.maximum(np.minimum(eig_v[..., 0], 0.0) * r2,
-                         np.einsum("bk,bik->bi", r ** 2, np.minimum(v_diag, 0.0)) - cross)
-    quad_hi = np.minimum(np.maximum(eig_v[..., -1], 0.0) * r2,
-                         np.einsum("bk,bik->bi", r ** 2, np.maximum(v_diag, 0.0)) + cross)
+    quad_lo, quad_hi = _quadratic_range(0.5 * (diag_v + np.swapaxes(diag_v, -1, -2)), r)
     lin_diag = linear[:, idx, idx]
     e_lo = -lin_diag + 0.5 * (quad_lo - diag_w)
     e_hi = lin_diag + 0.5 * (quad_hi + diag_w)

@@ -20,9 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot_tv_dynamics.bounds.bisection import EvaluationFactory, bisect, submit
+from robot_tv_dynamics.bounds.bisection import BoxEvaluation, EvaluationFactory, bisect, submit
 from robot_tv_dynamics.bounds.evaluator import BoxEvaluator
-from robot_tv_dynamics.bounds.local_inverse import PAD, LocalInverse, Window
+from robot_tv_dynamics.bounds.extremes import SearchBudget
+from robot_tv_dynamics.bounds.local_inverse import PAD, LocalInverse, Window, positive_definite
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
 
@@ -178,64 +179,97 @@ def local_inverse_floor(
         return LocalInverseFloor(0.0, 0.0, 0, time.monotonic() - start, True)
     rungs = [WindowRung([LocalInverse(evaluator, weights, width) for width in rung])
              for rung in ladder]
-    last = len(rungs) - 1
     if evaluator.d == 0:
         value = float(rungs[-1].values(evaluator.full(np.zeros((1, 0))))[0]) * (1.0 - PAD)
         return LocalInverseFloor(value, value, 1, time.monotonic() - start, True)
     maps = [rung.boxes if evaluations is None else evaluations(rung) for rung in rungs]
     if batch is None:
         batch = FLOOR_BATCH if evaluations is None else FLOOR_BATCH_PARALLEL
-    # the largest λ_max(G) at a point with the last rung, from the joint box's centre and
-    # ``_START_POINTS`` random points on (the boxes' centres then)
+    search = _FloorSearch(maps, _attained(evaluator, rungs[-1]), goal, target_gap)
+    search.enclose(evaluator.lower[None], evaluator.upper[None], 0, np.array([math.inf]),
+                   maps[0](evaluator.lower[None], evaluator.upper[None]))
+    last_report = time.monotonic()
+    while search.heap and not search.done():
+        if progress is not None and time.monotonic() - last_report > 0.2:
+            last_report = time.monotonic()
+            progress(1.0 / search.ceiling(), search.boxes)
+        if time.monotonic() - start >= time_limit or (max_boxes is not None
+                                                       and search.boxes >= max_boxes):
+            break
+        search.step(batch)
+    top = search.ceiling()
+    lower = 1.0 / top if math.isfinite(top) and top > 0.0 else 0.0
+    return LocalInverseFloor(lower, 1.0 / search.attained, search.boxes,
+                             time.monotonic() - start, search.done())
+
+
+def _attained(evaluator: BoxEvaluator, rung: WindowRung) -> float:
+    """The largest λ_max(G) with ``rung`` at the joint box's centre and random points.
+
+    The centre and ``_START_POINTS`` points drawn with a fixed seed: a value attained,
+    so a floor never certifies above its inverse.
+    """
     points = evaluator.lower + np.random.default_rng(0).random((_START_POINTS, evaluator.d)) * (
         evaluator.upper - evaluator.lower)
     points = np.vstack([0.5 * (evaluator.lower + evaluator.upper), points])
-    attained = 1.0 / float(np.min(rungs[-1].values(evaluator.full(points))))
-    prune = max(1.0 / goal if goal > 0.0 else math.inf, attained)
-    counter = itertools.count()
-    # entries: (−upper, count, lo, hi, split, window, λ_max(G) at the centre)
-    heap: list[tuple[float, int, Array, Array, int, int, float]] = []
-    boxes = 0
+    return 1.0 / float(np.min(rung.values(evaluator.full(points))))
 
-    def enclose(lo: Array, hi: Array, level: int, known: Array,
+
+class _FloorSearch:
+    """The state of :func:`local_inverse_floor`'s best-first search over boxes.
+
+    Attributes:
+        heap: queued boxes (−upper, count, lo, hi, split, rung, λ_max(G) at the centre).
+        attained: the largest λ_max(G) at a point with the last rung.
+        prune: the pruning level P (the larger of 1/goal and ``attained``).
+        boxes: boxes evaluated so far.
+    """
+
+    def __init__(self, maps: list[BoxEvaluation],
+                 attained: float, goal: float, target_gap: float) -> None:
+        """Start with no box queued; ``maps`` encloses boxes with each rung."""
+        self.maps, self.last = maps, len(maps) - 1
+        self.goal, self.target_gap = goal, target_gap
+        self.attained = attained
+        self.prune = max(1.0 / goal if goal > 0.0 else math.inf, attained)
+        self.counter = itertools.count()
+        self.heap: list[tuple[float, int, Array, Array, int, int, float]] = []
+        self.boxes = 0
+
+    def enclose(self, lo: Array, hi: Array, level: int, known: Array,
                 out: dict[str, Array]) -> None:
         """Queue boxes enclosed (``out``) with rung ``level``; ``known``: a bound each had."""
-        nonlocal attained, prune, boxes
-        boxes += lo.shape[0]
-        if level == last:
-            attained = max(attained, float(np.max(out["value"])))
-            prune = max(prune, attained)
+        self.boxes += lo.shape[0]
+        if level == self.last:
+            self.attained = max(self.attained, float(np.max(out["value"])))
+            self.prune = max(self.prune, self.attained)
         upper = np.minimum(out["upper"], known)
         for c in range(lo.shape[0]):
-            if upper[c] > prune:
-                heapq.heappush(heap, (-float(upper[c]), next(counter), lo[c], hi[c],
-                                      int(out["split"][c]), level, float(out["value"][c])))
+            if upper[c] > self.prune:
+                heapq.heappush(self.heap, (-float(upper[c]), next(self.counter), lo[c], hi[c],
+                                           int(out["split"][c]), level, float(out["value"][c])))
 
-    def ceiling() -> float:
-        return max(-heap[0][0], prune) if heap else prune
+    def ceiling(self) -> float:
+        """The bound of sup λ_max(G) so far: max(P, the largest bound of a queued box)."""
+        return max(-self.heap[0][0], self.prune) if self.heap else self.prune
 
-    def done() -> bool:
+    def done(self) -> bool:
         """The goal reached, or out of reach and the bracket within the target gap."""
-        return ceiling() * goal <= 1.0 or (attained * goal > 1.0 and ceiling() - attained
-                                            <= target_gap * ceiling())
+        ceiling = self.ceiling()
+        return ceiling * self.goal <= 1.0 or (
+            self.attained * self.goal > 1.0
+            and ceiling - self.attained <= self.target_gap * ceiling)
 
-    enclose(evaluator.lower[None], evaluator.upper[None], 0, np.array([math.inf]),
-            maps[0](evaluator.lower[None], evaluator.upper[None]))
-    last_report = time.monotonic()
-    while heap and not done():
-        if progress is not None and time.monotonic() - last_report > 0.2:
-            last_report = time.monotonic()
-            progress(1.0 / ceiling(), boxes)
-        if time.monotonic() - start >= time_limit or (max_boxes is not None
-                                                       and boxes >= max_boxes):
-            break
-        popped = [heapq.heappop(heap) for _ in range(min(batch, len(heap)))]
+    def step(self, batch: int) -> None:
+        """Pop up to ``batch`` boxes; enclose each again with the next rung or bisect it."""
+        popped = [heapq.heappop(self.heap) for _ in range(min(batch, len(self.heap)))]
         # a box whose rung's value at its centre is near P or above: the next rung
-        again = [e[5] < last and e[6] > prune * (1.0 - ESCALATION_MARGIN) for e in popped]
+        again = [e[5] < self.last and e[6] > self.prune * (1.0 - ESCALATION_MARGIN)
+                 for e in popped]
         # every group of the step is sent before any is waited for (one exchange with a
         # cluster per step), then queued in the same order as one after the other
         groups = []
-        for level in range(len(rungs)):
+        for level in range(len(self.maps)):
             moved = [e for e, up in zip(popped, again, strict=True) if up and e[5] == level - 1]
             split = [e[:5] for e, up in zip(popped, again, strict=True)
                      if not up and e[5] == level]
@@ -243,14 +277,44 @@ def local_inverse_floor(
             if moved:
                 lo, hi = np.array([e[2] for e in moved]), np.array([e[3] for e in moved])
                 groups.append((lo, hi, level, np.array([-e[0] for e in moved]),
-                               submit(maps[level], lo, hi)))
+                               submit(self.maps[level], lo, hi)))
             if split:
                 lo, hi = bisect(split)
                 groups.append((lo, hi, level, np.repeat([-e[0] for e in split], 2),
-                               submit(maps[level], lo, hi)))
+                               submit(self.maps[level], lo, hi)))
         for lo, hi, level, known, pending in groups:
-            enclose(lo, hi, level, known, pending())
-    top = ceiling()
-    lower = 1.0 / top if math.isfinite(top) and top > 0.0 else 0.0
-    best = 1.0 / attained
-    return LocalInverseFloor(lower, best, boxes, time.monotonic() - start, done())
+            self.enclose(lo, hi, level, known, pending())
+
+
+def gram_local_floor(
+    evaluator: BoxEvaluator, gram_weights: Array, sides: tuple[str, ...], attained: float,
+    budget: SearchBudget, start: float, evaluations: EvaluationFactory | None,
+) -> tuple[float, int]:
+    """The floor of inf λ_min(Σ J_lᵀ L_l J_l) by :func:`local_inverse_floor`, and its boxes.
+
+    The weighted search's step (:func:`~robot_tv_dynamics.bounds.mass.gram_extremes`): a
+    search of its own for a share of what is left of ``budget`` after ``start``
+    (monotonic [s]), ``LOCAL_SHARE_ALONE`` when only the min side is searched; rows of two
+    bodies first (they converge in few boxes), then rows reading the neighbours too.
+
+    Args:
+        evaluator: the Gram matrix's box evaluator.
+        gram_weights: L_l = W_lᵀW_l, (N, 6, 6).
+        sides: the extremes searched (``"min"``, ``"max"``).
+        attained: the smallest λ_min attained so far (the floor's goal follows it).
+        budget: the search's budget.
+        start: when the whole search started (:func:`time.monotonic`) [s].
+        evaluations: optional factory of parallel box maps.
+
+    Returns:
+        (the floor, boxes evaluated); (0, 0) without the min side or with a singular L_l.
+    """
+    if "min" not in sides or not positive_definite(gram_weights):
+        return 0.0, 0
+    share = LOCAL_SHARE_ALONE if tuple(sides) == ("min",) else LOCAL_SHARE
+    found = local_inverse_floor(
+        evaluator, gram_weights,
+        time_limit=share * max(budget.time_limit - (time.monotonic() - start), 0.0),
+        target_gap=LOCAL_GAP, max_boxes=budget.max_boxes, batch=budget.floor_batch,
+        evaluations=evaluations, goal=floor_goal(attained, budget.target_gap))
+    return found.lower, found.boxes

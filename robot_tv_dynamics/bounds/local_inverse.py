@@ -337,24 +337,8 @@ class LocalInverse:
                 if c not in terms or k < 0:
                     continue  # a joint held fixed adds nothing beyond u0
                 ps, pc = vt @ terms[c]["ys"], vt @ terms[c]["yc"]
-                s, kk, big_s, big_k, pad = self._features(c, r[:, c])
+                top, mag, big_s, big_k = self._one_joint_bounds(c, r[:, c], p0, ps, pc, inv)
                 moving.append((k, ps, pc, big_s, big_k, c))
-                a1 = _sym(p0 @ inv @ np.swapaxes(ps, 1, 2))
-                a2 = _sym(p0 @ inv @ np.swapaxes(pc, 1, 2))
-                b11 = ps @ inv @ np.swapaxes(ps, 1, 2)
-                b12 = _sym(ps @ inv @ np.swapaxes(pc, 1, 2))
-                b22 = pc @ inv @ np.swapaxes(pc, 1, 2)
-                f = (a1[..., None] * s[:, None, None] + a2[..., None] * kk[:, None, None]
-                     + b11[..., None] * (s * s)[:, None, None]
-                     + b12[..., None] * (s * kk)[:, None, None]
-                     + b22[..., None] * (kk * kk)[:, None, None])  # (B, N, N, G + 1)
-                # sup|f''| (a prismatic joint's f = A_1 δ + B_11 δ² has f'' = 2B_11)
-                curve = (np.abs(a1) + np.abs(a2) + 2.0 * np.abs(b11) + 3.0 * np.abs(b12)
-                         + 4.0 * np.abs(b22) if ev.revolute[c] else 2.0 * np.abs(b11)
-                         ) * pad[:, None, None]
-                top = f[:, idx, idx].max(axis=-1) + curve[:, idx, idx]
-                mag = np.abs(f).max(axis=-1) + curve
-                mag[:, idx, idx] = 0.0
                 diag_hi += top
                 off += mag
                 share[:, k] += np.maximum(top, 0.0) + mag.sum(axis=2)
@@ -362,18 +346,7 @@ class LocalInverse:
                 (np.abs(terms[c]["ys"]) * bs[:, None, None] + np.abs(terms[c]["yc"])
                  * bk[:, None, None] for _, _, _, bs, bk, c in moving), zero)
             size += (magnitude @ inv_abs) @ np.swapaxes(magnitude, 1, 2)
-            for (k1, ps1, pc1, s1, c1, _), (k2, ps2, pc2, s2, c2, _) in itertools.permutations(
-                    moving, 2):
-                # a sibling product Δu_1 N Δu_2ᵀ, bounded through the features' magnitudes
-                cross = sum(w[:, None, None] * np.abs(x @ inv @ np.swapaxes(y, 1, 2))
-                            for w, x, y in ((s1 * s2, ps1, ps2), (s1 * c2, ps1, pc2),
-                                            (c1 * s2, pc1, ps2), (c1 * c2, pc1, pc2)))
-                diag_hi += cross[:, idx, idx]
-                reach = 0.5 * cross.sum(axis=2)
-                share[:, k1] += reach
-                share[:, k2] += reach
-                cross[:, idx, idx] = 0.0
-                off += cross
+            _add_sibling_products(moving, inv, diag_hi, off, share)
         rounding = ROUNDING * (np.abs(vt) @ size @ np.abs(vec))
         comparison = off + rounding
         comparison[:, idx, idx] = lam + diag_hi + rounding[:, idx, idx]
@@ -386,6 +359,42 @@ class LocalInverse:
         return {"value": lam[:, -1], "upper": upper * (1.0 + PAD),
                 "split": self._split(comparison, share)}
 
+    def _one_joint_bounds(self, c: int, r_c: Array, p0: Array, ps: Array, pc: Array,
+                          inv: Array) -> tuple[Array, Array, Array, Array]:
+        """Bounds of one joint's term f_c over |δ| ≤ r_c (see :meth:`boxes`).
+
+        Args:
+            c: the joint.
+            r_c: its half-widths, (B,).
+            p0: Vᵀu0 of the body's row block, (B, N, 6).
+            ps: Vᵀy_s of the joint's sine feature, (B, N, 6).
+            pc: Vᵀy_c of its 1 − cos feature, (B, N, 6).
+            inv: N_b = L_b⁻¹, (6, 6).
+
+        Returns:
+            (the diagonal's largest values (B, N), the off-diagonal magnitudes (B, N, N)
+            with a zero diagonal, S and K: the largest |s| and k over the box, (B,)).
+        """
+        s, kk, big_s, big_k, pad = self._features(c, r_c)
+        a1 = _sym(p0 @ inv @ np.swapaxes(ps, 1, 2))
+        a2 = _sym(p0 @ inv @ np.swapaxes(pc, 1, 2))
+        b11 = ps @ inv @ np.swapaxes(ps, 1, 2)
+        b12 = _sym(ps @ inv @ np.swapaxes(pc, 1, 2))
+        b22 = pc @ inv @ np.swapaxes(pc, 1, 2)
+        f = (a1[..., None] * s[:, None, None] + a2[..., None] * kk[:, None, None]
+             + b11[..., None] * (s * s)[:, None, None]
+             + b12[..., None] * (s * kk)[:, None, None]
+             + b22[..., None] * (kk * kk)[:, None, None])  # (B, N, N, G + 1)
+        # sup|f''| (a prismatic joint's f = A_1 δ + B_11 δ² has f'' = 2B_11)
+        curve = (np.abs(a1) + np.abs(a2) + 2.0 * np.abs(b11) + 3.0 * np.abs(b12)
+                 + 4.0 * np.abs(b22) if self.ev.revolute[c] else 2.0 * np.abs(b11)
+                 ) * pad[:, None, None]
+        idx = np.arange(p0.shape[1])
+        top = f[:, idx, idx].max(axis=-1) + curve[:, idx, idx]
+        mag = np.abs(f).max(axis=-1) + curve
+        mag[:, idx, idx] = 0.0
+        return top, mag, big_s, big_k
+
     @staticmethod
     def _split(comparison: Array, share: Array) -> Array:
         """The joint bringing most to the row whose Gershgorin reach is the largest.
@@ -397,6 +406,30 @@ class LocalInverse:
         """
         row = np.argmax(comparison.sum(axis=2), axis=1)
         return np.argmax(share[np.arange(share.shape[0]), :, row], axis=1)
+
+
+def _add_sibling_products(moving: list[tuple[int, Array, Array, Array, Array, int]],
+                          inv: Array, diag_hi: Array, off: Array, share: Array) -> None:
+    """Add the bounds of the sibling products Δu_1 N Δu_2ᵀ of one body (in place).
+
+    Bounded through the features' magnitudes S and K; ``moving`` holds, per moving child,
+    (its active dimension, Vᵀy_s, Vᵀy_c, S, K, the joint). The diagonal goes to
+    ``diag_hi`` (B, N), the rest to ``off`` (B, N, N), each row's reach to ``share``
+    (B, d, N) of both joints.
+    """
+    idx = np.arange(diag_hi.shape[1])
+    for (k1, ps1, pc1, s1, c1, _), (k2, ps2, pc2, s2, c2, _) in itertools.permutations(
+            moving, 2):
+        cross = sum((w[:, None, None] * np.abs(x @ inv @ np.swapaxes(y, 1, 2))
+                     for w, x, y in ((s1 * s2, ps1, ps2), (s1 * c2, ps1, pc2),
+                                     (c1 * s2, pc1, ps2), (c1 * c2, pc1, pc2))),
+                    np.zeros_like(off))
+        diag_hi += cross[:, idx, idx]
+        reach = 0.5 * cross.sum(axis=2)
+        share[:, k1] += reach
+        share[:, k2] += reach
+        cross[:, idx, idx] = 0.0
+        off += cross
 
 
 def _sym(a: Array) -> Array:

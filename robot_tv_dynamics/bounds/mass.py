@@ -37,13 +37,8 @@ from robot_tv_dynamics.bounds.extremes import (
     finite_or_none,
 )
 from robot_tv_dynamics.bounds.ladder import (
-    LOCAL_GAP,
-    LOCAL_SHARE,
-    LOCAL_SHARE_ALONE,
-    floor_goal,
-    local_inverse_floor,
+    gram_local_floor,
 )
-from robot_tv_dynamics.bounds.local_inverse import positive_definite
 from robot_tv_dynamics.bounds.sampled import sample_extremes, search_bounds
 from robot_tv_dynamics.bounds.structural import (
     Incumbent,
@@ -251,21 +246,29 @@ def gram_extremes(
     gram_weights = np.swapaxes(weights, 1, 2) @ weights
     floor = max(floor, structural_weighted_lower_bound(structural_left_inverse(model),
                                                        gram_weights))
-    local, local_boxes = 0.0, 0
-    if "min" in sides and positive_definite(gram_weights):
-        # the same with the left inverse following q: a search of its own; rows of two
-        # bodies first (they converge in few boxes), then rows reading the neighbours too
-        share = LOCAL_SHARE_ALONE if tuple(sides) == ("min",) else LOCAL_SHARE
-        found = local_inverse_floor(
-            evaluator, gram_weights,
-            time_limit=share * max(time_limit - (time.monotonic() - start), 0.0),
-            target_gap=LOCAL_GAP, max_boxes=budget.max_boxes, batch=budget.floor_batch,
-            evaluations=evaluations, goal=floor_goal(incumbent.gamma, target_gap))
-        local, local_boxes = found.lower, found.boxes
-        floor = max(floor, local)
+    local, local_boxes = gram_local_floor(evaluator, gram_weights, sides, incumbent.gamma,
+                                          budget, start, evaluations)
+    floor = max(floor, local)
     relaxed_floor, relaxed_ceiling, relaxed_boxes = _axis_symmetric_searches(
         model, evaluator, gram_weights, sides, floor, ceiling, budget)
     floor, ceiling = max(floor, relaxed_floor), min(ceiling, relaxed_ceiling)
+    lam, lmax, boxes = _brackets(evaluator, incumbent, sides, floor, ceiling, start, budget,
+                                 evaluate)
+    gaps = [relative_gap(*lam) if "min" in sides else 0.0,
+            relative_gap(*lmax) if "max" in sides else 0.0]
+    return GramExtremes(CERTIFIED, label, lam, lmax, incumbent.gamma_q, incumbent.delta_q,
+                        count + local_boxes + boxes + relaxed_boxes, time.monotonic() - start,
+                        max(gaps) <= target_gap, local)
+
+
+def _brackets(
+    evaluator: BoxEvaluator, incumbent: Incumbent, sides: tuple[str, ...], floor: float,
+    ceiling: float, start: float, budget: SearchBudget, evaluate: BoxEvaluation | None,
+) -> tuple[tuple[float, float], tuple[float, float], int]:
+    """Brackets of inf λ_min and sup λ_max by branch and bound, and its boxes.
+
+    A side not in ``sides`` keeps its sampled ends; with no joint to search, the value.
+    """
     if evaluator.d == 0:
         lam = (incumbent.gamma, incumbent.gamma)
         lmax = (incumbent.delta, incumbent.delta)
@@ -273,18 +276,14 @@ def gram_extremes(
     else:
         lam, lmax, boxes = branch_and_bound(
             evaluator, incumbent, floor=floor, ceiling=ceiling, zero_axis=False,
-            exact_min=False, start=start, time_limit=time_limit, target_gap=target_gap,
-            max_boxes=budget.max_boxes, batch=budget.batch, progress=None, evaluate=evaluate,
-            sides=sides)
+            exact_min=False, start=start, time_limit=budget.time_limit,
+            target_gap=budget.target_gap, max_boxes=budget.max_boxes, batch=budget.batch,
+            progress=None, evaluate=evaluate, sides=sides)
     if "min" not in sides:
         lam = (0.0, incumbent.gamma)
     if "max" not in sides:
         lmax = (incumbent.delta, math.inf)
-    gaps = [relative_gap(*lam) if "min" in sides else 0.0,
-            relative_gap(*lmax) if "max" in sides else 0.0]
-    return GramExtremes(CERTIFIED, label, lam, lmax, incumbent.gamma_q, incumbent.delta_q,
-                        count + local_boxes + boxes + relaxed_boxes, time.monotonic() - start,
-                        max(gaps) <= target_gap, local)
+    return lam, lmax, boxes
 
 
 def _axis_symmetric_searches(

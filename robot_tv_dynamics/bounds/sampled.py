@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -102,6 +103,54 @@ def sample_extremes(
     return count
 
 
+@dataclass
+class SearchStart:
+    """Where the sampled and the certified search both begin: the box, sampled.
+
+    Attributes:
+        box: the reduced joint box (:func:`joint_search_box`).
+        evaluator: λ_min / λ_max of JᵀJ over that box.
+        incumbent: the best values attained by the sampling.
+        evaluations: evaluations spent by the sampling.
+        floor: the structural lower bound of γ (:func:`structural_gamma_lower_bound`).
+        growing: joints along which σ_max(J)² grows without bound (unbounded boxes).
+    """
+
+    box: JointSearchBox
+    evaluator: BoxEvaluator
+    incumbent: Incumbent
+    evaluations: int
+    floor: float
+    growing: list[str]
+
+    def sampled_gamma(self) -> tuple[float, float]:
+        """The bracket of γ the sampling alone gives: [min(floor, best), best]."""
+        if self.box.zero_axis:
+            return (0.0, 0.0)
+        return (min(self.floor, self.incumbent.gamma), self.incumbent.gamma)
+
+
+def start_search(
+    model: RobotModel, samples: int, seed: int, refine: int, deadline: float,
+) -> SearchStart:
+    """Build the box and its evaluator, sample it until ``deadline`` (monotonic [s]).
+
+    Args:
+        model: the arm.
+        samples: Sobol points.
+        seed: scrambling seed.
+        refine: local refinements per extreme.
+        deadline: :func:`time.monotonic` time the sampling stops at [s].
+    """
+    box = joint_search_box(model)
+    evaluator = BoxEvaluator(model, box, search_bounds(box))
+    incumbent = Incumbent()
+    count = sample_extremes(evaluator, incumbent, samples, seed, refine, deadline)
+    floor = structural_gamma_lower_bound(model)
+    growing = unbounded_dependence(evaluator, box) if box.unbounded else []
+    return SearchStart(box, evaluator, incumbent, count, floor, growing)
+
+
 def sampled_jacobian_extremes(
     model: RobotModel,
     *,
@@ -131,19 +180,16 @@ def sampled_jacobian_extremes(
     """
     validate_search_args(samples, time_limit, 0.0)
     start = time.monotonic()
-    box = joint_search_box(model)
-    evaluator = BoxEvaluator(model, box, search_bounds(box))
-    incumbent = Incumbent()
-    count = sample_extremes(evaluator, incumbent, samples, seed, refine, start + time_limit)
+    found = start_search(model, samples, seed, refine, start + time_limit)
+    box, evaluator, incumbent = found.box, found.evaluator, found.incumbent
     structural = structural_delta(model, box, evaluator)
-    floor = structural_gamma_lower_bound(model)
-    growing = unbounded_dependence(evaluator, box) if box.unbounded else []
-    gamma = (0.0, 0.0) if box.zero_axis else (min(floor, incumbent.gamma), incumbent.gamma)
-    delta_hi = math.inf if growing or box.unbounded else max(structural, incumbent.delta)
+    gamma = found.sampled_gamma()
+    delta_hi = math.inf if found.growing or box.unbounded else max(structural, incumbent.delta)
     delta = (incumbent.delta, delta_hi)
     return extremes_record(
-        SAMPLED, box, (gamma[1], math.inf if growing else incumbent.delta), gamma, delta,
+        SAMPLED, box, (gamma[1], math.inf if found.growing else incumbent.delta), gamma, delta,
         max(relative_gap(*gamma), relative_gap(*delta)), incumbent,
-        bound_verdicts(SAMPLED, box, gamma, delta, growing, floor), count, start, False,
+        bound_verdicts(SAMPLED, box, gamma, delta, found.growing, found.floor),
+        found.evaluations, start, False,
         {"samples": int(samples), "seed": int(seed), "refine": int(refine),
          "time_limit": float(time_limit)})

@@ -289,6 +289,20 @@ def _with_scalar(band: ComBand, weights: Array, scalar: Array) -> Array:
     return out
 
 
+def _band_terms(theta: npt.ArrayLike, upper: bool) -> tuple[ComBand, Array, Array, Array, Array]:
+    """What both COM blocks start from, for the lower (``upper=False``) or upper block.
+
+    Returns:
+        (the band, z_l or Z̄_l, the second-moment bound i (≥ 0), m̄ r², k = m̄ r² / i).
+    """
+    band = com_band(theta)
+    zmin, zmax = spatial_inertia_extremes(theta)
+    inertia = np.maximum(band.inertia_max if upper else band.inertia_min, 0.0)
+    m_r2 = np.maximum(band.mass_max, 0.0) * band.radius ** 2
+    k = m_r2 / np.where(inertia > 0.0, inertia, 1.0)
+    return band, zmax if upper else zmin, inertia, m_r2, k
+
+
 def com_block_lower(theta: npt.ArrayLike) -> Array:
     r"""Row weights of the lower COM block L_l ⪯ Z(Φ_l(t)) over the band, (N, 6, 6).
 
@@ -304,11 +318,7 @@ def com_block_lower(theta: npt.ArrayLike) -> Array:
     bound). A constant Θ has r = 0, t = 1 and L_l = X_cᵀ diag(m I₃, λ_min(I_c) I₃) X_c.
     Massless bodies get z_l I₆.
     """
-    band = com_band(theta)
-    zmin, _ = spatial_inertia_extremes(theta)
-    i_lo = np.maximum(band.inertia_min, 0.0)
-    m_r2 = np.maximum(band.mass_max, 0.0) * band.radius ** 2
-    k = m_r2 / np.where(i_lo > 0.0, i_lo, 1.0)
+    band, zmin, i_lo, m_r2, k = _band_terms(theta, upper=False)
     t = np.where(m_r2 == 0.0, 1.0,
                  np.where(i_lo > 0.0, 0.5 * (2.0 + k - np.sqrt(k * k + 4.0 * k)), 0.0))
     t = np.clip(t, 0.0, 1.0)
@@ -332,11 +342,7 @@ def com_block_upper(theta: npt.ArrayLike) -> Array:
     (any s > 0 gives a valid bound). A constant Θ has r = 0, s = 0 and
     U_l = X_cᵀ diag(m I₃, λ_max(I_c) I₃) X_c. Massless bodies get Z̄_l I₆.
     """
-    band = com_band(theta)
-    _, zmax = spatial_inertia_extremes(theta)
-    i_hi = np.maximum(band.inertia_max, 0.0)
-    m_r2 = np.maximum(band.mass_max, 0.0) * band.radius ** 2
-    k = m_r2 / np.where(i_hi > 0.0, i_hi, 1.0)
+    band, zmax, i_hi, m_r2, k = _band_terms(theta, upper=True)
     s = np.where(m_r2 == 0.0, 0.0,
                  np.where(i_hi > 0.0, 0.5 * (k + np.sqrt(k * k + 4.0 * k)), 1.0))
     # B = i + (1 + 1/s) m r² (= (1 + s) i for the balanced s); s = 0 only when m r² = 0

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from robot_tv_dynamics.cli.common import (
     ProgressBar,
-    add_lock_argument,
     add_progress_arguments,
+    add_urdf_argument,
     load_model,
     lock_option,
     positive_float,
@@ -36,8 +36,7 @@ DESCRIPTION = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``bounds`` options."""
-    parser.add_argument("--urdf", required=True, help="path of the URDF file")
-    add_lock_argument(parser)
+    add_urdf_argument(parser)
     parser.add_argument("--certified", action="store_true",
                         help="certified branch and bound instead of sampling")
     parser.add_argument("--time-limit", type=positive_float, default=60.0, metavar="S",

@@ -9,12 +9,14 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, TextIO, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError, URDFError
 
 if TYPE_CHECKING:  # imported where used: building the parser loads neither NumPy nor Pinocchio
     from robot_tv_dynamics.bounds import SearchProgress
+    from robot_tv_dynamics.evaluation import Load
     from robot_tv_dynamics.inputs.efforts import EffortMap
     from robot_tv_dynamics.model import LockedJoints, RobotModel
 
@@ -119,6 +121,38 @@ def add_lock_argument(parser: argparse.ArgumentParser) -> None:
                         help=LOCK_HELP)
 
 
+def add_urdf_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--urdf PATH`` (required, one robot) and ``--lock`` (excite, bounds)."""
+    parser.add_argument("--urdf", required=True, help="path of the URDF file")
+    add_lock_argument(parser)
+
+
+def add_load_timing_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--time-offset`` and ``--hold`` (evaluate, retime)."""
+    parser.add_argument(
+        "--time-offset", type=float, default=0.0, metavar="SECONDS",
+        help="loading process time at time_from_start = 0 [s] (default 0)")
+    parser.add_argument(
+        "--hold", action="append", default=[], metavar="JOINT=VALUE",
+        help="position of a joint the trajectory does not list [rad or m] (repeatable; "
+             "default 0); it is held with zero velocity and acceleration")
+
+
+def add_report_arguments(parser: argparse.ArgumentParser, json_fields: str, plot_what: str
+                         ) -> None:
+    """Add ``--json`` and ``--plot`` (evaluate, retime).
+
+    Args:
+        parser: the subcommand's parser.
+        json_fields: what the JSON object holds, for the help (``"durations, ..."``).
+        plot_what: what the PNG shows, for the help (``"the effort ratios over time"``).
+    """
+    parser.add_argument("--json", action="store_true",
+                        help=f"print one JSON object ({json_fields}) instead of the table")
+    parser.add_argument("--plot", metavar="OUT.png",
+                        help=f"write a PNG of {plot_what} (a sweep: the summary plot)")
+
+
 def lock_option(items: Sequence[str]) -> dict[str, float | None] | None:
     """The ``--lock`` values as ``locked_joints`` (None when none is given).
 
@@ -212,6 +246,13 @@ def error_message(error: BaseException) -> str:
     return str(error)
 
 
+def describe(parser: argparse.ArgumentParser, description: str, epilog: str) -> None:
+    """Give a subcommand its description and epilog (unless it has them), shown as written."""
+    parser.description = parser.description or description
+    parser.epilog = parser.epilog or epilog
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
 def add_trajectory_arguments(parser: argparse.ArgumentParser, sweep: bool = True) -> None:
     """Add ``--urdf``, ``--lock``, ``--trajectory`` and ``--topic`` (evaluate, retime, record).
 
@@ -299,3 +340,51 @@ def effort_option(args: argparse.Namespace, joint_names: Sequence[str]) -> Effor
 
     return effort_map(args.effort_preset, args.effort_gain, args.effort_offset,
                       args.effort_sign).check_joints(joint_names)
+
+
+def plot_title(model: RobotModel, what: str, load: Load | None) -> str:
+    """``"<robot>: <what>, <load>"``: the title of a command's plot (evaluate, retime)."""
+    name = str(model.pinocchio_model.name) or Path(model.source).stem
+    return f"{name}: {what}, {load_label(load)}"
+
+
+def load_label(load: Load | None, none: str = "no payload") -> str:
+    """A load in a title or a table: ``none``, ``"2 kg on LINK"`` or ``"FillProcess on LINK"``."""
+    from robot_tv_dynamics.evaluation import Payload
+
+    if load is None:
+        return none
+    if isinstance(load, Payload):
+        return f"{load.mass:g} kg on {load.link}"
+    return f"{type(load).__name__} on {load.link}"
+
+
+def describe_load(load: Load | None) -> dict[str, Any] | None:
+    """The load as JSON-ready data (None for the arm alone)."""
+    from robot_tv_dynamics.evaluation import Payload
+
+    if load is None:
+        return None
+    if isinstance(load, Payload):
+        return {"link": load.link, "mass": load.mass, "com": load.com.tolist(),
+                "inertia": load.inertia.tolist()}
+    describe = getattr(load, "describe", None)
+    return {"link": str(load.link), "process": type(load).__name__,
+            "duration": float(load.duration),
+            "description": describe() if callable(describe) else None}
+
+
+def label_panel(axes: Any, xlabel: str, ylabel: str) -> None:
+    """A plot panel's axis labels, light grid and legend (best place, small type)."""
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.grid(True, alpha=0.3)
+    axes.legend(loc="best", fontsize="small")
+
+
+def save_figure(figure: Any, top: Any, title: str, path: str | Path) -> None:
+    """Title the ``top`` panel (when a title is given), lay out and write a PNG at ``path``."""
+    if title:
+        top.set_title(title, fontsize="medium")
+    figure.tight_layout()
+    figure.savefig(str(path), format="png")

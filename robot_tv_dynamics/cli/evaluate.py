@@ -19,16 +19,23 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import numpy as np
 
 from robot_tv_dynamics.cli.common import (
+    add_load_timing_arguments,
+    add_report_arguments,
     add_trajectory_arguments,
+    describe,
+    describe_load,
     error_message,
     held_positions,
+    label_panel,
     load_model,
     lock_option,
+    plot_title,
+    save_figure,
 )
 from robot_tv_dynamics.cli.sweep import add_sweep_arguments, run_sweep, single, wants_sweep
 from robot_tv_dynamics.evaluation import (
@@ -76,30 +83,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     Args:
         parser: the parser of the ``evaluate`` subcommand.
     """
-    parser.description = parser.description or DESCRIPTION
-    parser.epilog = parser.epilog or EPILOG
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    describe(parser, DESCRIPTION, EPILOG)
     add_trajectory_arguments(parser)
     parser.add_argument(
         "--payload", metavar="FILE", action="append", default=[],
         help="payload YAML (link, mass, com, inertia) or loading-process YAML (process: ...); "
              "omitted: the arm alone; repeatable (a sweep: every trajectory x payload)")
-    parser.add_argument(
-        "--time-offset", type=float, default=0.0, metavar="SECONDS",
-        help="loading process time at time_from_start = 0 [s] (default 0)")
-    parser.add_argument(
-        "--hold", action="append", default=[], metavar="JOINT=VALUE",
-        help="position of a joint the trajectory does not list [rad or m] (repeatable; "
-             "default 0); it is held with zero velocity and acceleration")
-    parser.add_argument(
-        "--json", action="store_true",
-        help="print one JSON object (points with t and effort per joint, violations, "
-             "max_payload_mass, moveit_static_max_payload_mass, ...) instead of the table")
+    add_load_timing_arguments(parser)
     parser.add_argument(
         "--csv", metavar="OUT", help="write per point and joint: t, joint, effort, ratio, ...")
-    parser.add_argument(
-        "--plot", metavar="OUT.png", help="write a PNG of the effort ratios over time (a "
-        "sweep: the summary plot)")
+    add_report_arguments(
+        parser, "points with t and effort per joint, violations, max_payload_mass, "
+        "moveit_static_max_payload_mass, ...", "the effort ratios over time")
     add_sweep_arguments(parser)
 
 
@@ -126,7 +121,8 @@ def run(args: argparse.Namespace) -> int:
         if args.csv:
             write_csv(result, args.csv)
         if args.plot:
-            write_plot(result, args.plot, title=_title(model, payload))
+            write_plot(result, args.plot,
+                       title=plot_title(model, "effort ratio |τ|/τ_max", payload))
     except (RobotTvDynamicsError, OSError) as error:
         print(f"error: {error_message(error)}", file=sys.stderr)
         return EXIT_ERROR
@@ -139,28 +135,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         write_table(result, model, payload, sys.stdout)
     return EXIT_VIOLATION if result.violations else 0
-
-
-def describe_load(load: Load | None) -> dict[str, Any] | None:
-    """The load as JSON-ready data (None for the arm alone)."""
-    if load is None:
-        return None
-    if isinstance(load, Payload):
-        return {"link": load.link, "mass": load.mass, "com": load.com.tolist(),
-                "inertia": load.inertia.tolist()}
-    describe = getattr(load, "describe", None)
-    return {"link": str(load.link), "process": type(load).__name__,
-            "duration": float(load.duration),
-            "description": describe() if callable(describe) else None}
-
-
-def _title(model: RobotModel, load: Load | None) -> str:
-    name = str(model.pinocchio_model.name) or Path(model.source).stem
-    if load is None:
-        return f"{name}: effort ratio |τ|/τ_max, no payload"
-    if isinstance(load, Payload):
-        return f"{name}: effort ratio |τ|/τ_max, {load.mass:g} kg on {load.link}"
-    return f"{name}: effort ratio |τ|/τ_max, {type(load).__name__} on {load.link}"
 
 
 # ---------------------------------------------------------------------------- outputs
@@ -210,15 +184,9 @@ def write_plot(result: TrajectoryEvaluation, path: str | Path, title: str = "") 
     axes.axhline(1.0, color="red", linestyle="--", linewidth=1.2, label="limit")
     for violation in result.violations:
         axes.plot([violation.t], [violation.ratio], "x", color="red")
-    axes.set_xlabel("time from start [s]")
-    axes.set_ylabel("|τ| / τ_max")
     axes.set_ylim(bottom=0.0)
-    axes.grid(True, alpha=0.3)
-    axes.legend(loc="best", fontsize="small")
-    if title:
-        axes.set_title(title, fontsize="medium")
-    figure.tight_layout()
-    figure.savefig(str(path), format="png")
+    label_panel(axes, "time from start [s]", "|τ| / τ_max")
+    save_figure(figure, axes, title, path)
 
 
 def write_table(

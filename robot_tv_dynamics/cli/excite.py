@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from robot_tv_dynamics.cli.common import (
-    add_lock_argument,
+    add_urdf_argument,
     checked_number,
     load_model,
     lock_option,
@@ -46,8 +46,7 @@ def _count(text: str) -> int:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``excite``."""
     parser.description = DESCRIPTION
-    parser.add_argument("--urdf", required=True, help="path of the URDF file")
-    add_lock_argument(parser)
+    add_urdf_argument(parser)
     parser.add_argument("--duration", type=positive_float, default=None, metavar="S",
                         help="duration [s] (default 10, 4 with --payload-only; rounded up to "
                              "whole periods: ends at rest)")

@@ -23,23 +23,30 @@ from typing import Any, TextIO
 import numpy as np
 
 from robot_tv_dynamics.cli.common import (
+    add_load_timing_arguments,
+    add_report_arguments,
     add_trajectory_arguments,
     checked_number,
+    describe,
+    describe_load,
+    error_message,
     held_positions,
+    label_panel,
+    load_label,
     load_model,
     lock_option,
+    plot_title,
+    save_figure,
 )
 from robot_tv_dynamics.cli.sweep import add_sweep_arguments, run_sweep, single, wants_sweep
 from robot_tv_dynamics.evaluation import (
     Load,
-    Payload,
     Trajectory,
     load_trajectory,
     payload_from_dict,
 )
 from robot_tv_dynamics.exceptions import InvalidInputError, RetimingError, RobotTvDynamicsError
 from robot_tv_dynamics.loading import loading_process_from_dict
-from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.retiming.result import RetimeResult
 
 #: Exit status when no timing of the path meets the limits.
@@ -73,9 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     Args:
         parser: the parser of the ``retime`` subcommand.
     """
-    parser.description = parser.description or DESCRIPTION
-    parser.epilog = parser.epilog or EPILOG
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    describe(parser, DESCRIPTION, EPILOG)
     add_trajectory_arguments(parser)
     loads = parser.add_mutually_exclusive_group()
     loads.add_argument(
@@ -87,16 +92,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--link", metavar="LINK",
                         help="attach the payload or loading process to this URDF link instead "
                              "of the file's `link`")
-    parser.add_argument("--time-offset", type=float, default=0.0, metavar="SECONDS",
-                        help="loading process time at time_from_start = 0 [s] (default 0)")
+    add_load_timing_arguments(parser)
     parser.add_argument(
         "--loading-index", choices=("time", "path"), default="time",
         help="how a loading process meets the retimed motion: on its own clock (time, "
              "default: process time = time_from_start + offset) or tied to the path (path: "
              "the load at each point of the path is the one the input had there)")
-    parser.add_argument(
-        "--hold", action="append", default=[], metavar="JOINT=VALUE",
-        help="position of a joint the trajectory does not list [rad or m] (repeatable)")
     parser.add_argument("--effort-margin", type=float, default=1.0, metavar="F",
                         help="keep |tau| <= F x the URDF effort limit (default 1)")
     parser.add_argument("--velocity-scale", type=float, default=1.0, metavar="F",
@@ -125,12 +126,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "planned the input with (default 1 1): the reported factors are relative to "
              "the URDF / joint_limits.yaml limits like these")
     parser.add_argument("--out", metavar="OUT.yaml", help="write the retimed trajectory YAML")
-    parser.add_argument("--json", action="store_true",
-                        help="print one JSON object (durations, peak ratios before/after, "
-                             "active constraints, ...) instead of the table")
-    parser.add_argument("--plot", metavar="OUT.png",
-                        help="write a PNG of effort ratios and path speed, before and after "
-                             "(a sweep: the summary plot)")
+    add_report_arguments(
+        parser, "durations, peak ratios before/after, active constraints, ...",
+        "effort ratios and path speed, before and after")
     add_sweep_arguments(parser)
 
 
@@ -157,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         options["acceleration_limits"] = _acceleration_option(args.acceleration_limit)
         options["default_positions"] = held_positions(args.hold)
     except RobotTvDynamicsError as error:
-        print(f"error: {_message(error)}", file=sys.stderr)
+        print(f"error: {error_message(error)}", file=sys.stderr)
         return EXIT_ERROR
     if wants_sweep(args, payloads):
         return run_sweep(args, "retime", payloads, options, {"--out": args.out,
@@ -172,17 +170,17 @@ def run(args: argparse.Namespace) -> int:
         if args.out:
             write_trajectory(result, args.out)
         if args.plot:
-            write_plot(result, args.plot, title=_title(model, load))
+            write_plot(result, args.plot, title=plot_title(model, "retimed", load))
     except RetimingError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_INFEASIBLE
     except (RobotTvDynamicsError, OSError) as error:
-        print(f"error: {_message(error)}", file=sys.stderr)
+        print(f"error: {error_message(error)}", file=sys.stderr)
         return EXIT_ERROR
     if args.json:
         report = {"urdf": str(args.urdf[0]), "locked_joints": dict(model.locked_joints),
                   "trajectory": str(args.trajectory[0]), "out": args.out,
-                  "payload": _describe(load), **result.as_dict()}
+                  "payload": describe_load(load), **result.as_dict()}
         json.dump(report, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
     else:
@@ -245,31 +243,6 @@ def _acceleration_option(items: list[str]) -> float | dict[str, float] | None:
     return common if common is not None else named
 
 
-def _message(error: BaseException) -> str:
-    if isinstance(error, OSError) and error.filename is not None:
-        return f"{error.filename}: {error.strerror or error}"
-    return str(error)
-
-
-def _describe(load: Load | None) -> dict[str, Any] | None:
-    if load is None:
-        return None
-    if isinstance(load, Payload):
-        return {"link": load.link, "mass": load.mass, "com": load.com.tolist()}
-    describe = getattr(load, "describe", None)
-    return {"link": str(load.link), "process": type(load).__name__,
-            "description": describe() if callable(describe) else None}
-
-
-def _title(model: RobotModel, load: Load | None) -> str:
-    name = str(model.pinocchio_model.name) or Path(model.source).stem
-    if load is None:
-        return f"{name}: retimed, no payload"
-    if isinstance(load, Payload):
-        return f"{name}: retimed with {load.mass:g} kg on {load.link}"
-    return f"{name}: retimed under {type(load).__name__} on {load.link}"
-
-
 # ---------------------------------------------------------------------------- outputs
 def trajectory_to_dict(trajectory: Trajectory, effort: np.ndarray | None = None
                        ) -> dict[str, Any]:
@@ -316,7 +289,7 @@ def write_table(result: RetimeResult, load: Load | None, stream: TextIO) -> None
     if result.uniform is not None and result.uniform.duration is not None:
         out(f"uniform slowdown meeting the same limits: x{result.uniform.factor:.4f} = "
             f"{result.uniform.duration:.4f} s\n")
-    out(f"payload: {_title_load(load)}\n")
+    out(f"payload: {load_label(load, 'none (the arm alone)')}\n")
     width = max(len(name) for name in result.joint_names)
     out(f"\n{'joint':<{width}}  {'limit':>8}  {'ratio before':>12}  {'ratio after':>11}  "
         f"{'played':>7}  {'|qd|/max after':>14}\n")
@@ -341,14 +314,6 @@ def write_table(result: RetimeResult, load: Load | None, stream: TextIO) -> None
         out(f"note: {note}\n")
     for warning in result.warnings:
         out(f"warning: {warning}\n")
-
-
-def _title_load(load: Load | None) -> str:
-    if load is None:
-        return "none (the arm alone)"
-    if isinstance(load, Payload):
-        return f"{load.mass:g} kg on {load.link}"
-    return f"{type(load).__name__} on {load.link}"
 
 
 def _cell(value: float, width: int, digits: int = 4) -> str:
@@ -391,21 +356,12 @@ def write_plot(result: RetimeResult, path: str | Path, title: str = "") -> None:
                 label=f"input ({result.duration_before:.3f} s)")
     bottom.plot(s_after / length, sd_after, "-", color="black",
                 label=f"retimed ({result.duration_after:.3f} s)")
-    bottom.set_xlabel("path position s / L")
-    bottom.set_ylabel("path speed ṡ [rad/s of chord]")
     bottom.set_ylim(bottom=0.0)
-    bottom.grid(True, alpha=0.3)
-    bottom.legend(loc="best", fontsize="small")
+    label_panel(bottom, "path position s / L", "path speed ṡ [rad/s of chord]")
     if varying:  # a loading process meets the path at other places once retimed
         mass = figure.add_subplot(rows, 1, 3)
         mass.plot(s_before, result.before.payload_mass, "--", color="gray", label="input")
         mass.plot(s_after / length, result.verification.payload_mass, "-", color="black",
                   label="retimed")
-        mass.set_xlabel("path position s / L")
-        mass.set_ylabel("load mass [kg]")
-        mass.grid(True, alpha=0.3)
-        mass.legend(loc="best", fontsize="small")
-    if title:
-        top.set_title(title, fontsize="medium")
-    figure.tight_layout()
-    figure.savefig(str(path), format="png")
+        label_panel(mass, "path position s / L", "load mass [kg]")
+    save_figure(figure, top, title, path)

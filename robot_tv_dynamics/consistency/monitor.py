@@ -416,21 +416,20 @@ class ConsistencyMonitor:
         act = self.active[:, l]
         mu, nu, eps, upper = self.mu[l], self.nu[l], self.epsilon[l], self.upper[l]
         rate, b = self.rate[l], self.config.warn_band
-        out = []
-        if act[_INCONSISTENT]:
-            out.append(f"inconsistent: margin {mu:.4g} <= 0 (f(Phi) not positive definite)")
-        elif act[_BELOW_EPS]:
-            out.append(f"margin {mu:.4g} below epsilon {eps:.4g}")
-        elif act[_WARN_LOW]:
-            out.append(f"margin {mu:.4g} in the warn band (< {(1 + b) * eps:.4g})")
-        if act[_ABOVE_UPPER]:
-            out.append(f"size {nu:.4g} above the upper bound {upper:.4g}")
-        elif act[_WARN_HIGH]:
-            out.append(f"size {nu:.4g} in the warn band (> {upper / (1 + b):.4g})")
-        if act[_RATE]:
-            out.append(f"rate {rate:.4g}/s above the rate bound {self.rate_bound:.4g}/s")
-        elif act[_WARN_RATE]:
-            out.append(f"rate {rate:.4g}/s in the warn band (> {self.rate_bound / (1 + b):.4g}/s)")
+        # per quantity, the most severe active condition speaks (error before warn)
+        quantities = (
+            ((_INCONSISTENT, f"inconsistent: margin {mu:.4g} <= 0 (f(Phi) not positive "
+                             "definite)"),
+             (_BELOW_EPS, f"margin {mu:.4g} below epsilon {eps:.4g}"),
+             (_WARN_LOW, f"margin {mu:.4g} in the warn band (< {(1 + b) * eps:.4g})")),
+            ((_ABOVE_UPPER, f"size {nu:.4g} above the upper bound {upper:.4g}"),
+             (_WARN_HIGH, f"size {nu:.4g} in the warn band (> {upper / (1 + b):.4g})")),
+            ((_RATE, f"rate {rate:.4g}/s above the rate bound {self.rate_bound:.4g}/s"),
+             (_WARN_RATE, f"rate {rate:.4g}/s in the warn band "
+                          f"(> {self.rate_bound / (1 + b):.4g}/s)")),
+        )
+        out = [next(text for flag, text in conditions if act[flag])
+               for conditions in quantities if any(act[flag] for flag, _ in conditions)]
         if act[_TREND] and not (act[_INCONSISTENT] or act[_BELOW_EPS]):
             out.append(
                 f"margin predicted to reach epsilon in {self.time_to_crossing[l]:.3g} s "

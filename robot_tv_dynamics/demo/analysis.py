@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,28 @@ def analyse(rec: Recording, model: RobotModel, gamma: float | None,
     loading"``: it is not caused by the loading, and the lead time (alarm → λ_min(M̂) ≤ 0)
     counts only alarms during or after loading.
     """
+    q_for = _configuration_at(rec)
+    body = int(rec.info.get("payload_body") or 0)
+    t_theta, theta = rec.theta
+    mu_true, nu_true, _ = spectral_statistics(theta)
+    lam_true = np.array([np.linalg.eigvalsh(model.mass_matrix(q_for(t), th))[0]
+                         for t, th in zip(t_theta, theta, strict=True)])
+    out: dict[str, Any] = {
+        "body": body, "t_theta": t_theta, "mu_true": mu_true, "nu_true": nu_true,
+        "lam_true": lam_true, "estimators": {
+            name: _estimator(model, q_for, t_hat, theta_hat, gamma, loading_start)
+            for name, (t_hat, theta_hat) in rec.estimates.items()}}
+    out.update(_tracking(rec, model))
+    out["loading_span"] = loading_span(rec, body)
+    out["collision_span"] = collision_span(rec)
+    out["observers"] = {kind: observer_result(t, r, model.joint_names, out["loading_span"],
+                                              out["collision_span"])
+                        for kind, (t, r) in rec.residuals.items() if len(t)}
+    return out
+
+
+def _configuration_at(rec: Recording) -> Callable[[float], Array]:
+    """Q at a time of the recording: the sample at that time, else the nearest one."""
     q_at = {float(round(t, 6)): k for k, t in enumerate(rec.t)}
 
     def q_for(t: float) -> Array:
@@ -60,75 +83,66 @@ def analyse(rec: Recording, model: RobotModel, gamma: float | None,
             k = int(np.argmin(np.abs(rec.t - t)))
         return np.asarray(rec.q[k])
 
-    body = int(rec.info.get("payload_body") or 0)
-    t_theta, theta = rec.theta
-    mu_true, nu_true, _ = spectral_statistics(theta)
-    lam_true = np.array([np.linalg.eigvalsh(model.mass_matrix(q_for(t), th))[0]
-                         for t, th in zip(t_theta, theta, strict=True)])
-    out: dict[str, Any] = {
-        "body": body, "t_theta": t_theta, "mu_true": mu_true, "nu_true": nu_true,
-        "lam_true": lam_true, "estimators": {}}
+    return q_for
+
+
+def _estimator(model: RobotModel, q_for: Callable[[float], Array], t_hat: Array,
+               theta_hat: Array, gamma: float | None, loading_start: float | None
+               ) -> dict[str, Any]:
+    """One estimate Θ̂(t) through the monitor: μ, λ_min(M̂), alarms, α₁ and the lead time."""
     config = MonitorConfig(margin_fraction=DEMO_MARGIN_FRACTION)
-    for name, (t_hat, theta_hat) in rec.estimates.items():
-        monitor = ConsistencyMonitor(model.body_names, model.theta_nominal, config)
-        alarms: list[dict[str, Any]] = []
-        warnings: list[dict[str, Any]] = []
-        mus, lams = [], []
-        for t, th in zip(t_hat, theta_hat, strict=True):
-            for transition in monitor.update(float(t), th):
-                entry = {"t": round(float(t), 4), "body": transition.name,
-                         "kind": "; ".join(transition.reasons) or transition.level.name}
-                if loading_start is not None:
-                    entry["phase"] = ("before loading" if float(t) < loading_start
-                                      else "during or after loading")
-                if transition.level == Level.ERROR:
-                    alarms.append(entry)
-                elif transition.level == Level.WARN:
-                    warnings.append(entry)
-            mus.append(monitor.mu.copy())
-            lams.append(np.linalg.eigvalsh(model.mass_matrix(q_for(t), th))[0])
-        mu_hat, lam_hat = np.array(mus), np.array(lams)
-        inf_mu = mu_hat.min(axis=0) if len(mu_hat) else np.full(model.n_bodies, np.nan)
-        # Theorem 2 gives a bound only for a uniformly consistent estimate (inf μ > 0)
-        lower = (math.nan if gamma is None
-                 else theorem_bounds(float(np.min(inf_mu)), 0.0, gamma, 0.0)[0])
-        alpha1 = float(lower) if math.isfinite(lower) else None
-        loading_alarms = [a for a in alarms if a.get("phase") != "before loading"]
-        first_alarm = loading_alarms[0]["t"] if loading_alarms else None
-        crossing = _first(t_hat, lam_hat <= 0.0)
-        if crossing is not None and loading_start is not None and crossing < loading_start:
-            crossing_before = True
-        else:
-            crossing_before = False
-        lead = (None if first_alarm is None or crossing is None or crossing_before
-                else round(crossing - float(first_alarm), 4))
-        out["estimators"][name] = {
-            "t": t_hat, "mu": mu_hat, "lam": lam_hat, "epsilon": monitor.epsilon.copy(),
-            "alarms": alarms, "warnings": warnings, "alpha1": alpha1,
-            "alarms_before_loading": [a for a in alarms if a.get("phase") == "before loading"],
-            "first_nonpositive_lambda_min_M_hat_t": crossing, "lead_time_s": lead,
-            "min_lambda_min_M_hat": float(lam_hat.min()) if lam_hat.size else None,
-            "inf_mu": inf_mu,
-        }
-    # tracking error of the arm joints (revolute)
+    monitor = ConsistencyMonitor(model.body_names, model.theta_nominal, config)
+    alarms: list[dict[str, Any]] = []
+    warnings: list[dict[str, Any]] = []
+    mus, lams = [], []
+    for t, th in zip(t_hat, theta_hat, strict=True):
+        for transition in monitor.update(float(t), th):
+            entry = {"t": round(float(t), 4), "body": transition.name,
+                     "kind": "; ".join(transition.reasons) or transition.level.name}
+            if loading_start is not None:
+                entry["phase"] = ("before loading" if float(t) < loading_start
+                                  else "during or after loading")
+            if transition.level == Level.ERROR:
+                alarms.append(entry)
+            elif transition.level == Level.WARN:
+                warnings.append(entry)
+        mus.append(monitor.mu.copy())
+        lams.append(np.linalg.eigvalsh(model.mass_matrix(q_for(t), th))[0])
+    mu_hat, lam_hat = np.array(mus), np.array(lams)
+    inf_mu = mu_hat.min(axis=0) if len(mu_hat) else np.full(model.n_bodies, np.nan)
+    # Theorem 2 gives a bound only for a uniformly consistent estimate (inf μ > 0)
+    lower = (math.nan if gamma is None
+             else theorem_bounds(float(np.min(inf_mu)), 0.0, gamma, 0.0)[0])
+    alpha1 = float(lower) if math.isfinite(lower) else None
+    loading_alarms = [a for a in alarms if a.get("phase") != "before loading"]
+    first_alarm = loading_alarms[0]["t"] if loading_alarms else None
+    crossing = _first(t_hat, lam_hat <= 0.0)
+    crossing_before = (crossing is not None and loading_start is not None
+                       and crossing < loading_start)
+    lead = (None if first_alarm is None or crossing is None or crossing_before
+            else round(crossing - float(first_alarm), 4))
+    return {
+        "t": t_hat, "mu": mu_hat, "lam": lam_hat, "epsilon": monitor.epsilon.copy(),
+        "alarms": alarms, "warnings": warnings, "alpha1": alpha1,
+        "alarms_before_loading": [a for a in alarms if a.get("phase") == "before loading"],
+        "first_nonpositive_lambda_min_M_hat_t": crossing, "lead_time_s": lead,
+        "min_lambda_min_M_hat": float(lam_hat.min()) if lam_hat.size else None,
+        "inf_mu": inf_mu,
+    }
+
+
+def _tracking(rec: Recording, model: RobotModel) -> dict[str, Any]:
+    """The tracking error of the arm (revolute) joints: over time, RMS per joint, RMS."""
     arm = ~np.asarray(model.joint_limits.prismatic)
-    if rec.t_ref.size:
-        q_ref = np.array([np.interp(rec.t, rec.t_ref, rec.q_ref[:, j]) for j in
-                          range(model.nv)]).T
-        error = (q_ref - rec.q)[:, arm]
-        out["tracking_error"] = np.linalg.norm(error, axis=1)
-        out["tracking_rms_per_joint"] = np.sqrt(np.mean(error**2, axis=0))
-        out["tracking_rms"] = float(np.sqrt(np.mean(error**2)))
-    else:
-        out["tracking_error"] = np.zeros_like(rec.t)
-        out["tracking_rms_per_joint"] = np.zeros(int(arm.sum()))
-        out["tracking_rms"] = None
-    out["loading_span"] = loading_span(rec, body)
-    out["collision_span"] = collision_span(rec)
-    out["observers"] = {kind: observer_result(t, r, model.joint_names, out["loading_span"],
-                                              out["collision_span"])
-                        for kind, (t, r) in rec.residuals.items() if len(t)}
-    return out
+    if not rec.t_ref.size:
+        return {"tracking_error": np.zeros_like(rec.t),
+                "tracking_rms_per_joint": np.zeros(int(arm.sum())), "tracking_rms": None}
+    q_ref = np.array([np.interp(rec.t, rec.t_ref, rec.q_ref[:, j]) for j in
+                      range(model.nv)]).T
+    error = (q_ref - rec.q)[:, arm]
+    return {"tracking_error": np.linalg.norm(error, axis=1),
+            "tracking_rms_per_joint": np.sqrt(np.mean(error**2, axis=0)),
+            "tracking_rms": float(np.sqrt(np.mean(error**2)))}
 
 
 def collision_span(rec: Recording) -> tuple[float, float] | None:

@@ -84,10 +84,21 @@ def report_figure(rec: Recording, result: dict[str, Any], model: RobotModel,
     import matplotlib.pyplot as plt
 
     body = result["body"]
-    body_name = model.body_names[body]
-    process = rec.info.get("process") or {}
     fig = plt.figure(figsize=(12.5, 19.0), layout="constrained")
     axes = fig.subplots(5, 1, sharex=True)
+    _suptitle(fig, rec, summary_data, model.body_names[body])
+    _shade(axes, loading_span(rec, body), result.get("collision_span"))
+    _margin_panel(axes[0], result, model.body_names[body])
+    _terms_panel(axes[1], rec)
+    _mass_matrix_panel(axes[2], result, summary_data)
+    _observer_panel(axes[3], result, summary_data)
+    _tracking_panel(axes[4], rec, result)
+    return fig
+
+
+def _suptitle(fig: Any, rec: Recording, summary_data: dict[str, Any], body_name: str) -> None:
+    """The scenario, its collisions and the estimators compared, above the panels."""
+    process = rec.info.get("process") or {}
     pushes = "".join(
         f"; collision: {people(float(np.linalg.norm(c['force'])))} N on {c['link']} from "
         f"{people(c['start'])} s to {people(c['end'])} s"
@@ -101,10 +112,11 @@ def report_figure(rec: Recording, result: dict[str, Any], model: RobotModel,
         r"$\{\varepsilon I \preceq f(\Phi) \preceq \beta I\}$"
         "\ngeometric: EKF on log-Cholesky parameters of "
         r"$f(\Phi) - \varepsilon I$ (consistent by construction)", fontsize=11)
-    t_end = float(rec.t[-1]) if rec.t.size else 1.0
-    # loading phase shading
-    span = loading_span(rec, body)
-    collision = result.get("collision_span")
+
+
+def _shade(axes: Any, span: tuple[float, float] | None,
+           collision: tuple[float, float] | None) -> None:
+    """The loading and collision windows shaded, and a grid, in every panel."""
     for ax in axes:
         labelled = ax is axes[0] or ax is axes[3]
         if span is not None:
@@ -115,8 +127,10 @@ def report_figure(rec: Recording, result: dict[str, Any], model: RobotModel,
                        label="collision (sim_node)" if labelled else None)
         ax.grid(True, alpha=0.3)
 
-    # (1) consistency margin of the payload body
-    ax = axes[0]
+
+def _margin_panel(ax: Any, result: dict[str, Any], body_name: str) -> None:
+    """Panel 1: the consistency margin μ of the payload body, true and estimated, alarms."""
+    body = result["body"]
     mu_true = result["mu_true"][:, body]
     ax.plot(result["t_theta"], mu_true, color=COLORS["truth"], label=f"true {TRUE}")
     values = [mu_true]
@@ -142,8 +156,9 @@ def report_figure(rec: Recording, result: dict[str, Any], model: RobotModel,
         r"\inf_t\,\mu > 0$", **TITLE)
     ax.legend(**LEGEND)
 
-    # (2) terms of eq. (39)
-    ax = axes[1]
+
+def _terms_panel(ax: Any, rec: Recording) -> None:
+    """Panel 2: the terms of eq. (39) for the true Θ(t), each as its 2-norm over the joints."""
     t_terms, terms = rec.terms
     if len(terms):
         for k, label in enumerate(TERM_LABELS):
@@ -158,8 +173,9 @@ def report_figure(rec: Recording, result: dict[str, Any], model: RobotModel,
         "are absent from the classical model", **TITLE)
     ax.legend(**LEGEND)
 
-    # (3) λ_min(M(q, Θ̂)) vs α₁
-    ax = axes[2]
+
+def _mass_matrix_panel(ax: Any, result: dict[str, Any], summary_data: dict[str, Any]) -> None:
+    """Panel 3: λ_min(M(q, Θ̂)) of each estimate against its α₁, crossings and alarms."""
     ax.plot(result["t_theta"], result["lam_true"], color=COLORS["truth"], label=f"true {TRUE}")
     lin = 1e-4
     values = [np.asarray(result["lam_true"])]
@@ -193,11 +209,9 @@ def report_figure(rec: Recording, result: dict[str, Any], model: RobotModel,
         r"\alpha_1 = \min_l \inf_t\,\mu_l \cdot \inf_q \lambda_{\min}(J^{\top}J)$", **TITLE)
     ax.legend(**LEGEND)
 
-    # (4) momentum observers
-    _observer_panel(axes[3], result, summary_data)
 
-    # (5) tracking error
-    ax = axes[4]
+def _tracking_panel(ax: Any, rec: Recording, result: dict[str, Any]) -> None:
+    """Panel 5: the tracking error of the computed-torque controller over the whole run."""
     ax.plot(rec.t, np.degrees(result["tracking_error"]), color=COLORS["projected"],
             label="projected (controller)")
     ax.set_ylabel(r"$\|q_r - q\|$ (arm joints)" + "\n[deg]")
@@ -207,8 +221,7 @@ def report_figure(rec: Recording, result: dict[str, Any], model: RobotModel,
                  + (f" (RMS {people(np.degrees(rms))}°)" if rms is not None else ""),
                  **TITLE)
     ax.legend(**LEGEND)
-    ax.set_xlim(0.0, t_end)
-    return fig
+    ax.set_xlim(0.0, float(rec.t[-1]) if rec.t.size else 1.0)
 
 
 def _observer_panel(ax: Any, result: dict[str, Any], summary_data: dict[str, Any]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import yaml
@@ -337,18 +338,8 @@ def scenario_file(scenario: str, link: str, out: Path, model: RobotModel | None 
     container = data.get("container")
     if model is not None and data.get("process") in UPRIGHT_PROCESSES and isinstance(
             container, dict):
-        origin = dict(container.get("origin") or {})
-        placement = rpy_to_rotation(list(origin.get("rpy", (0.0, 0.0, 0.0))))
-        link_in_base = link_rotation(model, str(data["link"]), start_pose(model))
-        rotation, tilt_rad = upright_rotation(link_in_base, placement)
-        tilt_file = math.degrees(tilt_rad)
-        if tilt_rad > UPRIGHT_TOLERANCE:
-            origin["rpy"] = [round(a, 12) for a in _rpy(rotation)]
-            container["origin"] = origin
-            changed = True
-        rpy = tuple(float(a) for a in origin.get("rpy", (0.0, 0.0, 0.0)))
-        final = rpy_to_rotation(list(rpy))
-        tilt = math.degrees(_tilt(link_in_base @ final[:, 2]))
+        tilt_file, tilt, rpy, turned = _upright(model, str(data["link"]), container)
+        changed = changed or turned
     collision_source = None
     if collision is not None:
         collision, collision_source, moved = _place_collision(collision, model, urdf_xml, path)
@@ -370,6 +361,27 @@ def scenario_file(scenario: str, link: str, out: Path, model: RobotModel | None 
         tilt_deg=tilt, container_rpy=rpy,  # type: ignore[arg-type]
         loading_start=loading_start(process, duration), collision=collision,
         collision_link_source=collision_source)
+
+
+def _upright(model: RobotModel, link: str, container: dict[str, Any]
+             ) -> tuple[float, float, tuple[float, ...], bool]:
+    """Turn a fluid container's placement (in place) so its axis is vertical at the start pose.
+
+    Returns:
+        (the file's tilt [deg], the tilt after [deg], the container's rpy [rad], whether
+        the placement was turned: only beyond ``UPRIGHT_TOLERANCE``).
+    """
+    origin = dict(container.get("origin") or {})
+    placement = rpy_to_rotation(list(origin.get("rpy", (0.0, 0.0, 0.0))))
+    link_in_base = link_rotation(model, link, start_pose(model))
+    rotation, tilt_rad = upright_rotation(link_in_base, placement)
+    turned = tilt_rad > UPRIGHT_TOLERANCE
+    if turned:
+        origin["rpy"] = [round(a, 12) for a in _rpy(rotation)]
+        container["origin"] = origin
+    rpy = tuple(float(a) for a in origin.get("rpy", (0.0, 0.0, 0.0)))
+    final = rpy_to_rotation(list(rpy))
+    return math.degrees(tilt_rad), math.degrees(_tilt(link_in_base @ final[:, 2])), rpy, turned
 
 
 def _place_collision(collision: ExternalWrench, model: RobotModel | None,

@@ -215,18 +215,116 @@ def evaluate(
     warnings: list[str] = []
     columns, q, qd, qdd = _full_state(model, trajectory, default_positions, notes)
     t = trajectory.time_from_start
-    k_points, nv = q.shape
     theta_base = model.theta_nominal.copy() if theta is None else model.check_theta(theta).copy()
     time_offset = float(check_finite(time_offset, "time_offset", ()))
     load = None if payload is None else _sample_load(model, payload, t, time_offset, notes)
 
+    limit = _effort_limits(model, warnings)
+    _limit_warnings(model, q, qd, t, warnings)
+    series = _along(model, q, qd, qdd, theta_base, load, compute_max_payload)
+    effort = series.effort
+    with np.errstate(invalid="ignore"):
+        ratio = np.abs(effort) / limit
+    violations = _violations(model, t, effort, limit, ratio, ratio_tolerance)
+
+    if load is not None and np.any(load.mass < 0.0):
+        warnings.append("the load has a negative mass at some points")
+    exact, moveit = (None, None) if load is None or not compute_max_payload else (
+        _max_payloads(model, t, (q, qd, qdd), theta_base, load, limit, series))
+
+    return TrajectoryEvaluation(
+        joint_names=tuple(model.joint_names),
+        trajectory_joint_names=trajectory.joint_names,
+        trajectory_columns=tuple(columns),
+        t=t,
+        positions=readonly(q), velocities=readonly(qd), accelerations=readonly(qdd),
+        effort=effort,
+        terms=MappingProxyType(series.terms),
+        effort_limit=readonly(limit),
+        effort_ratio=readonly(ratio),
+        mass_matrix_min_eigenvalue=series.lam_min,
+        mass_matrix_max_eigenvalue=series.lam_max,
+        loaded_bodies=() if load is None else (model.body_names[load.body],),
+        consistency_margin=series.margins,
+        violations=violations,
+        payload_mass=readonly(np.zeros(q.shape[0]) if load is None else load.mass),
+        max_payload=exact,
+        moveit_static_max_payload=moveit,
+        notes=tuple(notes),
+        warnings=tuple(warnings),
+    )
+
+
+def _max_payloads(model: RobotModel, t: Array, state: tuple[Array, Array, Array],
+                  theta_base: Array, load: _LoadSamples, limit: Array, series: _Series
+                  ) -> tuple[MaxPayload, MaxPayload]:
+    """The exact max payload (verified by eq. (39)) and MoveIt's static number.
+
+    Args:
+        model: the arm.
+        t: time from start of each point [s], (K,).
+        state: (q, q̇, q̈), each (K, nv).
+        theta_base: Θ of the arm alone, (N, 10).
+        load: the load along the trajectory.
+        limit: τ_max, (nv,); NaN: no limit.
+        series: eq. (39) along the trajectory with its unit-load and static parts.
+    """
+    base_tau = series.effort - load.scale * series.unit_tau  # τ of the arm alone (linear)
+    exact = _max_payload_from_bounds(
+        "exact", model, t, base_tau, series.unit_tau, limit, load.mass_per_scale)
+    exact = _verify(model, exact, *state, theta_base, load, limit)
+    return exact, _moveit_static(model, t, series.static_base, series.static_unit, limit)
+
+
+def _violations(model: RobotModel, t: Array, effort: Array, limit: Array, ratio: Array,
+                tolerance: float) -> tuple[EffortViolation, ...]:
+    """Every (point, joint) whose ratio |τ|/τ_max is above 1 + ``tolerance``, in time order."""
+    over = np.nan_to_num(ratio, nan=0.0) > 1.0 + tolerance
+    return tuple(
+        EffortViolation(joint=model.joint_names[i], t=float(t[k]), ratio=float(ratio[k, i]),
+                        index=int(k), effort=float(effort[k, i]), limit=float(limit[i]))
+        for k, i in zip(*np.nonzero(over), strict=True))
+
+
+def _effort_limits(model: RobotModel, warnings: list[str]) -> Array:
+    """The URDF effort limits [N·m or N], NaN (and a warning) where the URDF gives none."""
     limit = np.asarray(model.joint_limits.effort, dtype=np.float64).copy()
     limit[~(limit > 0.0)] = np.nan
     for i in np.flatnonzero(np.isnan(limit)):
         warnings.append(f'joint "{model.joint_names[i]}" has no effort limit in the URDF '
                         "(effort 0): its ratio is NaN and it is not checked")
-    _limit_warnings(model, q, qd, t, warnings)
+    return limit
 
+
+@dataclass(frozen=True)
+class _Series:
+    """Eq. (39) at every point of a trajectory (K points, read-only but the payload parts).
+
+    Attributes:
+        effort: τ, (K, nv) [N·m or N].
+        terms: each term of eq. (39), (K, nv).
+        lam_min: λ_min(M), (K,) [kg·m²].
+        lam_max: λ_max(M), (K,) [kg·m²].
+        margins: the consistency margin of the loaded body, (K, 1), or (K, 0) unloaded.
+        unit_tau: τ of one unit of the load (scale 1), (K, nv); 0 when not asked.
+        static_base: G of the arm alone, (K, nv); 0 when not asked.
+        static_unit: G of MoveIt's 1 kg point payload at the link origin, (K, nv).
+    """
+
+    effort: Array
+    terms: dict[str, Array]
+    lam_min: Array
+    lam_max: Array
+    margins: Array
+    unit_tau: Array
+    static_base: Array
+    static_unit: Array
+
+
+def _along(model: RobotModel, q: Array, qd: Array, qdd: Array, theta_base: Array,
+           load: _LoadSamples | None, compute_max_payload: bool) -> _Series:
+    """Eq. (39) term by term at every point, and what the max payload needs (if asked)."""
+    k_points, nv = q.shape
     n_bodies = model.n_bodies
     effort = np.empty((k_points, nv))
     terms = {name: np.empty((k_points, nv)) for name in TERM_NAMES}
@@ -259,48 +357,7 @@ def evaluate(
             static_unit[k] = _static_torque(kin, point_mass)
     for array in (effort, lam_min, lam_max, margins, *terms.values()):
         readonly(array)
-    frozen_terms = MappingProxyType(terms)
-
-    with np.errstate(invalid="ignore"):
-        ratio = np.abs(effort) / limit
-    over = np.nan_to_num(ratio, nan=0.0) > 1.0 + ratio_tolerance
-    violations = tuple(
-        EffortViolation(joint=model.joint_names[i], t=float(t[k]), ratio=float(ratio[k, i]),
-                        index=int(k), effort=float(effort[k, i]), limit=float(limit[i]))
-        for k, i in zip(*np.nonzero(over), strict=True))
-
-    exact = moveit = None
-    if load is not None:
-        if np.any(load.mass < 0.0):
-            warnings.append("the load has a negative mass at some points")
-        if compute_max_payload:
-            base_tau = effort - load.scale * unit_tau  # τ of the arm alone (τ is linear)
-            exact = _max_payload_from_bounds(
-                "exact", model, t, base_tau, unit_tau, limit, load.mass_per_scale)
-            exact = _verify(model, exact, q, qd, qdd, theta_base, load, limit)
-            moveit = _moveit_static(model, t, static_base, static_unit, limit)
-
-    return TrajectoryEvaluation(
-        joint_names=tuple(model.joint_names),
-        trajectory_joint_names=trajectory.joint_names,
-        trajectory_columns=tuple(columns),
-        t=t,
-        positions=readonly(q), velocities=readonly(qd), accelerations=readonly(qdd),
-        effort=effort,
-        terms=frozen_terms,
-        effort_limit=readonly(limit),
-        effort_ratio=readonly(ratio),
-        mass_matrix_min_eigenvalue=lam_min,
-        mass_matrix_max_eigenvalue=lam_max,
-        loaded_bodies=() if load is None else (model.body_names[load.body],),
-        consistency_margin=margins,
-        violations=violations,
-        payload_mass=readonly(np.zeros(k_points) if load is None else load.mass),
-        max_payload=exact,
-        moveit_static_max_payload=moveit,
-        notes=tuple(notes),
-        warnings=tuple(warnings),
-    )
+    return _Series(effort, terms, lam_min, lam_max, margins, unit_tau, static_base, static_unit)
 
 
 def _with_load(

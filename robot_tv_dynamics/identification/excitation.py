@@ -209,6 +209,32 @@ class TrajectoryLimits:
         return traj.scaled(low)
 
 
+def _check_design(duration: float, harmonics: int, base_frequency: float, rate: float
+                  ) -> None:
+    """Refuse a non-positive duration, frequency or rate, or fewer than 2 harmonics."""
+    for name, value in (("duration", duration), ("base_frequency", base_frequency),
+                        ("rate", rate)):
+        if not (math.isfinite(value) and value > 0):
+            raise InvalidInputError(name, f"must be > 0, got {value}")
+    if harmonics < 2:
+        raise InvalidInputError("harmonics", f"must be >= 2, got {harmonics}")
+
+
+def _within_limits(model: RobotModel, trajectory: FourierTrajectory, limits: TrajectoryLimits,
+                   times: Array) -> tuple[FourierTrajectory, Array]:
+    """The dense check with eq. (39) at ``times``: shrink (up to 20 times) until it passes.
+
+    Returns:
+        The trajectory and the peak ratios of the last check (a failure is rare).
+    """
+    for _ in range(20):
+        ratios = peak_ratios(model, trajectory, times, limits)
+        if ratios.max() <= 1.0:
+            break
+        trajectory = trajectory.scaled(0.98 / float(ratios.max()))
+    return trajectory, ratios
+
+
 def design_excitation(
     model: RobotModel,
     duration: float = 10.0,
@@ -246,12 +272,7 @@ def design_excitation(
         InvalidInputError: non-positive duration, frequency or rate, K < 2.
     """
     scales = scales or LimitScales()
-    for name, value in (("duration", duration), ("base_frequency", base_frequency),
-                        ("rate", rate)):
-        if not (math.isfinite(value) and value > 0):
-            raise InvalidInputError(name, f"must be > 0, got {value}")
-    if harmonics < 2:
-        raise InvalidInputError("harmonics", f"must be >= 2, got {harmonics}")
+    _check_design(duration, harmonics, base_frequency, rate)
     rng = np.random.default_rng(seed)
     n = model.nv
     search_times = np.linspace(0.0, min(duration, 1.0 / base_frequency), 160, endpoint=False)
@@ -287,13 +308,8 @@ def design_excitation(
     periods = max(1, math.ceil(duration * base_frequency * (1.0 - 1e-12)))
     duration = periods / base_frequency
     times = output_times(duration, rate)
-    final = TrajectoryLimits(model, scales, times)
-    trajectory = best
-    for _ in range(20):  # the dense check with eq. (39); shrink if it fails (rarely)
-        ratios = peak_ratios(model, trajectory, times, final)
-        if ratios.max() <= 1.0:
-            break
-        trajectory = trajectory.scaled(0.98 / float(ratios.max()))
+    trajectory, ratios = _within_limits(model, best, TrajectoryLimits(model, scales, times),
+                                        times)
     q, qd, qdd = trajectory.evaluate(times)
     cond = regressors.excitation(model, q, qd, qdd, friction, rank).condition_number
     return ExcitationDesign(trajectory, duration, cond, rank, ratios, total)

@@ -154,6 +154,39 @@ def _rms(residual: Array) -> Array:
     return np.asarray(np.sqrt(np.mean(residual ** 2, axis=0)))
 
 
+def _noise_levels(a_all: Array, tau: Array, n_fit: int, x_prior: Array) -> Array:
+    """σ_j of each joint's torque noise from an unweighted OLS residual, (nv,) [N·m].
+
+    Floored (noiseless data stay sane), on about 2000 of the fit samples (every k-th):
+    σ_j needs no more.
+    """
+    p = a_all.shape[2]
+    every = max(1, n_fit // 2000)
+    if (n_fit + every - 1) // every < p:
+        every = 1
+    sub = slice(0, n_fit, every)
+    plain = solve.compress(a_all[sub].reshape(-1, p), tau[sub].reshape(-1))
+    x_plain = solve.solve_unconstrained(plain, x_prior)
+    sigma = _rms(tau[sub] - a_all[sub] @ x_plain)
+    return np.maximum(sigma, 1e-3 * max(float(sigma.max()), 1e-9))
+
+
+def _model_fit(model: RobotModel, options: IdentifyOptions, x: Array, a_all: Array,
+               tau: Array, n_fit: int) -> ModelFit:
+    """One candidate x = (Θ, friction) judged on the fit samples and the hold-out."""
+    n_bodies = model.n_bodies
+    theta = x[:10 * n_bodies].reshape(n_bodies, 10).copy()
+    friction = parameters_from_coefficients(model.joint_names, options.friction,
+                                            x[10 * n_bodies:], options.coulomb_velocity)
+    prediction = a_all @ x
+    error = tau - prediction
+    return ModelFit(
+        theta=theta, friction=friction, rms_fit=_rms(error[:n_fit]),
+        rms_holdout=_rms(error[n_fit:]),
+        margins=np.asarray(consistency_margin(theta), dtype=np.float64).reshape(n_bodies),
+        prediction=prediction)
+
+
 def identify(
     model: RobotModel,
     data: PreparedData,
@@ -199,21 +232,10 @@ def identify(
 
     start = time.perf_counter()
     fit = slice(0, n_fit)
-    hold = slice(n_fit, k_all)
     theta_prior = np.array(model.theta_nominal)
     x_prior = np.concatenate([theta_prior.ravel(), np.zeros(n_friction)])
-    # noise levels from an unweighted OLS residual (floored: noiseless data stay sane),
-    # on about 2000 samples (every k-th): σ_j needs no more
     tau = data.tau_measured
-    every = max(1, n_fit // 2000)
-    if (n_fit + every - 1) // every < p:
-        every = 1
-    sub = slice(0, n_fit, every)
-    plain = solve.compress(a_all[sub].reshape(-1, p), tau[sub].reshape(-1))
-    x_plain = solve.solve_unconstrained(plain, x_prior)
-    residual = tau[sub] - a_all[sub] @ x_plain
-    sigma = _rms(residual)
-    sigma = np.maximum(sigma, 1e-3 * max(float(sigma.max()), 1e-9))
+    sigma = _noise_levels(a_all, tau, n_fit, x_prior)
     a_w = a_all[fit] / sigma[None, :, None]
     system = solve.compress(a_w.reshape(-1, p), (tau[fit] / sigma).reshape(-1))
     x_ols = solve.solve_unconstrained(system, x_prior)
@@ -226,18 +248,9 @@ def identify(
     times["sdp_s"] = solution.solve_time_s
 
     start = time.perf_counter()
-    models: dict[str, ModelFit] = {}
-    for name, x in (("urdf", x_prior), ("unconstrained", x_ols), ("identified", solution.x)):
-        theta = x[:10 * n_bodies].reshape(n_bodies, 10).copy()
-        friction = parameters_from_coefficients(model.joint_names, options.friction,
-                                                x[10 * n_bodies:], options.coulomb_velocity)
-        prediction = a_all @ x
-        error = data.tau_measured - prediction
-        models[name] = ModelFit(
-            theta=theta, friction=friction, rms_fit=_rms(error[fit]),
-            rms_holdout=_rms(error[hold]),
-            margins=np.asarray(consistency_margin(theta), dtype=np.float64).reshape(n_bodies),
-            prediction=prediction)
+    models = {name: _model_fit(model, options, x, a_all, data.tau_measured, n_fit)
+              for name, x in (("urdf", x_prior), ("unconstrained", x_ols),
+                              ("identified", solution.x))}
     times["evaluation_s"] = time.perf_counter() - start
     return IdentificationResult(
         models=models, t=data.t, tau_measured=data.tau_measured, n_fit=n_fit,

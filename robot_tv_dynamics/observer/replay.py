@@ -164,25 +164,79 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
     joint, arrays = _read_messages(path, joint_topic)
     if not joint:
         raise RecordingError(str(path), f'has no message on "{joint_topic}"')
-    names, nv = model.joint_names, model.nv
-    index = {name: i for i, name in enumerate(names)}
-    ignored = set(model.locked_joints)
     dropped: dict[str, int] = {}
     skipped: dict[str, int] = {}
     notes: list[str] = []
-    log = np.array([lt for lt, _ in joint], dtype=np.float64)
-    # integer nanoseconds relative to the first sample: no float rounding of the epoch
+    t_all, zero_stamps = _sample_times(joint, notes)
+    stamped = _stamped_series(model, arrays, joint, skipped)
+    assigned = _assigned_arrays(model, arrays, joint, stamped, skipped)
+    for topic in ("inertial_parameters", "psi"):
+        if topic not in assigned and topic not in stamped:
+            fallback = "the URDF's nominal Θ" if topic == "inertial_parameters" else "zero"
+            why = "has no valid message" if arrays.get(topic) else "not in the bag"
+            notes.append(f"{topic} {why}: {fallback} is used")
+    samples = _joint_samples(model, joint, t_all, dropped)
+    if samples.skipped_joints:
+        notes.append(f"joint_states name joints the model does not have, skipped: "
+                     f"{sorted(samples.skipped_joints)}")
+    if not samples.any_effort and dropped.get("no effort", 0) > 0:
+        raise RecordingError(str(path), f'"{joint_topic}" carries no effort (the measured '
+                             "joint torque the observer needs)")
+    if not samples.keep:
+        reasons = ", ".join(f"{v} × {r}" for r, v in dropped.items())
+        raise RecordingError(str(path), f'no usable "{joint_topic}" sample ({reasons}); model '
+                             f"joints: {model.joint_names}")
+    held, first = _held_arrays(assigned, len(joint))
+    for topic, (values, first_k) in stamped.items():
+        held[topic], first[topic] = values, first_k
+    start = max(first.values(), default=0)
+    usable = [j for j, k in enumerate(samples.keep) if k >= start]
+    if len(usable) < len(samples.keep):
+        dropped["before the first body-array message"] = len(samples.keep) - len(usable)
+    if not usable:
+        raise RecordingError(str(path), "no joint_states sample after the first "
+                             "inertial_parameters/psi message")
+    rows_k = np.array(samples.keep)[usable]
+    fields: dict[str, Array | None] = {}
+    for topic, (name, _, _) in BODY_TOPICS.items():
+        series = held.get(topic)
+        fields[name] = None if series is None else series[rows_k]
+    return ObserverRecording(
+        path=str(path), joint_names=list(model.joint_names), t=t_all[rows_k],
+        q=np.array(samples.q)[usable], qd=np.array(samples.qd)[usable],
+        effort=_torques(efforts, model, np.array(samples.effort)[usable]),
+        theta=fields["theta"],
+        theta_dot=fields["theta_dot"], psi=fields["psi"], psi_dot=fields["psi_dot"],
+        dropped=dropped, skipped=skipped, notes=notes,
+        stamps=None if zero_stamps else np.array(
+            [int(joint[k][1].header.stamp.sec) + 1e-9 * int(joint[k][1].header.stamp.nanosec)
+             for k in rows_k]))
+
+
+def _sample_times(joint: list[tuple[int, Any]], notes: list[str]) -> tuple[Array, bool]:
+    """Each joint_states sample's time [s] from the first, and whether the stamps are all 0.
+
+    The header stamp, as integer nanoseconds relative to the first sample (no float
+    rounding of the epoch); the log (receive) time when every stamp is zero (noted).
+    """
     stamps = [int(m.header.stamp.sec) * 1_000_000_000 + int(m.header.stamp.nanosec)
               for _, m in joint]
     zero_stamps = not any(stamps)
     if zero_stamps:
         stamps = [lt for lt, _ in joint]
         notes.append("joint_states stamps are all zero: the receive (log) time is used")
-    t_all = np.array([stamp - stamps[0] for stamp in stamps], dtype=np.float64) * 1e-9
+    return np.array([stamp - stamps[0] for stamp in stamps], dtype=np.float64) * 1e-9, zero_stamps
 
-    # stamped body vectors (JointState-shaped): looked up at each sample's stamp
-    stamped = _stamped_series(model, arrays, joint, skipped)
-    # legacy body arrays: assign each message to the nearest joint_states message by log time
+
+def _assigned_arrays(model: RobotModel, arrays: dict[str, list[tuple[int, Any]]],
+                     joint: list[tuple[int, Any]], stamped: dict[str, tuple[Array, int]],
+                     skipped: dict[str, int]) -> dict[str, list[tuple[int, Array]]]:
+    """Legacy body arrays (no stamp in stamped form): topic → (joint_states index, value).
+
+    Each message goes to the joint_states message nearest in log time; a malformed one
+    is skipped and counted in ``skipped``.
+    """
+    log = np.array([lt for lt, _ in joint], dtype=np.float64)
     assigned: dict[str, list[tuple[int, Array]]] = {}
     for topic, (_, axis, width) in BODY_TOPICS.items():
         items = arrays.get(topic)
@@ -205,26 +259,41 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
             rows.append((k, value))
         if rows:
             assigned[topic] = rows
-    for topic in ("inertial_parameters", "psi"):
-        if topic not in assigned and topic not in stamped:
-            fallback = "the URDF's nominal Θ" if topic == "inertial_parameters" else "zero"
-            why = "has no valid message" if arrays.get(topic) else "not in the bag"
-            notes.append(f"{topic} {why}: {fallback} is used")
+    return assigned
 
-    keep: list[int] = []
-    skipped_joints: set[str] = set()
-    q_rows, qd_rows, effort_rows = [], [], []
+
+@dataclass
+class _JointSamples:
+    """The usable joint_states samples: their indices and joint vectors in model order."""
+
+    keep: list[int] = field(default_factory=list)
+    q: list[Array] = field(default_factory=list)
+    qd: list[Array] = field(default_factory=list)
+    effort: list[Array] = field(default_factory=list)
+    any_effort: bool = False
+    skipped_joints: set[str] = field(default_factory=set)
+
+
+def _joint_samples(model: RobotModel, joint: list[tuple[int, Any]], t_all: Array,
+                   dropped: dict[str, int]) -> _JointSamples:
+    """The joint_states samples that name the model's joints with finite q, q̇, effort.
+
+    A sample with wrong joint names, no position/velocity/effort, NaN/Inf or a time not
+    after the previous kept one is dropped and counted by reason in ``dropped``.
+    """
+    index = {name: i for i, name in enumerate(model.joint_names)}
+    ignored = set(model.locked_joints)
+    out = _JointSamples()
     last_t = -np.inf
-    any_effort = False
     for k, (_, msg) in enumerate(joint):
         n = len(msg.name)
-        take = np.full(nv, -1, dtype=np.intp)
+        take = np.full(model.nv, -1, dtype=np.intp)
         wrong = False
         for position, name in enumerate(msg.name):
             i = index.get(name)
             if i is None:
                 if name not in ignored:
-                    skipped_joints.add(name)  # a gripper: read the model's joints
+                    out.skipped_joints.add(name)  # a gripper: read the model's joints
             elif take[i] >= 0:
                 wrong = True
             else:
@@ -238,7 +307,7 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
         if len(msg.effort) != n:
             _count(dropped, "no effort")
             continue
-        any_effort = True
+        out.any_effort = True
         q = np.asarray(msg.position, dtype=np.float64)[take]
         qd = np.asarray(msg.velocity, dtype=np.float64)[take]
         effort = np.asarray(msg.effort, dtype=np.float64)[take]
@@ -249,58 +318,33 @@ def read_observer_bag(path: str | Path, model: RobotModel, joint_topic: str = "/
         if not t_all[k] > last_t:
             _count(dropped, "time not after the previous sample")
             continue
-        keep.append(k)
         last_t = t_all[k]
-        q_rows.append(q)
-        qd_rows.append(qd)
-        effort_rows.append(effort)
-    if skipped_joints:
-        notes.append(f"joint_states name joints the model does not have, skipped: "
-                     f"{sorted(skipped_joints)}")
-    if not any_effort and dropped.get("no effort", 0) > 0:
-        raise RecordingError(str(path), f'"{joint_topic}" carries no effort (the measured '
-                             "joint torque the observer needs)")
-    if not keep:
-        reasons = ", ".join(f"{v} × {r}" for r, v in dropped.items())
-        raise RecordingError(str(path), f'no usable "{joint_topic}" sample ({reasons}); model '
-                             f"joints: {names}")
+        out.keep.append(k)
+        out.q.append(q)
+        out.qd.append(qd)
+        out.effort.append(effort)
+    return out
 
-    total = len(joint)
+
+def _held_arrays(assigned: dict[str, list[tuple[int, Array]]], total: int
+                 ) -> tuple[dict[str, Array], dict[str, int]]:
+    """Each assigned topic held at every one of ``total`` samples, and its first sample.
+
+    The last of several messages assigned to one sample wins; a sample without one holds
+    the previous (zero-order hold).
+    """
     held: dict[str, Array] = {}
     first: dict[str, int] = {}
     for topic, rows in assigned.items():
         out = np.full((total, *rows[0][1].shape), np.nan)
         for k, value in rows:
-            out[k] = value  # the last of several messages assigned to one sample wins
+            out[k] = value
         filled = ~np.isnan(out[:, 0, 0])
         first[topic] = int(np.flatnonzero(filled)[0])
         idx = np.where(filled, np.arange(total), 0)
         np.maximum.accumulate(idx, out=idx)
         held[topic] = out[idx]
-    for topic, (values, first_k) in stamped.items():
-        held[topic], first[topic] = values, first_k
-    start = max(first.values(), default=0)
-    usable = [j for j, k in enumerate(keep) if k >= start]
-    if len(usable) < len(keep):
-        dropped["before the first body-array message"] = len(keep) - len(usable)
-    if not usable:
-        raise RecordingError(str(path), "no joint_states sample after the first "
-                             "inertial_parameters/psi message")
-    rows_k = np.array(keep)[usable]
-    fields: dict[str, Array | None] = {}
-    for topic, (name, _, _) in BODY_TOPICS.items():
-        series = held.get(topic)
-        fields[name] = None if series is None else series[rows_k]
-    return ObserverRecording(
-        path=str(path), joint_names=list(names), t=t_all[rows_k],
-        q=np.array(q_rows)[usable], qd=np.array(qd_rows)[usable],
-        effort=_torques(efforts, model, np.array(effort_rows)[usable]),
-        theta=fields["theta"],
-        theta_dot=fields["theta_dot"], psi=fields["psi"], psi_dot=fields["psi_dot"],
-        dropped=dropped, skipped=skipped, notes=notes,
-        stamps=None if zero_stamps else np.array(
-            [int(joint[k][1].header.stamp.sec) + 1e-9 * int(joint[k][1].header.stamp.nanosec)
-             for k in rows_k]))
+    return held, first
 
 
 def _torques(efforts: EffortMap | None, model: RobotModel, effort: Array) -> Array:
