@@ -206,14 +206,14 @@ def in_package(module: str, packages: tuple[str, ...]) -> bool:
 
 def string_import_violations(module: str, tree: ast.AST) -> list[str]:
     """The imports by name in ``module`` that cross the layering: the ROS layer from the
-    core (the demo handler ``robot_tv_dynamics.cli.demo.run`` aside), an application from
-    the library."""
+    core (the demo and play handlers, ``robot_tv_dynamics.cli.demo.run`` and
+    ``robot_tv_dynamics.cli.play.run``, aside), an application from the library."""
     bad = []
     for scope, target in string_imports(tree, module):
         if target is None:
             continue
-        if in_package(target, (ROS_LAYER,)) and (module, scope) != (
-                "robot_tv_dynamics.cli.demo", "run"):
+        if in_package(target, (ROS_LAYER,)) and (module, scope) not in (
+                ("robot_tv_dynamics.cli.demo", "run"), ("robot_tv_dynamics.cli.play", "run")):
             bad.append(f"{module} ({scope}): the ROS layer {target!r}")
         elif in_package(target, APPLICATIONS) and not in_package(module, APPLICATIONS):
             bad.append(f"{module} ({scope}): the application {target!r}")
