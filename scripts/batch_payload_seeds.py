@@ -47,7 +47,7 @@ def run_seed(seed: int, identify_seconds: float, loaded_seconds: float, referenc
                          loaded_seconds)
         args = ["estimate", "--batch", "--urdf", str(case.identified_urdf), "--friction",
                 str(case.friction_yaml), "--data", str(case.loaded_bag), "--link", LINK,
-                "--json"]
+                "--payload-frame", LINK, "--json"]  # the truth is in the load's link frame
         if reference:
             args += ["--reference", str(case.unloaded_bag)]
         for joint in PANDA_LOCK:

@@ -48,7 +48,8 @@ def run_seed(seed: int, decimation: int) -> dict[str, dict]:
             buffer = io.StringIO()
             with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(io.StringIO()):
                 if cli(["estimate", "--model", str(folder / "ident"), "--data", str(second),
-                        "--link", R.LINK, "--method", method, "--decimation",
+                        "--link", R.LINK, "--payload-frame", R.LINK,  # the truth's frame
+                        "--method", method, "--decimation",
                         str(decimation), "--json"]) != 0:
                     raise RuntimeError(f"seed {seed}: estimate --method {method} failed")
             rows[method] = R.live_metrics(json.loads(buffer.getvalue()))
