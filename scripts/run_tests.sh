@@ -20,43 +20,29 @@ unset ROS_STATIC_PEERS ROS_LOCALHOST_ONLY
 export PATH="$REPO/.venv/bin:$PATH"
 
 failed=()
-failed=()
 
 echo "[run_tests] ruff check ."
 ruff check . || failed+=("ruff")
 
-# mypy runs beside the tests; its output follows theirs.
+echo "[run_tests] mypy (the core: robot_tv_dynamics without robot_tv_dynamics/ros)"
+mypy || failed+=("mypy")
+
+# Two lanes, one after the other (test/conftest.py): first the tests that run live nodes
+# against the wall clock, alone in one process (a CPU-bound test beside them, even at
+# nice 10, made their nodes miss their deadlines), then the others on every core
+# (pytest-xdist). Each lane has its own temporary folder and JUnit report; the last line
+# adds them up.
 lanes="$(mktemp -d)"
 trap 'rm -rf "$lanes"' EXIT
-echo "[run_tests] mypy (the core: robot_tv_dynamics without robot_tv_dynamics/ros), beside the tests"
-nice -n 10 mypy > "$lanes/mypy.log" 2>&1 &
-mypy_pid=$!
-
-# Two lanes at once (test/conftest.py): the tests that run live nodes against the wall
-# clock in this process at normal priority, the others on every core beside them at
-# nice 10 (pytest-xdist), so that a CPU-bound test never starves a node. Each lane has
-# its own DDS domain, temporary folder and JUnit report; the last line adds them up.
 cores="$(nproc 2>/dev/null || echo 2)"
-other_domain=$(( ROS_DOMAIN_ID % 100 + 1 ))
-echo "[run_tests] pytest $*: the realtime lane here (ROS_DOMAIN_ID=$ROS_DOMAIN_ID), the" \
-     "other lane on $cores workers at nice 10 (ROS_DOMAIN_ID=$other_domain), its output" \
-     "after this one's"
-RTD_TEST_LANE=other ROS_DOMAIN_ID=$other_domain nice -n 10 \
-    python -m pytest -n "$cores" --dist loadscope --basetemp="$lanes/other" \
-    --junitxml="$lanes/other.xml" "$@" > "$lanes/other.log" 2>&1 &
-other_pid=$!
+echo "[run_tests] pytest $*: the realtime lane (ROS_DOMAIN_ID=$ROS_DOMAIN_ID), then the" \
+     "other lane on $cores workers"
 realtime_status=0
 RTD_TEST_LANE=realtime python -m pytest -p no:xdist --basetemp="$lanes/realtime" \
     --junitxml="$lanes/realtime.xml" "$@" || realtime_status=$?
 other_status=0
-wait "$other_pid" || other_status=$?
-echo "[run_tests] the other lane (exit $other_status):"
-cat "$lanes/other.log"
-mypy_status=0
-wait "$mypy_pid" || mypy_status=$?
-echo "[run_tests] mypy (exit $mypy_status):"
-cat "$lanes/mypy.log"
-(( mypy_status == 0 )) || failed+=("mypy")
+RTD_TEST_LANE=other python -m pytest -n "$cores" --dist loadscope --basetemp="$lanes/other" \
+    --junitxml="$lanes/other.xml" "$@" || other_status=$?
 
 # Exit 5 (no test collected) is fine for one lane: -k or a path may name one lane only.
 for lane in "realtime $realtime_status" "other $other_status"; do

@@ -30,10 +30,10 @@ LANES = ("realtime", "other")
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every ``ros`` test is also ``realtime``: it runs live nodes against the wall clock.
 
-    ``scripts/run_tests.sh`` runs the ``realtime`` lane in one process at normal priority
-    and the ``other`` lane beside it on every core at a lower priority (``nice``), so that
-    a CPU-bound test never starves a node that must keep up with 1 kHz joint states. The
-    lane is chosen by ``RTD_TEST_LANE`` and composes with any ``-m`` or ``-k`` given.
+    ``scripts/run_tests.sh`` runs the ``realtime`` lane alone in one process, so that no
+    CPU-bound test starves a node that must keep up with 1 kHz joint states, then the
+    ``other`` lane on every core. The lane is chosen by ``RTD_TEST_LANE`` and composes
+    with any ``-m`` or ``-k`` given.
     """
     for item in items:
         if item.get_closest_marker("ros") is not None:
