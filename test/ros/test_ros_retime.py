@@ -62,7 +62,7 @@ def test_dynamics_node_answers_a_retime_request_off_the_hot_path(tmp_path):
         request = client.publisher(JointTrajectory, f"{ns}/retime_request")
         client.wait_matched([request], 60.0, node)
         slow = ur5_move(duration=6.0, n=31)  # the arm alone: much faster is feasible
-        request.publish(trajectory_to_msg(slow))
+        request.publish(trajectory_to_msg(slow, frame_id="request-17"))  # a request id
         client.spin_until(lambda: retimed, 60.0, "retimed_trajectory", node)
         statuses = client.spin_until(lambda: [s for a in diagnostics for s in a.status
                                               if short_name(s.name) == "dynamics_node: retime"],
@@ -71,6 +71,7 @@ def test_dynamics_node_answers_a_retime_request_off_the_hot_path(tmp_path):
         client.close()
         code = node.stop()
     assert code == 0, node.output()[-3000:]
+    assert retimed[0].header.frame_id == "request-17"  # the reply names its request
     out = trajectory_from_msg(retimed[0])
     assert out.time_from_start[-1] < 0.5 * slow.time_from_start[-1]
     np.testing.assert_allclose(out.positions[-1], slow.positions[-1], atol=1e-9)
