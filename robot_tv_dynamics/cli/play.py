@@ -35,12 +35,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--remap", action="append", default=[], metavar="FROM:=TO",
                         help="publish the bag's topic FROM as TO; repeat for more")
     parser.add_argument("--delay", type=float, default=1.0,
-                        help="seconds between creating the publishers and the first "
-                             "message, for the readers to be discovered (default: 1)")
+                        help="seconds between the wait for the readers and the first "
+                             "message, for them to match the publishers (default: 1)")
     parser.add_argument("--wait-for", type=int, default=0, metavar="N",
                         help="before playing, wait until --wait-topic has N subscribers")
     parser.add_argument("--wait-topic", default="/joint_states",
                         help="the published topic --wait-for counts (default: /joint_states)")
+    parser.add_argument("--linger", type=float, default=1.0,
+                        help="seconds the publishers stay after the last message, for "
+                             "best-effort readers to take it in (default: 1)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         remaps = dict(runner.parse_remap(text) for text in args.remap)
         options = runner.PlayOptions(rate=args.rate, remaps=remaps, delay=args.delay,
-                                     wait_for=args.wait_for, wait_topic=args.wait_topic)
+                                     wait_for=args.wait_for, wait_topic=args.wait_topic,
+                                     linger=args.linger)
         runner.play(args.bag, options, say=lambda text: print(text, file=sys.stderr))
     except RobotTvDynamicsError as error:
         print(f"error: {error}", file=sys.stderr)

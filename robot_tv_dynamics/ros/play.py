@@ -10,6 +10,15 @@ stamps, and the samples' own stamps agree. Topics can be renamed (``remaps``, as
 (``robot_description``, ``payload``) is published latched; every other one reliable,
 depth 1000 (a reader that keeps up receives every message).
 
+DDS delivers a message only to the readers matched at the moment it is written, on
+both sides: the player waits until the wait topic has its readers (``wait_for``), then
+``delay`` more for those readers to match its writers in turn (a writer can see a reader
+before the reader sees it; a best-effort reader, as the nodes' joint_states readers,
+drops what comes before). At the end it waits for the reliable readers' acknowledgments
+and keeps its writers ``linger`` more before destroying them: a best-effort reader
+acknowledges nothing, and a writer destroyed at once races its own removal at the
+reader, which then discards the last messages still being received.
+
 The command line is ``robot-tv-dynamics play BAG [--rate R] [--remap A:=B]``
 (:mod:`robot_tv_dynamics.cli.play`); with a ROS install, ``ros2 bag play --clock BAG``
 does the same.
@@ -26,6 +35,7 @@ from typing import Any
 
 import rclpy
 from builtin_interfaces.msg import Time
+from rclpy.duration import Duration
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 
@@ -35,6 +45,8 @@ from robot_tv_dynamics.ros import qos
 
 #: Depth of the replayed (volatile) topics: a burst is queued, not dropped.
 REPLAY_DEPTH = 1000
+#: Longest wait for the reliable readers' acknowledgments of the last messages [s].
+ACK_TIMEOUT = 10.0
 REPLAY_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=REPLAY_DEPTH,
                         reliability=ReliabilityPolicy.RELIABLE,
                         durability=DurabilityPolicy.VOLATILE)
@@ -47,12 +59,14 @@ class PlayOptions:
     Attributes:
         rate: bag seconds per wall-clock second (2 = twice as fast).
         remaps: bag topic → published topic.
-        delay: wall-clock seconds between creating the publishers and the first message
-            (for the readers to be discovered) [s].
+        delay: wall-clock seconds between the readers' wait and the first message (for
+            the readers to match the player's writers in turn) [s].
         wait_for: publish nothing until ``wait_topic`` has this many subscribers (0: do
             not wait), e.g. the nodes' joint_states readers.
         wait_topic: the published topic (after the remaps) whose subscribers count.
         wait_timeout: longest wait for them [s].
+        linger: wall-clock seconds the writers stay after the last message (for the
+            best-effort readers to take it in) [s].
     """
 
     rate: float = 1.0
@@ -61,17 +75,22 @@ class PlayOptions:
     wait_for: int = 0
     wait_topic: str = ""
     wait_timeout: float = 30.0
+    linger: float = 1.0
 
     def __post_init__(self) -> None:
         """Check the values.
 
         Raises:
-            InvalidInputError: a rate that is not finite and > 0, a negative delay.
+            InvalidInputError: a rate that is not finite and > 0; a negative delay,
+                linger, wait count or wait timeout.
         """
         if not (0.0 < self.rate < float("inf")):
             raise InvalidInputError("--rate", f"must be > 0, got {self.rate}")
-        if self.delay < 0.0 or self.wait_timeout < 0.0:
-            raise InvalidInputError("--delay", "must be >= 0")
+        for name, value in (("--delay", self.delay), ("--linger", self.linger),
+                            ("--wait-for", self.wait_for),
+                            ("wait_timeout", self.wait_timeout)):
+            if not value >= 0.0:
+                raise InvalidInputError(name, f"must be >= 0, got {value}")
 
 
 def parse_remap(text: str) -> tuple[str, str]:
@@ -106,6 +125,8 @@ def play(path: str | Path, options: PlayOptions,
 
     Raises:
         RecordingError: the bag cannot be read.
+        InvalidInputError: ``wait_topic`` is not a published topic, or it has fewer than
+            ``wait_for`` subscribers after ``wait_timeout``.
     """
     context = rclpy.Context()
     rclpy.init(args=[], context=context)  # not sys.argv: its --remap is ours, not rcl's
@@ -120,6 +141,7 @@ def play(path: str | Path, options: PlayOptions,
             _wait(node, publishers, options, say)
             clock.publish(Clock(clock=stamp(bag.start_ns)))
             counts = _replay(bag, publishers, clock, options.rate)
+            _settle([*publishers.values(), clock], options.linger, say)
         for topic, count in counts.items():
             say(f"play: {count} messages on {names[topic]}")
         return {names[topic]: count for topic, count in counts.items()}
@@ -156,9 +178,29 @@ def _wait(node: Any, publishers: dict[str, Any], options: PlayOptions,
         while (chosen[0].get_subscription_count() < options.wait_for
                and time.monotonic() < deadline):
             time.sleep(0.02)
-        say(f"play: {chosen[0].get_subscription_count()} subscriber(s) on "
-            f"{options.wait_topic}")
+        count = chosen[0].get_subscription_count()
+        if count < options.wait_for:
+            raise InvalidInputError("--wait-for", (
+                f"{options.wait_topic} has {count} subscriber(s) after "
+                f"{options.wait_timeout:g} s, not {options.wait_for}: nothing played"))
+        say(f"play: {count} subscriber(s) on {options.wait_topic}")
     time.sleep(options.delay)
+
+
+def _settle(publishers: list[Any], linger: float, say: Callable[[str], None]) -> None:
+    """The reliable readers' acknowledgments of everything sent, then ``linger`` [s].
+
+    A best-effort reader acknowledges nothing (``wait_for_all_acked`` returns at once for
+    it): the writers stay alive ``linger`` more, so that the reader takes in the last
+    messages before it learns that their writer is gone.
+    """
+    deadline = time.monotonic() + ACK_TIMEOUT
+    for publisher in publishers:
+        left = max(0.0, deadline - time.monotonic())
+        if not publisher.wait_for_all_acked(Duration(nanoseconds=int(left * 1e9))):
+            say(f"play: a reliable reader of {publisher.topic_name} has not acknowledged "
+                f"every message after {ACK_TIMEOUT:g} s (it may have lost some)")
+    time.sleep(linger)
 
 
 def _replay(bag: Any, publishers: dict[str, Any], clock: Any, rate: float
