@@ -2,9 +2,10 @@
 
 A UR5 joint_states bag (200 samples at 100 Hz, stamps = log times in 2023) is played
 with ``--remap`` into a dynamics_node started with ``use_sim_time:=true``. Every sample
-is answered (the count is stated), with τ equal to the same input rules and eq. (39)
-run here offline on the same samples (``ModelInputs`` + ``SampleTorques``), and the
-node's diagnostics carry the bag's time (its clock is ``/clock``).
+is answered (the count is stated), with τ equal to an offline computation apart from
+the package (:func:`independent_torques`: the q̈ filter's ODE integrated by SciPy,
+Pinocchio's RNEA on the URDF), and the node's diagnostics carry the bag's time (its
+clock is ``/clock``).
 """
 
 from __future__ import annotations
@@ -14,20 +15,58 @@ import subprocess
 import sys
 
 import numpy as np
+import pinocchio as pin
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
+from scipy.integrate import solve_ivp
 from sensor_msgs.msg import JointState
 from support.ros_harness import NodeProcess, node_env, unique_namespace
 
-from robot_tv_dynamics import limits
 from robot_tv_dynamics.bags import write_joint_state_bag
-from robot_tv_dynamics.evaluation import SampleTorques
-from robot_tv_dynamics.inputs import InputRules, ModelInputs, TimelineRules
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 N, RATE = 200, 100.0
 T0_NS = 1_700_000_000_000_000_000
+#: dynamics_node's acceleration_cutoff (its default) [Hz]
+CUTOFF = 20.0
+
+
+def independent_torques(urdf: str, joint_names: list[str], stamps_ns: list[int],
+                        q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    """τ = M q̈ + C q̇ + G of each sample by a path apart from the package, (n, nv) [N·m].
+
+    q̈ is the node's filter as its docs state it (robot_tv_dynamics.filters: ẋ = v,
+    v̇ = ω²(q̇ − x) − 2ωv, ω = 2π f_c, started at x = q̇₀, v = 0, q̇ linear between
+    samples), integrated numerically by SciPy step by step; the steps are those of the
+    stamps as the node reads them, float seconds ``sec + 1e-9·nanosec`` (at 1.7e9 s
+    they are 2.4e-7 s apart, which moves q̈ by ~1e-4 rad/s²). τ is Pinocchio's RNEA on
+    the model it builds from the URDF.
+    """
+    w = 2.0 * math.pi * CUTOFF
+    t = [ns // 1_000_000_000 + 1e-9 * (ns % 1_000_000_000) for ns in stamps_ns]
+    nv = qd.shape[1]
+    qdd = np.zeros_like(qd)
+    state = np.concatenate([qd[0], np.zeros(nv)])
+    for k in range(1, len(t)):
+        h, u0, du = t[k] - t[k - 1], qd[k - 1], qd[k] - qd[k - 1]
+
+        def rates(s: float, y: np.ndarray, h=h, u0=u0, du=du) -> np.ndarray:
+            x, v = y[:nv], y[nv:]
+            return np.concatenate([v, w * w * (u0 + du * (s / h) - x) - 2.0 * w * v])
+        state = solve_ivp(rates, (0.0, h), state, method="DOP853", rtol=1e-12,
+                          atol=1e-12).y[:, -1]
+        qdd[k] = state[nv:]
+    model = pin.buildModelFromUrdf(urdf)
+    data = model.createData()
+    columns = [model.joints[model.getJointId(name)].idx_v for name in joint_names]
+    tau = np.empty_like(qd)
+    for k in range(len(t)):
+        full = [np.zeros(model.nv) for _ in range(3)]
+        for vector, values in zip(full, (q[k], qd[k], qdd[k]), strict=True):
+            vector[columns] = values
+        tau[k] = pin.rnea(model, data, *full)[columns]
+    return tau
 
 
 def samples(ur5) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
@@ -57,6 +96,8 @@ def test_a_played_bag_runs_through_the_dynamics_node_on_the_bags_clock(tester, t
     diagnostics = tester.collect(DiagnosticArray, f"{ns}/diagnostics")
     try:
         tester.spin_until(lambda: "ready" in node.output(), 60.0, "the node", node)
+        tester.wait_readers_matched([f"{ns}/generalized_torques", f"{ns}/diagnostics"], 30.0,
+                                    node)
         player = subprocess.Popen(
             [sys.executable, "-m", "robot_tv_dynamics.cli", "play", str(bag),
              "--remap", f"/joint_states:={ns}/joint_states", "--wait-for", "1",
@@ -74,14 +115,11 @@ def test_a_played_bag_runs_through_the_dynamics_node_on_the_bags_clock(tester, t
     # every sample answered once, in order, with its own stamp
     stamps = [m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec for m in torques]
     assert stamps == [ns_ for ns_, *_ in recorded], "a sample missing or answered twice"
-    # τ: the node's input rules and eq. (39), run here on the same samples
-    inputs = ModelInputs(ur5, InputRules(timeline=TimelineRules(window=0.05, history=2.0)))
-    offline = SampleTorques(ur5)
-    for msg, (stamp_ns, q, qd, _) in zip(torques, recorded, strict=True):
-        t = limits.check_stamp(stamp_ns // 1_000_000_000, stamp_ns % 1_000_000_000, "t",
-                               stamp_ns * 1e-9)
-        want = offline.torque(inputs.sample(t, q, qd, 0.0))
-        np.testing.assert_allclose(msg.effort, want, rtol=1e-9, atol=1e-9)
+    # τ: the filter's ODE and RNEA, computed apart from the package
+    want = independent_torques(urdf_paths["ur5"], list(ur5.joint_names), stamps,
+                               np.array([q for _, q, _, _ in recorded]),
+                               np.array([qd for _, _, qd, _ in recorded]))
+    np.testing.assert_allclose([m.effort for m in torques], want, rtol=1e-9, atol=1e-7)
     # the node's clock was the bag's: its diagnostics are stamped inside the recording
     bag_start, bag_end = T0_NS * 1e-9, T0_NS * 1e-9 + N / RATE
     inside = [a for a in diagnostics
@@ -127,6 +165,7 @@ def test_a_played_bag_gives_the_estimator_node_the_offline_estimate(tester, tmp_
     estimates = tester.collect(InertiaStamped, f"{ns}/payload_estimate")
     try:
         tester.spin_until(lambda: "ready" in node.output(), 60.0, "the node", node)
+        tester.wait_readers_matched([f"{ns}/payload_estimate"], 30.0, node)
         player = subprocess.run(
             [sys.executable, "-m", "robot_tv_dynamics.cli", "play", str(bag), "--remap",
              f"/joint_states:={ns}/joint_states", "--wait-for", "1", "--wait-topic",
@@ -222,6 +261,8 @@ def test_a_cell_recording_runs_through_the_bring_up_with_the_cell_options(tester
         "-r", "inertial_parameters_stamped:=estimated/inertial_parameters_stamped",
         "-r", "inertial_parameters:=estimated/inertial_parameters"])
     try:
+        tester.wait_readers_matched([f"{ns}/generalized_torques", f"{ns}/payload_estimate"],
+                                    60.0)
         # spun while it plays: the test's readers keep up (their queues are 100 deep)
         player = subprocess.Popen(
             [sys.executable, "-m", "robot_tv_dynamics.cli", "play", str(cell_bag), "--remap",
@@ -256,14 +297,12 @@ def test_a_cell_recording_runs_through_the_bring_up_with_the_cell_options(tester
         log.close()
     # every sample answered once, in order, in model joint order, with the offline τ
     assert [stamp_of(m) for m in torques] == [s for s, _, _ in recorded]
-    inputs = ModelInputs(ur5, InputRules(timeline=TimelineRules(window=0.05, history=2.0)))
-    offline_tau = SampleTorques(ur5)
-    for msg, (stamp_ns, q, qd) in zip(torques, recorded, strict=True):
-        assert list(msg.name) == list(ur5.joint_names)
-        t = limits.check_stamp(stamp_ns // 1_000_000_000, stamp_ns % 1_000_000_000, "t",
-                               stamp_ns * 1e-9)
-        want = offline_tau.torque(inputs.sample(t, q, qd, 0.0))
-        np.testing.assert_allclose(msg.effort, want, rtol=1e-9, atol=1e-9)
+    assert all(list(m.name) == list(ur5.joint_names) for m in torques)
+    want = independent_torques(urdf_paths["ur5"], list(ur5.joint_names),
+                               [s for s, _, _ in recorded],
+                               np.array([q for _, q, _ in recorded]),
+                               np.array([qd for _, _, qd in recorded]))
+    np.testing.assert_allclose([m.effort for m in torques], want, rtol=1e-9, atol=1e-7)
     got = estimates[-1].inertia
     assert got.m == pytest.approx(final["mass"], abs=1e-6) and abs(got.m - 1.5) < 0.05
     np.testing.assert_allclose([got.com.x, got.com.y, got.com.z], final["com"], atol=1e-6)
