@@ -90,7 +90,8 @@ def test_a_played_bag_runs_through_the_dynamics_node_on_the_bags_clock(tester, t
             write("/joint_states", ns, ur5.joint_names, q, qd, effort)
     node = NodeProcess("dynamics_node", unique_namespace("play"), tmp_path, {
         "urdf_path": urdf_paths["ur5"], "use_sim_time": True, "observer_model": "off",
-        "cache_dir": str(tmp_path), "jacobian_samples": 64, "diagnostics_period": 0.5})
+        "cache_dir": str(tmp_path), "jacobian_samples": 64, "diagnostics_period": 0.5,
+        "joint_states_depth": 1000})  # the whole bag: a node that lags loses no sample
     ns = node.namespace
     torques = tester.collect(JointState, f"{ns}/generalized_torques")
     diagnostics = tester.collect(DiagnosticArray, f"{ns}/diagnostics")
@@ -160,7 +161,8 @@ def test_a_played_bag_gives_the_estimator_node_the_offline_estimate(tester, tmp_
     assert abs(final["mass"] - 1.0) < 0.05  # the estimate is of the load
     node = NodeProcess("estimator_node", unique_namespace("playest"), tmp_path, {
         "urdf_path": urdf_paths["ur5"], "use_sim_time": True, "noise_std": "0.05",
-        "publish_period": 0.0, "link": "wrist_3_link"})
+        "publish_period": 0.0, "link": "wrist_3_link",
+        "joint_states_depth": 1000})  # the whole bag: a node that lags loses no sample
     ns = node.namespace
     estimates = tester.collect(InertiaStamped, f"{ns}/payload_estimate")
     try:
@@ -244,8 +246,10 @@ def test_a_cell_recording_runs_through_the_bring_up_with_the_cell_options(tester
     params = tmp_path / "ur_cell.yaml"
     params.write_text(
         "/**/dynamics_node:\n  ros__parameters:\n    strict_joints: false\n"
+        "    joint_states_depth: 1000\n"
         "    observer_model: \"off\"\n    jacobian_samples: 64\n"
         "/**/estimator_node:\n  ros__parameters:\n    strict_joints: false\n"
+        "    joint_states_depth: 1000\n"
         "    noise_std: \"0.05\"\n    publish_period: 0.0\n    link: wrist_3_link\n")
     ns = unique_namespace("cell") + "/ur"
     torques = tester.collect(JointState, f"{ns}/generalized_torques")
@@ -272,7 +276,7 @@ def test_a_cell_recording_runs_through_the_bring_up_with_the_cell_options(tester
         tester.spin_until(lambda: player.poll() is not None, 120.0, "the replay")
         said = player.stdout.read() if player.stdout else ""
         assert player.returncode == 0, said
-        assert "3 subscriber(s)" in said, said
+        assert "3 subscriber(s)" in said, said  # dynamics, markers and estimator nodes
         assert f"play: {n} messages on {ns}/driver/joint_states" in said, said
         last_ns = recorded[-1][0]
 
@@ -306,3 +310,32 @@ def test_a_cell_recording_runs_through_the_bring_up_with_the_cell_options(tester
     got = estimates[-1].inertia
     assert got.m == pytest.approx(final["mass"], abs=1e-6) and abs(got.m - 1.5) < 0.05
     np.testing.assert_allclose([got.com.x, got.com.y, got.com.z], final["com"], atol=1e-6)
+
+
+def test_a_wait_for_readers_that_never_come_is_an_error_and_nothing_is_played(tmp_path, ur5):
+    """``--wait-for 1`` on a topic nobody reads: InvalidInputError naming the count, and
+    no message count is said (nothing went out)."""
+    from robot_tv_dynamics.exceptions import InvalidInputError
+    from robot_tv_dynamics.ros.play import PlayOptions, play
+
+    bag = tmp_path / "short.mcap"
+    with write_joint_state_bag(bag, ["/joint_states"]) as write:
+        for ns_, q, qd, effort in samples(ur5)[:3]:
+            write("/joint_states", ns_, ur5.joint_names, q, qd, effort)
+    topic = f"{unique_namespace('nobody')}/joint_states"
+    said: list[str] = []
+    options = PlayOptions(remaps={"/joint_states": topic}, wait_for=1, wait_topic=topic,
+                          wait_timeout=0.5, delay=0.0, linger=0.0)
+    with pytest.raises(InvalidInputError, match=r"has 0 subscriber\(s\) after 0.5 s, not 1"):
+        play(bag, options, say=said.append)
+    assert not any("messages on" in line for line in said), said
+
+
+@pytest.mark.parametrize("field", ["delay", "linger", "wait_for", "wait_timeout"])
+def test_a_negative_play_setting_is_refused_by_name(field):
+    from robot_tv_dynamics.exceptions import InvalidInputError
+    from robot_tv_dynamics.ros.play import PlayOptions
+
+    name = field if field == "wait_timeout" else "--" + field.replace("_", "-")
+    with pytest.raises(InvalidInputError, match=f"{name}.*must be >= 0, got -1"):
+        PlayOptions(**{field: -1})
