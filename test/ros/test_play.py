@@ -102,7 +102,7 @@ def test_a_played_bag_runs_through_the_dynamics_node_on_the_bags_clock(tester, t
         player = subprocess.Popen(
             [sys.executable, "-m", "robot_tv_dynamics.cli", "play", str(bag),
              "--remap", f"/joint_states:={ns}/joint_states", "--wait-for", "1",
-             "--wait-topic", f"{ns}/joint_states", "--delay", "0.5"],
+             "--wait-topic", f"{ns}/joint_states"],
             env=node_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         tester.spin_until(lambda: player.poll() is not None, 60.0, "the replay", node)
         said = player.stdout.read() if player.stdout else ""
@@ -171,7 +171,7 @@ def test_a_played_bag_gives_the_estimator_node_the_offline_estimate(tester, tmp_
         player = subprocess.run(
             [sys.executable, "-m", "robot_tv_dynamics.cli", "play", str(bag), "--remap",
              f"/joint_states:={ns}/joint_states", "--wait-for", "1", "--wait-topic",
-             f"{ns}/joint_states", "--delay", "0.5", "--rate", "2"],
+             f"{ns}/joint_states", "--rate", "2"],
             env=node_env(), capture_output=True, text=True, timeout=120)
         assert player.returncode == 0, player.stderr
         assert f"play: {n} messages on {ns}/joint_states" in player.stderr, player.stderr
