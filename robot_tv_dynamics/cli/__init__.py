@@ -14,6 +14,8 @@ code`` and optionally ``DESCRIPTION``; each is registered by **one line** of
 * ``identify``: physically consistent link inertias and friction from a bag (:mod:`.identify`);
 * ``observe``: the generalized-momentum observer over a recorded bag (:mod:`.observe`);
 * ``estimate``: the live payload estimator replayed over a recorded bag (:mod:`.estimate`);
+* ``play``: a recorded bag's topics published live with ``/clock`` (:mod:`.play`; needs
+  the ``[ros]`` extra);
 * ``adapt``: adaptive controllers on the simulated arm, one run or the suite (:mod:`.adapt`).
 
 A subcommand's module is imported only when the command line names it: ``--help`` and
@@ -62,6 +64,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("identify", "identify", "identify Θ and joint friction from a rosbag2/CSV of joint states with efforts, every body physically consistent (f(Φ) ⪰ εI)"),  # noqa: E501
     Command("estimate", "estimate", "payload estimate of one link's load from the measured efforts of a recorded bag (classical, projected or geometric; the estimator_node offline)"),  # noqa: E501
     Command("observe", "observe", "generalized-momentum observer over a recorded rosbag2: external joint torques and contacts, with Θ(t), Ψ(t) from the bag (generalized) or a constant Θ (classical)"),  # noqa: E501
+    Command("play", "play", "publish a recorded bag's topics at their log times with /clock (--rate, --remap), so that nodes with use_sim_time:=true run on the recorded arm"),  # noqa: E501
     Command("adapt", "adapt", "an adaptive controller (Slotine–Li, natural, projected) on the simulated arm, one run or the suite: tracking, Θ̂, margins and mass-matrix bounds"),  # noqa: E501
 )
 #: Run when the command line names no subcommand (the README's main job).

@@ -187,6 +187,17 @@ class RosClient:
             return result
         return self.spin_until(check, timeout, what, process)
 
+    def wait_readers_matched(self, topics: list[str], timeout: float,
+                             process: NodeProcess | None = None) -> None:
+        """Spin until every subscription of this client on each of ``topics`` has matched
+        a publisher: a message a node publishes before then never reaches it."""
+        readers = [s for s in self.node.subscriptions if s.topic_name in topics]
+        missing = set(topics) - {s.topic_name for s in readers}
+        if missing:
+            raise ValueError(f"this client does not subscribe {sorted(missing)}")
+        self.spin_until(lambda: all(s.get_publisher_count() > 0 for s in readers), timeout,
+                        f"a publisher on each of {topics}", process)
+
     def spin_for(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
