@@ -13,8 +13,9 @@ the load's body, else the link), inertia about the COM;
 ``margin`` is λ_min(f) of the load's body (base share + reported load), ``raw_margin``
 that of the estimator's own state (the classical RLS is unconstrained), ``changes`` the
 confirmed load changes (``change_times`` when each was declared, ``change_alarms`` all
-declared, ``changes_withdrawn`` those not confirmed), ``skipped`` the failed updates by
-reason.
+declared, ``changes_withdrawn`` those not confirmed), ``contact_holds`` the updates held
+because their torques were no load's (a push) and ``contact_spans`` when [start, end],
+``skipped`` the failed updates by reason.
 ``--model DIR`` takes identify's ``--out`` folder (identified URDF, friction, per-joint
 fit RMS as noise levels, locked joints); a ``--urdf``/``--friction`` inside such a folder
 uses its summary the same way (one line on stderr says so).
@@ -259,6 +260,9 @@ def run(args: argparse.Namespace) -> int:
         "changes": filt.changes,
         "change_times": [stamp - origin for stamp in estimator.change_stamps],
         "change_alarms": filt.alarms, "changes_withdrawn": filt.withdrawn,
+        "contact_holds": filt.contacts,
+        "contact_spans": [[start - origin, None if end is None else end - origin]
+                          for start, end in estimator.contact_spans],
         "projections": filt.projections,
         "skipped": dict(filt.skipped),
         "final": {"mass": final.mass, "com": [float(v) for v in final.com],

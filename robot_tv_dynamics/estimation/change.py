@@ -33,6 +33,29 @@ new load), the estimator returns to its state from before the alarm.
 Scales and κ learn only while no change is suspected (g/κ below half the threshold, none
 pending), with each sample's contribution clipped: a new load does not raise its own
 threshold.
+
+**A contact is not a load.** A load change, whenever it happens and however it varies,
+moves each update's innovations within the span of that update's ten load columns: the
+joint torques of some wrench at the load's link. A push elsewhere on the arm adds J_cᵀF,
+which need not lie there: on a 7-joint arm the load's wrenches leave out the arm's
+self-motion direction (the elbow's swivel), which a push on the forearm generally moves.
+Each update's innovations less their projection onto that span, v_i = (I − Q_iQ_iᵀ)u_i
+(Q_i an orthonormal basis of the rows' ten columns, normalized as u), are summed over
+the window and tested for a torque that persists:
+
+.. math::
+    b_v = \sum λ^{n-i} v_i,\quad C_v = \sum λ^{2(n-i)} (I - Q_iQ_i^\top),\quad
+    r = b_v^\top C_v^{+} b_v,
+
+χ² (degrees of freedom the rank of C_v: k − 6 while the arm stands still, more as its
+configuration turns) for white unit-variance u whatever the load does, inflated by its
+own κ_r (learned as κ). When r/κ_r exceeds that χ² quantile at the same rate, the update
+is a *contact*: the estimator holds (no update, no learning, no alarm; a pending alarm is
+withdrawn) while it lasts, and the windows' evidence starts afresh when it ends, so that
+the contact's torques enter neither the estimate nor a later test. Where every joint
+torque is some wrench at the load's link (a 6-joint arm, the load at its flange) the
+span is everything and the test never fires: there only the confirmation tells a push
+(gone within ``confirm``) from a load.
 """
 
 from __future__ import annotations
@@ -107,11 +130,15 @@ class ChangeDetectorConfig:
     @property
     def threshold(self) -> float:
         """The χ²₄ quantile g/κ is compared with (inf when off) [1]."""
-        if self.false_alarm_rate <= 0:
+        return self.quantile(TESTED)
+
+    def quantile(self, dof: int) -> float:
+        """The χ² quantile of ``dof`` degrees of freedom at the stated rate (inf when off)."""
+        if self.false_alarm_rate <= 0 or dof <= 0:
             return math.inf
         from scipy.stats import chi2
 
-        return float(chi2.isf(self.false_alarm_rate * self.window, TESTED))
+        return float(chi2.isf(self.false_alarm_rate * self.window, dof))
 
 
 @dataclass(frozen=True)
@@ -171,6 +198,17 @@ class ChangeDetector:
         #: declared changes, and those withdrawn as not confirmed
         self.alarms = 0
         self.withdrawn = 0
+        # the contact test (module docstring): the window's sum of v and its covariance
+        self._bw: Array | None = None
+        self._aw: Array | None = None
+        #: r's inflation by the residual's time correlation (learned as κ) [1]
+        self.kappa_r = math.nan
+        #: r/κ_r of the last update [1]
+        self.rejection = 0.0
+        #: whether the last update was a contact (the estimator held)
+        self.contact = False
+        #: updates held as contacts
+        self.contacts = 0
 
     @property
     def enabled(self) -> bool:
@@ -205,10 +243,16 @@ class ChangeDetector:
         if math.isnan(self.kappa):
             # until learned, a residual correlated over ASSUMED_CORRELATION (a real
             # arm's model error): g of n correlated samples is inflated by ≈ 1 + 2τ/Δt
-            self.kappa = 1.0 + 2.0 * ASSUMED_CORRELATION / step
+            self.kappa = self.kappa_r = 1.0 + 2.0 * ASSUMED_CORRELATION / step
         index = np.zeros(e.size, dtype=np.intp) if bins is None else bins
         a, u, s = self._normalized(regressor, e, predicted, index)
         lam = math.exp(-step / self.config.window)
+        if self._contact_test(regressor / np.sqrt(s)[:, None], u, lam, step):
+            return self._hold_contact()
+        if self.contact:
+            # the contact is over: its torques leave the window's evidence at once
+            self.contact = False
+            self._bw, self._aw = None, None
         self._b = lam * self._b + a.T @ u
         ata = a.T @ a
         self._a = lam * self._a + ata
@@ -233,6 +277,55 @@ class ChangeDetector:
             self._pc = np.zeros((TESTED, TESTED))
             return Alarm(change, 0.5 * (covariance + covariance.T))
         return None
+
+    def _contact_test(self, a: Array, u: Array, lam: float, step: float) -> bool:
+        """Add the rows' unexplained part to the test; whether r/κ_r is above its quantile.
+
+        ``a``: the rows' ten load columns (k, 10), ``u`` the innovations (k,), normalized.
+        """
+        k = u.size
+        if self._bw is None or self._bw.shape != u.shape:
+            self._bw, self._aw = np.zeros(k), np.zeros((k, k))
+        assert self._aw is not None
+        # the torques any load makes at this sample: the span of its rows' ten columns
+        vectors, values, _ = np.linalg.svd(a, full_matrices=False)
+        basis = vectors[:, values > 1e-3 * max(float(values[0]), 1e-300)]
+        self._bw = lam * self._bw + (u - basis @ (basis.T @ u))
+        self._aw = lam * lam * self._aw + (np.eye(k) - basis @ basis.T)
+        values, vectors = np.linalg.eigh(self._aw)
+        kept = values > 1e-3 * max(float(values[-1]), 1e-300)
+        dof = int(np.count_nonzero(kept))
+        if dof == 0:
+            return False
+        z = vectors[:, kept].T @ self._bw
+        r = float(np.sum(z * z / values[kept]))
+        threshold = self.config.quantile(dof)
+        self.rejection = r / self.kappa_r
+        if self._time >= self.config.warmup and self.rejection > threshold:
+            return True
+        if self.pending_until is None and self.statistic < 0.5 * self.threshold:
+            rate = min(1.0, step / self.config.baseline)
+            target = min(r, self.kappa_r * threshold) / dof
+            self.kappa_r = max(1.0, self.kappa_r + rate * (target - self.kappa_r))
+        return False
+
+    def _hold_contact(self) -> bool | None:
+        """A contact: no load evidence gathers; a pending alarm is withdrawn (False).
+
+        The contact test's own sums go on (the contact lasts while they say so) and
+        start afresh when it ends.
+        """
+        self.contact = True
+        self.contacts += 1
+        self._b = np.zeros(TESTED)
+        self._a = np.zeros((TESTED, TESTED))
+        self._c = np.zeros((TESTED, TESTED))
+        self.statistic = 0.0
+        if self.pending_until is None:
+            return None
+        self.pending_until = None
+        self.withdrawn += 1
+        return False
 
     def _pending(self, a: Array, e_before: Array, s: Array) -> Confirmation | bool | None:
         until = self.pending_until

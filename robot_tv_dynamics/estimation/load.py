@@ -33,7 +33,10 @@ Common to all three, in the user's units:
   withdrawn ``confirm`` seconds later (a withdrawn one puts the estimate back where it
   was before the alarm; a confirmed one opens the memory by what the estimate has yet to
   move), and while it is pending the reported load is the one from before it.
-  ``changes`` counts the confirmed ones.
+  ``changes`` counts the confirmed ones;
+- a contact is not a load: innovations that no change of the load's (m, h) explains (a
+  push on the arm) hold the estimate while they last, and withdraw a pending change
+  (``contacts`` counts the held updates).
 
 No update raises on data: a singular or non-finite step is skipped and counted in
 ``skipped`` by reason.
@@ -293,6 +296,8 @@ class LoadFilter:
         try:
             with np.errstate(over="raise", divide="raise", invalid="raise"):
                 opening = self._detect(r, target, w, index, step)
+                if self.in_contact:
+                    return self.phi  # a contact's torques are not the load's: hold
                 if self._method == "geometric":
                     ok = self._ekf_step(r, target, w, step, opening, determined_only)
                 else:
@@ -311,6 +316,16 @@ class LoadFilter:
     def alarms(self) -> int:
         """Changes declared by the detector (confirmed or withdrawn)."""
         return 0 if self.detector is None else self.detector.alarms
+
+    @property
+    def in_contact(self) -> bool:
+        """Whether the last update was held as a contact (not a load's torques)."""
+        return self.detector is not None and self.detector.contact
+
+    @property
+    def contacts(self) -> int:
+        """Updates held as contacts."""
+        return 0 if self.detector is None else self.detector.contacts
 
     @property
     def withdrawn(self) -> int:

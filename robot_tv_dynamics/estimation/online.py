@@ -233,6 +233,8 @@ class OnlineLoadEstimator:
         #: stamps of the updates at which a confirmed load change was declared [s]
         self.change_stamps: list[float] = []
         self._alarm_stamp: float | None = None
+        #: spans of updates held as contacts, [start, end] stamps (end None: still on) [s]
+        self.contact_spans: list[tuple[float, float | None]] = []
 
     # ------------------------------------------------------------------ samples
     def check_stamp(self, t: float) -> None:
@@ -302,7 +304,15 @@ class OnlineLoadEstimator:
             self._alarm_stamp = t
         if filt.changes > changes and self._alarm_stamp is not None:
             self.change_stamps.append(self._alarm_stamp)
+        self._track_contact(t, filt.in_contact)
         return True
+
+    def _track_contact(self, t: float, held: bool) -> None:
+        open_span = bool(self.contact_spans) and self.contact_spans[-1][1] is None
+        if held and not open_span:
+            self.contact_spans.append((t, None))
+        elif not held and open_span:
+            self.contact_spans[-1] = (self.contact_spans[-1][0], t)
 
     # ------------------------------------------------------------------ outputs
     @property

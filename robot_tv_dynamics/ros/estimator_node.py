@@ -375,6 +375,8 @@ class EstimatorNode(node_base.ModelNode):
                 ("changes", est.estimator.changes),
                 ("change_alarms", est.estimator.alarms),
                 ("changes_withdrawn", est.estimator.withdrawn),
+                ("in_contact", est.estimator.in_contact),
+                ("contact_holds", est.estimator.contacts),
                 ("last_change_stamp", est.change_stamps[-1] if est.change_stamps else "none"),
                 ("settling", est.settling), ("converged", converged),
                 ("delay_ms", 1e3 * est.delay), *settings_values(est.settings),
