@@ -41,6 +41,10 @@ NAME:
   recomputes it.
 * ``realistic_seeds``: the 20-seed study of the live estimators on realistic recordings
   (``scripts/realistic_seeds.py``, docs/estimation.md); the test re-runs one seed.
+* ``real_payload``: ``benchmarks/bench_real_payload.py`` on the real Panda recording
+  beside the repository (``../shared/data/panda_exciting_traj.npz``; docs/estimation.md):
+  identify on its first half, the live estimators on its second, no load. Deterministic;
+  test/estimation/test_real_recording.py asserts the goals where the recording is.
 * ``batch_seeds``: the seed studies of ``estimate --batch`` (``scripts/
   batch_payload_seeds.py``, docs/estimation.md; ≈ 30 min of CPU). Seeded: the test re-runs
   one seed.
@@ -1529,6 +1533,39 @@ def render_weighted_certified(data: dict[str, Any], info: dict[str, Any]) -> str
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------------------ real_payload
+#: The real recording, relative to the repository's root (never copied into it).
+REAL_RECORDING = "../shared/data/panda_exciting_traj.npz"
+
+
+def real_payload_module() -> Any:
+    """benchmarks/bench_real_payload.py."""
+    return load_module("bench_real_payload", "benchmarks/bench_real_payload.py")
+
+
+def run_real_payload() -> dict[str, Any]:
+    """The benchmark's result on the real recording (≈ 1 min)."""
+    result = subprocess.run(
+        [sys.executable, "benchmarks/bench_real_payload.py", REAL_RECORDING, "--json"],
+        cwd=REPO, capture_output=True, text=True, check=True, timeout=3600)
+    return dict(json.loads(result.stdout))
+
+
+def render_real_payload(data: dict[str, Any], info: dict[str, Any]) -> str:
+    """The benchmark's table, the identification's fit, and the stamp."""
+    fit = ", ".join(f"{v:g}" for v in data["fit_rms"].values())
+    hold = ", ".join(f"{v:g}" for v in data["holdout_rms"].values())
+    lines = [real_payload_module().table(data), "",
+             f"{data['samples']} samples over {data['duration_s']:g} s; `identify` on the "
+             f"first {data['split_s']:g} s (fit RMS per joint {fit} N·m; held-out "
+             f"{hold} N·m), `estimate --model` on the rest, every sample updating. "
+             + stamp(info, "python scripts/docs_numbers.py real_payload") + " It runs "
+             f"`python benchmarks/bench_real_payload.py {REAL_RECORDING}`; "
+             "`test/estimation/test_real_recording.py` asserts 0 changes and |m̂| ≤ 0.1 kg "
+             "where the recording is."]
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------------------ realistic_seeds
 #: The seed study of docs/estimation.md: seeds, the updates' decimation (the test's), and
 #: the seed the agreement test re-runs (the one that misses a goal).
@@ -1643,6 +1680,7 @@ SECTIONS: dict[str, tuple[Callable[[], dict[str, Any]],
     "observer_noise": (run_observer_noise, render_observer_noise),
     "batch_seeds": (run_batch_seeds, render_batch_seeds),
     "realistic_seeds": (run_realistic_seeds, render_realistic_seeds),
+    "real_payload": (run_real_payload, render_real_payload),
     "bench_demo": (run_bench_demo, render_bench_demo),
     "weighted_bounds": (run_weighted_bounds, render_weighted_bounds),
     "weighted_certified": (run_weighted_certified, render_weighted_certified),

@@ -246,16 +246,14 @@ def test_the_generalized_fill_errors_agree_with_a_fresh_run():
             assert fresh["live"][method][kind][key] == pytest.approx(
                 kept["live"][method][kind][key], abs=kept["tolerance"]), (method, kind, key)
     # what the page says of them: the generalized rows are noise, the classical ones many
-    # times that; live, the generalized rows roughly halve the geometric filter's mean
-    # error and leave the projected one's unchanged; both live estimates settle on 1 kg
+    # times that; live, either rows lag the fill by about 0.2 kg on average and up to
+    # 0.5 kg (a change is reported once confirmed); both live estimates settle on 1 kg
     measured = fresh["measurement"]
     assert measured["generalized"]["max"] < 0.01
     assert measured["classical"]["mean"] > 5 * measured["generalized"]["mean"]
-    geometric = kept["live"]["geometric"]
-    assert geometric["generalized"]["mean"] < 0.7 * geometric["classical"]["mean"]
-    projected = kept["live"]["projected"]
-    assert projected["generalized"]["mean"] == pytest.approx(
-        projected["classical"]["mean"], rel=0.05)
+    for record in kept["live"].values():
+        for kind in ("classical", "generalized"):
+            assert 0.15 <= record[kind]["mean"] <= 0.25 and record[kind]["max"] <= 0.5
     for record in kept["live"].values():
         assert all(abs(record[kind]["final"] - 1.0) < 0.05 for kind in record)
 
@@ -349,13 +347,15 @@ def test_what_docs_adaptive_says_of_the_60s_runs_holds_in_their_kept_rows():
 
 # ------------------------------------------------------------------------ realistic_seeds
 def test_what_docs_estimation_says_of_the_realistic_seeds_holds_in_their_kept_runs():
-    """The lines under the 20-seed table: one miss (seed 2, geometric, before the grasp),
-    no change detected before the grasp, the test's seeds 11, 1, 13 meeting every goal."""
+    """The lines under the 20-seed table: three misses, all geometric (seed 2 before the
+    grasp, seeds 3 and 4 following it late), no change detected before the grasp, the
+    test's seeds 11, 1, 13 meeting every goal."""
     kept = numbers.load("realistic_seeds")["data"]
     summary = numbers.realistic_summary(kept)
     misses = [(method, seed, missed) for method, w in summary.items()
               for seed, missed in w["missed"]]
-    assert misses == [("geometric", 2, ["pre-grasp mass"])]
+    assert misses == [("geometric", 2, ["pre-grasp mass"]), ("geometric", 3, ["follow"]),
+                      ("geometric", 4, ["follow"])]
     for rows in kept["seeds"].values():
         for m in rows.values():
             assert m["change_times"] and min(m["change_times"]) >= 3.0

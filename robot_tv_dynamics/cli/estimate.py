@@ -12,7 +12,10 @@ the URDF's flange frame ``tool0``/``flange``/``panda_link8``/``fr3_link8`` when 
 the load's body, else the link), inertia about the COM;
 ``margin`` is λ_min(f) of the load's body (base share + reported load), ``raw_margin``
 that of the estimator's own state (the classical RLS is unconstrained), ``changes`` the
-loads changes the detector found, ``skipped`` the failed updates by reason.
+confirmed load changes (``change_times`` when each was declared, ``change_alarms`` all
+declared, ``changes_withdrawn`` those not confirmed), ``contact_holds`` the updates held
+because their torques were no load's (a push) and ``contact_spans`` when [start, end],
+``skipped`` the failed updates by reason.
 ``--model DIR`` takes identify's ``--out`` folder (identified URDF, friction, per-joint
 fit RMS as noise levels, locked joints); a ``--urdf``/``--friction`` inside such a folder
 uses its summary the same way (one line on stderr says so).
@@ -94,9 +97,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--huber", type=float, default=defaults.huber,
                         help="Huber k on normalized innovations, 0 = off "
                              "(default: %(default)s)")
-    parser.add_argument("--change-ratio", type=float, default=defaults.change_ratio,
-                        help="change detector threshold (short/long innovation average), "
-                             "0 = off (default: %(default)s)")
+    parser.add_argument("--false-alarm-rate", type=float, default=defaults.false_alarm_rate,
+                        metavar="1/S",
+                        help="load-change detector: target rate of false changes per second "
+                             "of motion, 0 = off (default: %(default).4g, one per 10 min)")
+    parser.add_argument("--change-confirm", type=float, default=defaults.change_confirm,
+                        metavar="S",
+                        help="a declared load change is confirmed or withdrawn this long "
+                             "after it (default: %(default)s)")
     parser.add_argument("--margin-fraction", type=float, default=defaults.margin_fraction,
                         help="ε = this × λ_min(f) of the body's base share "
                              "(default: %(default)s)")
@@ -210,7 +218,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"estimate: {files.note}", file=sys.stderr)
     settings = LoadEstimatorSettings(
         method=args.method, noise_std=_noise(args, files.summary, model.joint_names),
-        memory=args.memory, huber=args.huber, change_ratio=args.change_ratio,
+        memory=args.memory, huber=args.huber, false_alarm_rate=args.false_alarm_rate,
+        change_confirm=args.change_confirm,
         margin_fraction=args.margin_fraction,
         acceleration_cutoff=args.acceleration_cutoff, decimation=args.decimation,
         excitation=ExcitationConfig(threshold=args.excitation_threshold))
@@ -244,11 +253,16 @@ def run(args: argparse.Namespace) -> int:
             estimator.measurement.body],
         "t": t_out, "mass": mass, "com": com, "margin": margin, "raw_margin": raw_margin,
         "epsilon": estimator.epsilon, "updates": filt.updates,
-        "held": estimator.held, "settling": estimator.settling,
+        "held": estimator.held, "partial": estimator.partial,
+        "settling": estimator.settling,
         "samples": int(recording.t.size),
         "noise_std": [float(v) for v in estimator.noise_std],
         "changes": filt.changes,
         "change_times": [stamp - origin for stamp in estimator.change_stamps],
+        "change_alarms": filt.alarms, "changes_withdrawn": filt.withdrawn,
+        "contact_holds": filt.contacts,
+        "contact_spans": [[start - origin, None if end is None else end - origin]
+                          for start, end in estimator.contact_spans],
         "projections": filt.projections,
         "skipped": dict(filt.skipped),
         "final": {"mass": final.mass, "com": [float(v) for v in final.com],

@@ -3,7 +3,9 @@
 Plays a trajectory (``excite``'s output, or any JointTrajectory YAML/bag) on a simulated
 arm whose inertias differ from the URDF's, with friction the package's model does not
 fully capture and coloured torque noise (:mod:`robot_tv_dynamics.simulation.recording`),
-optionally under a payload or a loading process, and writes ``sensor_msgs/JointState``
+optionally under a payload or a loading process (and its ``collision:`` block, a push the
+motors did not make: it is missing from the efforts, as on a real arm), and writes
+``sensor_msgs/JointState``
 with positions, velocities and efforts as a rosbag2 (MCAP): the input ``identify``,
 ``estimate`` and ``observe`` take. A truth YAML beside it holds what was simulated.
 """
@@ -32,6 +34,7 @@ from robot_tv_dynamics.cli.sweep import single
 from robot_tv_dynamics.evaluation import load_payload, load_trajectory
 from robot_tv_dynamics.exceptions import InvalidInputError, RobotTvDynamicsError
 from robot_tv_dynamics.identification.urdf_writer import theta_dict
+from robot_tv_dynamics.loading import collision_as_dict, load_collision
 from robot_tv_dynamics.simulation.recording import (
     DEFAULT_NOISE_CORRELATION,
     DEFAULT_NOISE_STD,
@@ -69,7 +72,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where the truth YAML goes (default: BAG's name + .truth.yaml)")
     parser.add_argument("--payload", metavar="FILE",
                         help="payload YAML (link, mass, com, inertia) or loading-process "
-                             "YAML (process: ...) on the simulated arm; default: none")
+                             "YAML (process: ...) on the simulated arm, with its collision: "
+                             "block if it has one; default: none")
     parser.add_argument("--time-offset", type=float, default=0.0, metavar="S",
                         help="loading-process time at the trajectory's start [s]")
     parser.add_argument("--rate", type=positive_float, default=1000.0, metavar="HZ",
@@ -115,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         model = load_model(single(args.urdf, "--urdf"), lock_option(args.lock))
         trajectory = load_trajectory(single(args.trajectory, "--trajectory"), args.topic)
         load = None if args.payload is None else load_payload(args.payload)
+        collision = None if args.payload is None else load_collision(args.payload)
         if len(args.noise) not in (1, model.nv):
             raise InvalidInputError(
                 "--noise", f"one value or {model.nv} (one per joint), got {len(args.noise)}")
@@ -126,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
             model, trajectory, theta_true=theta, load=load, friction=friction,
             noise_std=np.array(args.noise), noise_correlation=args.noise_correlation,
             velocity_noise_std=args.velocity_noise, rate=args.rate,
-            time_offset=args.time_offset, rng=np.random.default_rng(args.seed))
+            time_offset=args.time_offset, rng=np.random.default_rng(args.seed),
+            wrenches=() if collision is None else (collision,))
         dialect = JointStateDialect(
             efforts=effort_option(args, model.joint_names),
             order=tuple(name.strip() for name in (args.joint_order or "").split(",")
@@ -142,7 +148,9 @@ def run(args: argparse.Namespace) -> int:
         "noise": {"std": [float(v) for v in np.broadcast_to(args.noise, (model.nv,))],
                   "correlation_time": args.noise_correlation,
                   "velocity_std": args.velocity_noise},
-        "payload": args.payload, "arm_seed": args.arm_seed, "noise_seed": args.seed,
+        "payload": args.payload,
+        "collision": None if collision is None else collision_as_dict(collision),
+        "arm_seed": args.arm_seed, "noise_seed": args.seed,
         "samples": int(recording.t.size), "rate": args.rate,
         "efforts": dialect.efforts.describe(), "joint_order": [
             model.joint_names[i] for i in dialect.columns(model.joint_names)],

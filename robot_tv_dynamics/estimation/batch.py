@@ -12,8 +12,13 @@ frame) solves the weighted least squares
 
 .. math::
     \min_{Φ_L} \sum_k \| W (A_k Φ_L - b_k) \|^2 \quad\text{s.t.}\quad
-    f(Φ_L) \succeq 0,\qquad f(Φ_b^0 + T Φ_L) \succeq ε I,
+    f(Φ_L) \succeq \operatorname{diag}(δ, δ, δ, 0),\qquad f(Φ_b^0 + T Φ_L) \succeq ε I,
 
+The first constraint makes the load a body *with margin*: its Schur complement in m is
+Σ_c = ½ tr(I_c)·1 − I_c (I_c the inertia about the COM), whose eigenvalues are half the
+slacks I_i + I_j − I_k of the triangle inequalities, so every slack is ≥ 2δ
+(:data:`INERTIA_MARGIN` = δ): the fit never lands on the boundary, where a vendor's
+``setLoad`` may refuse a load that is not a body by a rounding error.
 W = diag(1/σ_j) with σ_j each joint's residual RMS of a first unweighted fit (so the
 noisier joints count less), ε = ``margin_fraction`` · λ_min(f(Φ_b⁰)) as in the live
 estimator. The SDP is solved by cvxpy (Clarabel, then SCS).
@@ -201,6 +206,13 @@ def mass_com_intervals(phi: Array, cov: Array, blocks: int, level: float = 0.95
     return mass, com
 
 
+#: δ of the load's pseudo-inertia constraint: every triangle inequality of its inertia
+#: about the COM holds with a slack of at least 2δ [kg·m²] (δ of it kept through solver
+#: tolerances).
+INERTIA_MARGIN = 1e-6
+_LOAD_FLOOR = np.diag([INERTIA_MARGIN] * 3 + [0.0])
+
+
 def _solve(a: Array, b: Array, phi_base: Array, transform: Array, epsilon: float,
            solvers: tuple[str, ...]) -> tuple[Array, str]:
     """The SDP of the module docstring on the stacked weighted rows (a @ Φ_L ≈ b)."""
@@ -216,7 +228,7 @@ def _solve(a: Array, b: Array, phi_base: Array, transform: Array, epsilon: float
     f_load = cp.Variable((4, 4), symmetric=True)
     f_body = cp.Variable((4, 4), symmetric=True)
     constraints = [
-        cp.vec(f_load, order="F") == _PSEUDO_FLAT @ phi, f_load >> 0,
+        cp.vec(f_load, order="F") == _PSEUDO_FLAT @ phi, f_load >> _LOAD_FLOOR,
         cp.vec(f_body, order="F") == _PSEUDO_FLAT @ (phi_base + transform @ phi),
         f_body >> epsilon * np.eye(4)]
     # the columns after the first 10 (friction corrections) are unconstrained

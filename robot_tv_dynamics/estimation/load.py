@@ -24,14 +24,19 @@ Common to all three, in the user's units:
   Huber weight min(1, k/|r_j|) of the row's normalized innovation r_j = e_j/√s_j
   (s_j = σ_j² + the row's prediction variance): heavy tails do not pull the estimate;
 - forgetting as a time constant τ [s]: λ = exp(−Δt/τ) per update, whatever the rate;
-- a change detector: the mean normalized innovation squared z averaged over
-  ``change_window`` against its long average (``baseline_window``); when the short one
-  exceeds ``change_ratio`` times the long one, the prior covariance is added back and
-  ``change_hold`` seconds more of it are spread over the next updates (the memory opens
-  and stays open while a grasp is still under way), so a grasp or a release is followed
-  within a fraction of a second while a constant load converges with the long memory.
-  The long average learns only while the short one is below half the threshold: a load
-  that raises the innovations does not raise its own threshold.
+- a change detector with a stated false-alarm rate
+  (:class:`~robot_tv_dynamics.estimation.change.ChangeDetector`: a GLR test of the
+  innovations along the load's mass and first-moment columns, its scale learned online
+  per joint and excitation level). A declared change opens the memory as far as the
+  evidence says (E[ΔΔᵀ] of GLR's estimate of the change, and as much again spread over
+  ``change_hold`` seconds: a grasp still under way is followed); it is confirmed or
+  withdrawn ``confirm`` seconds later (a withdrawn one puts the estimate back where it
+  was before the alarm; a confirmed one opens the memory by what the estimate has yet to
+  move), and while it is pending the reported load is the one from before it.
+  ``changes`` counts the confirmed ones;
+- a contact is not a load: innovations that no change of the load's (m, h) explains (a
+  push on the arm) hold the estimate while they last, and withdraw a pending change
+  (``contacts`` counts the held updates).
 
 No update raises on data: a singular or non-finite step is skipped and counted in
 ``skipped`` by reason.
@@ -41,11 +46,17 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
+from robot_tv_dynamics.estimation.change import (
+    Alarm,
+    ChangeDetector,
+    ChangeDetectorConfig,
+    Confirmation,
+)
 from robot_tv_dynamics.estimation.geometric import (
     log_cholesky_from_pseudo_inertia,
     phi_and_jacobian,
@@ -65,14 +76,11 @@ class LoadFilterConfig:
     Attributes:
         memory: τ of the forgetting, λ = exp(−Δt/τ) per update [s].
         prior_std: prior standard deviations of the load's (m, h, I) [kg, kg·m, kg·m²]
-            (RLS), re-added when a change is detected.
+            (RLS); the scale of what a detected change opens.
         huber: k of the Huber weights on normalized innovations; 0 = plain least squares.
-        change_ratio: a change is detected when the short average of the normalized
-            innovation squared exceeds this × its long average; 0 = no detector.
-        change_window: time constant of the short average [s].
-        baseline_window: time constant of the long average [s].
-        change_hold: the memory stays open this long after a detection (one more prior
-            covariance spread over it), and no second detection comes sooner [s].
+        change: settings of the change detector (its ``false_alarm_rate`` 0 = none).
+        change_hold: after a declared change the memory stays open this long (as much
+            covariance again as the change opened, spread over it) [s].
         theta_walk: random-walk density of the log-Cholesky parameters (geometric) [1/s].
         max_step: largest change of θ per update (geometric; the covariance takes the
             scaled gain) [1].
@@ -86,9 +94,7 @@ class LoadFilterConfig:
     memory: float = 10.0
     prior_std: tuple[float, float, float] = (1.0, 0.1, 0.01)
     huber: float = 2.5
-    change_ratio: float = 3.0
-    change_window: float = 0.1
-    baseline_window: float = 2.0
+    change: ChangeDetectorConfig = field(default_factory=ChangeDetectorConfig)
     change_hold: float = 0.3
     theta_walk: float = 0.0
     max_step: float = 0.5
@@ -101,11 +107,11 @@ class LoadFilterConfig:
         Raises:
             InvalidInputError: a value out of range.
         """
-        for name in ("memory", "change_window", "baseline_window", "max_step", "mass_floor"):
+        for name in ("memory", "max_step", "mass_floor"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise InvalidInputError(name, f"must be > 0, got {value}")
-        for name in ("huber", "change_ratio", "change_hold", "theta_walk",
+        for name in ("huber", "change_hold", "theta_walk",
                      "projection_period"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
@@ -178,10 +184,12 @@ class LoadFilter:
         self.skipped: Counter[str] = Counter()
         #: updates whose estimate was projected (``projected``)
         self.projections = 0
-        self._short = 1.0
-        self._long = 1.0
+        #: the change detector (made at the first update, from its rows' noise levels)
+        self.detector: ChangeDetector | None = None
         self._time = 0.0
-        self._last_change = -math.inf
+        self._opening = np.zeros((10, 10))
+        self._open_until = -math.inf
+        self._snapshot: tuple[Array, ...] | None = None
         self._last_projection = -math.inf
 
     # ------------------------------------------------------------------ the protocol
@@ -225,11 +233,18 @@ class LoadFilter:
 
     @property
     def load_phi(self) -> Array:
-        """Φ̂_L as reported: always a body that keeps the margin (RLS: projected when read)."""
+        """Φ̂_L as reported: always a body that keeps the margin (RLS: projected when read).
+
+        While a declared change is pending, the estimate from before it: a change is
+        reported once confirmed.
+        """
         if self._method == "geometric":
-            return self._phi_load.copy()
+            state = self._phi_load if self._snapshot is None else self._snapshot[2]
+            return state.copy()
         if self._reported is None:  # the identity (one eigenvalue check) when feasible
-            self._reported = self.projection(self._phi_load, self.covariance).phi
+            phi, p = ((self._phi_load, self.covariance) if self._snapshot is None
+                      else self._snapshot[:2])
+            self._reported = self.projection(phi, p).phi
         return self._reported.copy()
 
     @property
@@ -239,7 +254,8 @@ class LoadFilter:
 
     # ------------------------------------------------------------------ update
     def update(self, regressor: npt.ArrayLike, y: npt.ArrayLike,
-               weights: npt.ArrayLike | None = None, dt: float | None = None) -> Array:
+               weights: npt.ArrayLike | None = None, dt: float | None = None,
+               bins: npt.ArrayLike | None = None, determined_only: bool = False) -> Array:
         """One block of the body's rows (R_b (k, 10), y (k,)); returns Φ̂_b (a copy).
 
         Args:
@@ -247,6 +263,12 @@ class LoadFilter:
             y: the body's torque share (k,) [N·m or N] (y = R_b Φ_b).
             weights: 1/σ² per row (k,); None = 1.
             dt: time since the previous update [s]; None = 1 ms.
+            bins: each row's scale bin of the change detector (k,) (e.g.
+                :func:`~robot_tv_dynamics.estimation.change.excitation_bins`); None = one.
+            determined_only: forget only in the directions these rows determine (a
+                poorly excited block, e.g. at rest: the mass and the COM across gravity);
+                the others keep their covariance and move only through their
+                correlation with those.
 
         A step that fails (a singular system, a non-finite result) is skipped and counted
         in ``skipped``; inputs of the wrong shape raise InvalidInputError.
@@ -260,6 +282,9 @@ class LoadFilter:
              else np.asarray(weights, dtype=np.float64))
         if w.shape != y_b.shape:
             raise InvalidInputError("weights", f"need {y_b.shape}, got {w.shape}")
+        index = None if bins is None else np.asarray(bins, dtype=np.intp)
+        if index is not None and index.shape != y_b.shape:
+            raise InvalidInputError("bins", f"need {y_b.shape}, got {index.shape}")
         step = 1e-3 if dt is None or not (math.isfinite(dt) and dt > 0) else float(dt)
         if not (np.all(np.isfinite(r_b)) and np.all(np.isfinite(y_b))
                 and np.all(np.isfinite(w)) and np.all(w > 0)):
@@ -270,10 +295,13 @@ class LoadFilter:
         target = y_b - r_b @ self.phi_base
         try:
             with np.errstate(over="raise", divide="raise", invalid="raise"):
+                opening = self._detect(r, target, w, index, step)
+                if self.in_contact:
+                    return self.phi  # a contact's torques are not the load's: hold
                 if self._method == "geometric":
-                    ok = self._ekf_step(r, target, w, step)
+                    ok = self._ekf_step(r, target, w, step, opening, determined_only)
                 else:
-                    ok = self._rls_step(r, target, w, step)
+                    ok = self._rls_step(r, target, w, step, opening, determined_only)
         except (np.linalg.LinAlgError, FloatingPointError, ValueError) as error:
             self.skipped[f"{type(error).__name__}: {error}"[:60]] += 1
             return self.phi
@@ -284,53 +312,138 @@ class LoadFilter:
         self.updates += 1
         return self.phi
 
-    def _innovation_weights(self, e: Array, predicted: Array, w: Array, step: float
-                            ) -> tuple[Array, float]:
-        """Huber row weights and the change detector; (weights, opening).
+    @property
+    def alarms(self) -> int:
+        """Changes declared by the detector (confirmed or withdrawn)."""
+        return 0 if self.detector is None else self.detector.alarms
 
-        ``opening`` is the multiple of the prior covariance to add back before this
-        update: 1 at a detected change, then step/``change_hold`` per update until
-        ``change_hold`` has passed (the memory stays open while a grasp is still under
-        way: a random walk of the load whose variance over the hold is the prior), else 0.
-        """
+    @property
+    def in_contact(self) -> bool:
+        """Whether the last update was held as a contact (not a load's torques)."""
+        return self.detector is not None and self.detector.contact
+
+    @property
+    def contacts(self) -> int:
+        """Updates held as contacts."""
+        return 0 if self.detector is None else self.detector.contacts
+
+    @property
+    def withdrawn(self) -> int:
+        """Declared changes withdrawn as not confirmed (the estimate put back)."""
+        return 0 if self.detector is None else self.detector.withdrawn
+
+    def _state(self) -> tuple[Array, ...]:
+        if self._method == "geometric":
+            return (self.theta.copy(), self.covariance.copy(), self._phi_load.copy(),
+                    self._jacobian.copy())
+        return (self._phi_load.copy(), self.covariance.copy())
+
+    def _restore(self, state: tuple[Array, ...]) -> None:
+        if self._method == "geometric":
+            self.theta, self.covariance, self._phi_load, self._jacobian = state
+        else:
+            self._phi_load, self.covariance = state
+
+    def _prediction(self, r: Array, target: Array) -> tuple[Array, Array]:
+        """Innovations and each row's prediction variance at the current state."""
+        if self._method == "geometric":
+            h = r @ self._jacobian
+            return target - r @ self._phi_load, np.einsum("ij,jk,ik->i", h, self.covariance, h)
+        return target - r @ self._phi_load, np.einsum("ij,jk,ik->i", r, self.covariance, r)
+
+    def _detect(self, r: Array, target: Array, w: Array, bins: npt.NDArray[np.intp] | None,
+                step: float) -> Array | None:
+        """Run the change detector; the covariance to add before this update, or None."""
         cfg = self.config
-        s = 1.0 / w + np.maximum(predicted, 0.0)
-        z2 = e * e / s
-        z = float(np.mean(z2))
-        changed = False
-        if cfg.change_ratio > 0:
-            a_short = min(1.0, step / cfg.change_window)
-            a_long = min(1.0, step / cfg.baseline_window)
-            self._short += a_short * (z - self._short)
-            limit = cfg.change_ratio * max(self._long, 1.0)
-            if (self._short > limit and self._time - self._last_change >= cfg.change_hold
-                    and self._time > cfg.change_window * 4):
-                changed = True
-                self.changes += 1
-                self._last_change = self._time
-                self._short = self._long
-            elif self._short < 0.5 * limit:
-                # the baseline learns only while no change is suspected: a load that
-                # raises the innovations slowly must not raise its own threshold
-                self._long += a_long * (min(z, limit) - self._long)
-        opening = 1.0 if changed else (
-            step / cfg.change_hold
-            if cfg.change_hold > 0 and self._time - self._last_change < cfg.change_hold
-            else 0.0)
-        if cfg.huber <= 0 or changed:
-            return w, opening
-        scale = np.minimum(1.0, cfg.huber / np.maximum(np.sqrt(z2), 1e-300))
-        return w * scale, opening
+        if cfg.change.false_alarm_rate <= 0:
+            return None
+        if self.detector is None:
+            m, h, _ = cfg.prior_std
+            self.detector = ChangeDetector(cfg.change, 1.0 / w, (m, h, h, h))
+        e, predicted = self._prediction(r, target)
+        before = None
+        if self._snapshot is not None:
+            before = target - r @ (self._snapshot[2] if self._method == "geometric"
+                                   else self._snapshot[0])
+        outcome = self.detector.step(r, e, predicted, bins, step, before)
+        if isinstance(outcome, Confirmation) and self._snapshot is not None:
+            # open again by what the estimate has yet to move: the change since the
+            # state before the alarm, less the way the estimate went
+            self.changes += 1
+            std = np.sqrt(np.diag(self._prior))[:4]
+            before = self._snapshot[2] if self._method == "geometric" else self._snapshot[0]
+            moved = (self._phi_load[:4] - before[:4]) / std
+            self._snapshot = None
+            return self._opening_of(outcome.change - moved, outcome.covariance, confirmed=True)
+        if isinstance(outcome, Alarm):
+            self._snapshot = self._state()
+            self._opening = self._opening_of(outcome.change, outcome.covariance)
+            self._open_until = self._time + cfg.change_hold
+            return self._opening
+        elif outcome is False and self._snapshot is not None:
+            self._restore(self._snapshot)
+            self._snapshot = None
+            self._open_until = -math.inf
+        if cfg.change_hold > 0 and self._time < self._open_until:
+            return self._opening * (step / cfg.change_hold)
+        return None
 
-    def _rls_step(self, r: Array, y: Array, w: Array, step: float) -> bool:
-        lam = math.exp(-step / self.config.memory)
-        p = self.covariance
+    def _opening_of(self, change: Array, covariance: Array, confirmed: bool = False) -> Array:
+        """The covariance a change adds, in the filter's coordinates.
+
+        In Φ_L: E[ΔΔᵀ] = Δ̂Δ̂ᵀ + Cov(Δ̂) of GLR's change in (m, h) (given in prior
+        standard deviations), and the inertia's prior times the largest diagonal entry
+        of E[ΔΔᵀ] (a load whose mass or first moment changes by one prior deviation may
+        change its inertia by as much), at most the prior. The EKF takes it through the
+        inverse of ∂Φ/∂θ at its state, scaled to stay within its log-Cholesky prior, while
+        the change is pending; a confirmed change opens its log-Cholesky prior times that
+        largest entry (from a light load, ∂Φ/∂θ is too local for a large change).
+        """
+        moment = np.outer(change, change) + covariance
+        share = min(1.0, float(np.max(np.diag(moment))))
+        std = np.sqrt(np.diag(self._prior))
+        opening = share * self._prior
+        opening[:4, :4] = moment * np.outer(std[:4], std[:4])
+        if self._method != "geometric":
+            return opening
+        if confirmed:
+            return share * self._theta_prior
+        inverse = np.linalg.pinv(self._jacobian)
+        theta = inverse @ opening @ inverse.T
+        top = float(np.max(np.diag(theta) / np.diag(self._theta_prior)))
+        return theta / top if top > 1.0 else theta
+
+    def _huber(self, e: Array, predicted: Array, w: Array) -> Array:
+        """Huber row weights min(1, k/|r_j|) of the normalized innovations."""
+        k = self.config.huber
+        if k <= 0:
+            return w
+        z = np.abs(e) / np.sqrt(1.0 / w + np.maximum(predicted, 0.0))
+        return w * np.minimum(1.0, k / np.maximum(z, 1e-300))
+
+    def _forgotten(self, p: Array, rows: Array, scale: Array, lam: float,
+                   determined_only: bool) -> tuple[Array, float]:
+        """(P after forgetting, λ left for the update).
+
+        All directions (P, λ), or only those the rows determine: P + (1/λ − 1) Π P Πᵀ
+        (Π the projection onto their row space in prior-scaled coordinates) and λ = 1.
+        """
+        if not determined_only:
+            return p, lam
+        _, singular, vt = np.linalg.svd(rows * scale, full_matrices=False)
+        basis = vt[singular > 1e-6 * max(float(singular[0]), 1e-300)]
+        projector = (scale[:, None] * basis.T) @ (basis / scale[None, :])
+        return p + (1.0 / lam - 1.0) * projector @ p @ projector.T, 1.0
+
+    def _rls_step(self, r: Array, y: Array, w: Array, step: float,
+                  opening: Array | None, determined_only: bool = False) -> bool:
+        p, lam = self._forgotten(self.covariance, r, np.sqrt(np.diag(self._prior)),
+                                 math.exp(-step / self.config.memory), determined_only)
+        if opening is not None:
+            p = p + opening
         e = y - r @ self._phi_load
         pr = p @ r.T
-        weights, opening = self._innovation_weights(e, np.einsum("ij,ji->i", r, pr), w, step)
-        if opening:
-            p = p + opening * self._prior
-            pr = p @ r.T
+        weights = self._huber(e, np.einsum("ij,ji->i", r, pr), w)
         s = r @ pr + lam * np.diag(1.0 / weights)
         gain = np.linalg.solve(s, pr.T).T
         phi = self._phi_load + gain @ e
@@ -354,17 +467,18 @@ class LoadFilter:
         self._phi_load = phi
         return True
 
-    def _ekf_step(self, r: Array, y: Array, w: Array, step: float) -> bool:
+    def _ekf_step(self, r: Array, y: Array, w: Array, step: float,
+                  opening: Array | None, determined_only: bool = False) -> bool:
         cfg = self.config
-        lam = math.exp(-step / cfg.memory)
-        p = self.covariance / lam + cfg.theta_walk * step * np.eye(10)
         h = r @ self._jacobian
+        p, lam = self._forgotten(self.covariance, h, np.sqrt(np.diag(self._theta_prior)),
+                                 math.exp(-step / cfg.memory), determined_only)
+        p = p / lam + cfg.theta_walk * step * np.eye(10)
+        if opening is not None:
+            p = p + opening
         e = y - r @ self._phi_load
         ph = p @ h.T
-        weights, opening = self._innovation_weights(e, np.einsum("ij,ji->i", h, ph), w, step)
-        if opening:
-            p = p + opening * self._theta_prior
-            ph = p @ h.T
+        weights = self._huber(e, np.einsum("ij,ji->i", h, ph), w)
         noise = np.diag(1.0 / weights)
         s = h @ ph + noise
         gain = np.linalg.solve(s, ph.T).T
@@ -389,5 +503,3 @@ class LoadFilter:
         self.theta, self.covariance = theta, p
         self._phi_load, self._jacobian = lc, jac
         return True
-
-

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from robot_tv_dynamics.estimation.change import ChangeDetectorConfig, excitation_bins
 from robot_tv_dynamics.estimation.excitation import ExcitationCheck, ExcitationConfig
 from robot_tv_dynamics.estimation.geometric import GeometricConfig, GeometricEKF
 from robot_tv_dynamics.estimation.interface import PayloadEstimator
@@ -61,8 +62,10 @@ class LoadEstimatorSettings:
         prior_std: prior standard deviations of the load's (m, h, I) [kg, kg·m, kg·m²].
         memory: time constant of the forgetting, λ = exp(−Δt/memory) per update [s].
         huber: k of the Huber weights on the normalized innovations (0 = off) [1].
-        change_ratio: the change detector's threshold (short/long average of the
-            normalized innovation squared; 0 = off) [1].
+        false_alarm_rate: the change detector's target rate of false load changes, per
+            second of motion (0 = no detector) [1/s].
+        change_window: time constant of the detector's window [s].
+        change_confirm: a declared change is confirmed or withdrawn after this long [s].
         margin_fraction: ε = margin_fraction · λ_min(f(Φ_b⁰)) of the load body's base
             share [1].
         upper_factor: β = upper_factor · λ_max(f(Φ_b⁰)), reported only (the load filters
@@ -77,6 +80,10 @@ class LoadEstimatorSettings:
             per sample costs more CPU than the sample period leaves on a loaded
             2-core machine); what is reported is always the projection of the current
             state [s].
+        update_determined: when poorly excited (after the excitation check's warm-up),
+            update the directions the rows determine (at rest: the mass and the COM
+            across gravity), forgetting only in them, and hold the rest; False holds the
+            whole estimate.
         excitation: settings of the excitation check.
     """
 
@@ -85,7 +92,9 @@ class LoadEstimatorSettings:
     prior_std: tuple[float, float, float] = (1.0, 0.1, 0.01)
     memory: float = 10.0
     huber: float = 2.5
-    change_ratio: float = 3.0
+    false_alarm_rate: float = ChangeDetectorConfig.false_alarm_rate
+    change_window: float = ChangeDetectorConfig.window
+    change_confirm: float = ChangeDetectorConfig.confirm
     margin_fraction: float = 0.25
     upper_factor: float = 5.0
     theta_walk: float = 0.0
@@ -93,6 +102,7 @@ class LoadEstimatorSettings:
     max_gap: float = 0.5
     decimation: int = 1
     projection_period: float = 0.004
+    update_determined: bool = True
     excitation: ExcitationConfig = field(default_factory=ExcitationConfig)
 
     def __post_init__(self) -> None:
@@ -110,8 +120,15 @@ class LoadEstimatorSettings:
                 "margin_fraction", f"must be in (0, 1), got {self.margin_fraction}")
         if not (math.isfinite(self.memory) and self.memory > 0):
             raise InvalidInputError("memory", f"must be > 0 s, got {self.memory}")
+        self.change_detector  # noqa: B018 (checks the detector's ranges)
         if self.decimation < 1:
             raise InvalidInputError("decimation", f"must be >= 1, got {self.decimation}")
+
+    @property
+    def change_detector(self) -> ChangeDetectorConfig:
+        """The change detector's settings (raises InvalidInputError when out of range)."""
+        return ChangeDetectorConfig(false_alarm_rate=self.false_alarm_rate,
+                                    window=self.change_window, confirm=self.change_confirm)
 
 
 def make_estimator(method: str, phi0: npt.ArrayLike, *, epsilon: float, beta: float,
@@ -195,7 +212,7 @@ class OnlineLoadEstimator:
         self.estimator = LoadFilter(
             s.method, self.measurement.transform, phi_base, self.epsilon, LoadFilterConfig(
                 memory=s.memory, prior_std=s.prior_std, huber=s.huber,
-                change_ratio=s.change_ratio, theta_walk=s.theta_walk,
+                change=s.change_detector, theta_walk=s.theta_walk,
                 projection_period=s.projection_period))
         self.excitation = ExcitationCheck(s.prior_std, s.excitation, rms)
         self.inputs = ModelInputs(model, InputRules(
@@ -205,14 +222,19 @@ class OnlineLoadEstimator:
             Array | None, Array | None, Array | None]]] = deque()
         self.samples = 0
         self.held = 0
+        #: poorly excited updates, of the directions the rows determine only
+        self.partial = 0
         self.last_update_time: float | None = None
         self.excited = False
         #: samples not used while the q̈ filter settled after a start or a gap
         self.settling = 0
         self._last_stamp: float | None = None
         self._settled_from = -math.inf
-        #: stamps of the updates at which the change detector opened the memory [s]
+        #: stamps of the updates at which a confirmed load change was declared [s]
         self.change_stamps: list[float] = []
+        self._alarm_stamp: float | None = None
+        #: spans of updates held as contacts, [start, end] stamps (end None: still on) [s]
+        self.contact_spans: list[tuple[float, float | None]] = []
 
     # ------------------------------------------------------------------ samples
     def check_stamp(self, t: float) -> None:
@@ -257,21 +279,40 @@ class OnlineLoadEstimator:
             self.settling += 1
             return False
         sample = self.measurement.measure(q_d, qd_d, state.qdd, tau_d, *rates)
-        return self.update(t, sample.regressor, sample.y)
+        return self.update(t, sample.regressor, sample.y, excitation_bins(qd_d, state.qdd))
 
-    def update(self, t: float, regressor: Array, y: Array) -> bool:
-        """One block (R_b, y) at time t: the excitation check, then update or hold."""
+    def update(self, t: float, regressor: Array, y: Array,
+               bins: npt.NDArray[np.intp] | None = None) -> bool:
+        """One block (R_b, y) at time t: the excitation check, then update or hold.
+
+        ``bins``: each row's scale bin of the change detector (None: one bin).
+        """
         self.excited = self.excitation.add(regressor, self.weights)
-        if not self.excited:
+        warming = self.excitation.blocks < self.excitation.config.warmup
+        if not self.excited and (warming or not self.settings.update_determined):
             self.held += 1
             return False
+        if not self.excited:
+            self.partial += 1
         dt = None if self.last_update_time is None else t - self.last_update_time
         self.last_update_time = t
-        before = self.estimator.changes
-        self.estimator.update(regressor, y, self.weights, dt=dt if dt and dt > 0 else None)
-        if self.estimator.changes > before:
-            self.change_stamps.append(t)
+        filt = self.estimator
+        alarms, changes = filt.alarms, filt.changes
+        filt.update(regressor, y, self.weights, dt=dt if dt and dt > 0 else None, bins=bins,
+                    determined_only=not self.excited)
+        if filt.alarms > alarms:
+            self._alarm_stamp = t
+        if filt.changes > changes and self._alarm_stamp is not None:
+            self.change_stamps.append(self._alarm_stamp)
+        self._track_contact(t, filt.in_contact)
         return True
+
+    def _track_contact(self, t: float, held: bool) -> None:
+        open_span = bool(self.contact_spans) and self.contact_spans[-1][1] is None
+        if held and not open_span:
+            self.contact_spans.append((t, None))
+        elif not held and open_span:
+            self.contact_spans[-1] = (self.contact_spans[-1][0], t)
 
     # ------------------------------------------------------------------ outputs
     @property

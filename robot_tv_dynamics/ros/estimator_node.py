@@ -346,7 +346,8 @@ class EstimatorNode(node_base.ModelNode):
         elif not est.excited:
             level, message = 1, (
                 f"poorly excited (excitation {est.excitation.excitation:.3g} < "
-                f"{cfg.excitation_threshold:g}): estimate held")
+                f"{cfg.excitation_threshold:g}): only the directions the data determine "
+                "are updated (at rest: mass, COM across gravity), the rest held")
         elif est.margin < est.epsilon * (1.0 - 1e-9):
             level, message = 1, (
                 f"estimate outside the uniform band: margin {est.margin:.3g} < epsilon "
@@ -363,6 +364,7 @@ class EstimatorNode(node_base.ModelNode):
                 ("payload_frame", self._frame),
                 ("body", self._model.body_names[est.measurement.body]),
                 ("samples", est.samples), ("updates", updates), ("held", est.held),
+                ("partial", est.partial),
                 ("excited", est.excited), ("excitation", est.excitation.excitation),
                 ("covariance_trace", est.covariance_trace), ("mass", load.mass),
                 ("mass_std", est.mass_std), ("margin", est.margin), ("epsilon", est.epsilon),
@@ -371,6 +373,10 @@ class EstimatorNode(node_base.ModelNode):
                 ("raw_margin", est.raw_margin),
                 ("skipped", sum(est.estimator.skipped.values())),
                 ("changes", est.estimator.changes),
+                ("change_alarms", est.estimator.alarms),
+                ("changes_withdrawn", est.estimator.withdrawn),
+                ("in_contact", est.estimator.in_contact),
+                ("contact_holds", est.estimator.contacts),
                 ("last_change_stamp", est.change_stamps[-1] if est.change_stamps else "none"),
                 ("settling", est.settling), ("converged", converged),
                 ("delay_ms", 1e3 * est.delay), *settings_values(est.settings),

@@ -84,10 +84,15 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "plain least squares", "", 0.0, 1e6,
         runtime=LIVE, note=RESTART),
     ParameterSpec(
-        "change_ratio", 3.0,
-        "change detector: the memory opens when the 0.1 s average of the normalized "
-        "innovation squared exceeds this x its 2 s average (grasp, release); 0 = off", "",
-        0.0, 1e9,
+        "false_alarm_rate", 1.0 / 600.0,
+        "load-change detector (grasp, release): target rate of false changes per second of "
+        "motion; its GLR threshold is the chi-square quantile of this rate (1/600: one per "
+        "10 min); 0 = no detector", "1/s", 0.0, 4.9,
+        runtime=LIVE, note=RESTART),
+    ParameterSpec(
+        "change_confirm", 0.3,
+        "a declared load change is confirmed (and reported) or withdrawn (the estimate put "
+        "back) this long after it", "s", 1e-3, 60.0,
         runtime=LIVE, note=RESTART),
     ParameterSpec(
         "margin_fraction", 0.25,
@@ -170,7 +175,8 @@ class EstimatorNodeConfig(parameters.CommonConfig):
     prior_inertia_std: float = 0.01
     memory: float = 10.0
     huber: float = 2.5
-    change_ratio: float = 3.0
+    false_alarm_rate: float = 1.0 / 600.0
+    change_confirm: float = 0.3
     margin_fraction: float = 0.25
     upper_factor: float = 5.0
     theta_walk: float = 0.0
@@ -240,7 +246,8 @@ def settings_from_config(cfg: EstimatorNodeConfig, noise_std: tuple[float, ...]
     return LoadEstimatorSettings(
         method=cfg.method, noise_std=noise_std,
         prior_std=(cfg.prior_mass_std, cfg.prior_moment_std, cfg.prior_inertia_std),
-        memory=cfg.memory, huber=cfg.huber, change_ratio=cfg.change_ratio,
+        memory=cfg.memory, huber=cfg.huber, false_alarm_rate=cfg.false_alarm_rate,
+        change_confirm=cfg.change_confirm,
         margin_fraction=cfg.margin_fraction, upper_factor=cfg.upper_factor,
         theta_walk=cfg.theta_walk,
         acceleration_cutoff=cfg.acceleration_cutoff, max_gap=cfg.max_gap,
@@ -256,7 +263,8 @@ def settings_values(settings: LoadEstimatorSettings) -> list[tuple[str, object]]
             ("prior_moment_std", settings.prior_std[1]),
             ("prior_inertia_std", settings.prior_std[2]),
             ("memory", settings.memory), ("huber", settings.huber),
-            ("change_ratio", settings.change_ratio),
+            ("false_alarm_rate", settings.false_alarm_rate),
+            ("change_confirm", settings.change_confirm),
             ("margin_fraction", settings.margin_fraction),
             ("upper_factor", settings.upper_factor), ("theta_walk", settings.theta_walk),
             ("acceleration_cutoff", settings.acceleration_cutoff),

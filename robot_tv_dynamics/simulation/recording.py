@@ -48,6 +48,7 @@ from robot_tv_dynamics.inertia import (
 )
 from robot_tv_dynamics.inputs.efforts import EffortMap
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.observer.wrench import ExternalWrench
 
 #: Sensor-noise levels a real arm's joint torques show after identification [N·m].
 DEFAULT_NOISE_STD = 0.5
@@ -226,6 +227,8 @@ class SimulatedRecording:
         noise: the torque noise added (K, nv).
         theta_true: the arm's Θ without the load (N, 10), eq. (7) order.
         payload_mass: the load's mass per sample (K,) [kg] (zeros without a load).
+        external_torque: J_cᵀF of the external wrenches (a push) per sample (K, nv);
+            the motors did not make it, so ``effort`` lacks it (zeros without one).
     """
 
     joint_names: tuple[str, ...]
@@ -239,6 +242,7 @@ class SimulatedRecording:
     noise: Array
     theta_true: Array
     payload_mass: Array
+    external_torque: Array | None = None
 
 
 def simulate_recording(
@@ -254,6 +258,7 @@ def simulate_recording(
     rate: float = 1000.0,
     time_offset: float = 0.0,
     rng: np.random.Generator | None = None,
+    wrenches: Sequence[ExternalWrench] = (),
 ) -> SimulatedRecording:
     """Play ``trajectory`` on a simulated arm and measure it as a real arm's sensors would.
 
@@ -271,6 +276,9 @@ def simulate_recording(
         rate: sample rate [Hz].
         time_offset: loading-process time at the trajectory's start [s].
         rng: random source (default: seed 0).
+        wrenches: external wrenches on links over time windows (a push; their times
+            on the loading process's clock, as ``time_offset``): the arm follows the
+            same motion, so the motors make eq. (39)'s torque less J_cᵀF.
 
     Returns:
         A :class:`SimulatedRecording`.
@@ -296,13 +304,17 @@ def simulate_recording(
     tau_f = (np.zeros_like(qd) if friction is None else friction.torque(qd))
     noise = coloured_noise(rng, qd.shape[0], sigma, noise_correlation, rate)
     rigid = np.asarray(result.effort)
+    q = np.asarray(result.positions)
+    external = np.zeros_like(rigid)
+    for wrench in wrenches:
+        for k, t in enumerate(np.asarray(result.t)):
+            external[k] += wrench.joint_torque(model, q[k], float(t) + time_offset)
     return SimulatedRecording(
         joint_names=tuple(model.joint_names), t=np.asarray(result.t),
-        q=np.asarray(result.positions),
-        qd=qd + velocity_noise_std * rng.standard_normal(qd.shape),
-        qdd=np.asarray(result.accelerations), effort=rigid + tau_f + noise,
+        q=q, qd=qd + velocity_noise_std * rng.standard_normal(qd.shape),
+        qdd=np.asarray(result.accelerations), effort=rigid - external + tau_f + noise,
         effort_rigid=rigid, friction_torque=tau_f, noise=noise, theta_true=theta,
-        payload_mass=np.asarray(result.payload_mass))
+        payload_mass=np.asarray(result.payload_mass), external_torque=external)
 
 
 @dataclass(frozen=True)

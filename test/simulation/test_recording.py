@@ -148,3 +148,47 @@ def test_the_arm_seed_records_the_same_arm_again_with_other_noise(tmp_path, pand
     a, b, c = (yaml.safe_load((tmp_path / f"{n}.truth.yaml").read_text()) for n in "abc")
     assert a["theta"] == b["theta"] and a["friction"] == b["friction"]
     assert a["theta"] != c["theta"]
+
+
+def test_record_plays_a_scenario_collision_as_a_push_missing_from_the_efforts(
+        tmp_path, panda_urdf):
+    """fill_collision.yaml: the efforts lack J_cᵀF over the push (Pinocchio's own frame
+    Jacobian here), and equal the push-free recording's everywhere else."""
+    import pinocchio as pin
+    from support.examples import LOADING_CONFIG
+
+    trajectory = {"joint_names": ["panda_joint1", "panda_joint4"],
+                  "points": [{"positions": [0.0, -1.5], "time_from_start": 0.0},
+                             {"positions": [0.3, -1.3], "time_from_start": 6.0}]}
+    (tmp_path / "traj.yaml").write_text(yaml.safe_dump(trajectory))
+    fill = yaml.safe_load((LOADING_CONFIG / "fill_collision.yaml").read_text())
+    del fill["collision"]
+    (tmp_path / "fill.yaml").write_text(yaml.safe_dump(fill))
+    base = ["record", "--urdf", str(panda_urdf), "--lock", "panda_finger_joint1",
+            "--lock", "panda_finger_joint2", "--trajectory", str(tmp_path / "traj.yaml"),
+            "--rate", "100", "--friction", "none", "--noise", "0"]
+    assert main([*base, "--payload", str(LOADING_CONFIG / "fill_collision.yaml"),
+                 "--out", str(tmp_path / "push.mcap")]) == 0
+    assert main([*base, "--payload", str(tmp_path / "fill.yaml"),
+                 "--out", str(tmp_path / "fill.mcap")]) == 0
+    truth = yaml.safe_load((tmp_path / "push.truth.yaml").read_text())
+    assert truth["collision"]["link"] == "panda_link5"
+    assert yaml.safe_load((tmp_path / "fill.truth.yaml").read_text())["collision"] is None
+    from robot_tv_dynamics import RobotModel
+    model = RobotModel.from_urdf(panda_urdf, locked_joints=LOCK)
+    pushed, free = (load_samples(str(tmp_path / f"{n}.mcap"), model) for n in ("push", "fill"))
+    t = pushed.t - pushed.t[0]
+    window = (t >= 5.0 - 1e-9) & (t < 5.25 - 1e-9)
+    np.testing.assert_allclose(pushed.tau[~window], free.tau[~window], atol=1e-9)
+    # J_cᵀF by Pinocchio on the locked model: the world-aligned Jacobian of panda_link5
+    reduced = pin.buildReducedModel(
+        pin.buildModelFromUrdf(str(panda_urdf)),
+        [pin.buildModelFromUrdf(str(panda_urdf)).getJointId(j) for j in LOCK],
+        pin.neutral(pin.buildModelFromUrdf(str(panda_urdf))))
+    data = reduced.createData()
+    frame = reduced.getFrameId("panda_link5")
+    force = np.array([0.0, 30.0, 0.0, 0.0, 0.0, 0.0])
+    for k in np.flatnonzero(window)[::5]:
+        jac = pin.computeFrameJacobian(reduced, data, pushed.q[k], frame,
+                                       pin.LOCAL_WORLD_ALIGNED)
+        np.testing.assert_allclose(free.tau[k] - pushed.tau[k], jac.T @ force, atol=1e-6)
