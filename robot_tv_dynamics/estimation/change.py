@@ -14,10 +14,13 @@ time constant ``window``
     g = b^\top C^{-1} b,
 
 g ~ χ²₄ for white unit-variance u and no change. Real residuals are correlated in time
-(model error is a function of the state), which inflates g by a factor κ; κ starts from the
-inflation of a residual correlated over 15 ms (≈ 1 + 2τ/Δt, what a real arm's model error
-gives) and is learned as the mean of g/4 over ``baseline`` (each g clipped at the
-threshold). A change is declared when g/κ exceeds the
+(model error is a function of the state), which inflates g by a factor κ; through the
+warm-up κ is the inflation of a residual correlated over 15 ms (≈ 1 + 2τ/Δt at the
+updates' mean interval Δt, what a real arm's model error gives), after it κ is learned as
+the mean of g/4 over ``baseline`` (each g clipped at the threshold). Not learned in the
+warm-up: there the innovations are the estimate's own convergence from its prior, a
+transient along the load's columns that would read as correlation and blunt the test for
+several ``baseline`` after it. A change is declared when g/κ exceeds the
 χ²₄ quantile of 1 − ``false_alarm_rate`` · ``window`` (about one window per ``window``
 seconds is an independent test): the false-alarm rate is a parameter, in changes per
 second of motion. GLR's estimate of the change, Δ̂ = A⁻¹b (A = Σ λ^{n−i} aᵀa, in prior
@@ -161,6 +164,7 @@ class ChangeDetector:
         self._a = np.zeros((TESTED, TESTED))
         self._c = np.zeros((TESTED, TESTED))
         self._time = 0.0
+        self._updates = 0
         self._quiet_from = 0.0
         #: g/κ of the last update [1]
         self.statistic = 0.0
@@ -202,10 +206,13 @@ class ChangeDetector:
             change is confirmed / withdrawn at this update; else None.
         """
         self._time += step
-        if math.isnan(self.kappa):
+        self._updates += 1
+        warming = self._time < self.config.warmup
+        if warming or math.isnan(self.kappa):
             # until learned, a residual correlated over ASSUMED_CORRELATION (a real
-            # arm's model error): g of n correlated samples is inflated by ≈ 1 + 2τ/Δt
-            self.kappa = 1.0 + 2.0 * ASSUMED_CORRELATION / step
+            # arm's model error): g of n correlated samples is inflated by ≈ 1 + 2τ/Δt,
+            # Δt the updates' mean interval (the first update's step is a default)
+            self.kappa = 1.0 + 2.0 * ASSUMED_CORRELATION * self._updates / self._time
         index = np.zeros(e.size, dtype=np.intp) if bins is None else bins
         a, u, s = self._normalized(regressor, e, predicted, index)
         lam = math.exp(-step / self.config.window)
@@ -218,10 +225,10 @@ class ChangeDetector:
         self.statistic = g / self.kappa
         if self.pending_until is not None:
             return self._pending(a, e_before if e_before is not None else e, s)
-        warming = self._time < self.config.warmup
         if warming or self.statistic < 0.5 * self.threshold:
             self._learn(e, index, step)
-        self._track_kappa(g, step)
+        if not warming:
+            self._track_kappa(g, step)
         if (self.statistic > self.threshold and not warming
                 and self._time >= self._quiet_from):
             inverse = np.linalg.inv(self._a + ridge)

@@ -120,3 +120,16 @@ def test_settings_out_of_range_are_refused_by_name():
     with pytest.raises(InvalidInputError, match="confirm"):
         ChangeDetectorConfig(confirm=0.0)
     assert ChangeDetectorConfig(false_alarm_rate=0.0).threshold == np.inf
+
+
+def test_kappa_through_the_warm_up_is_the_assumed_correlation_at_the_update_interval():
+    # updates every 4 ms, the first one with a default 1 ms step (no previous stamp), and
+    # a start-up transient along the load's columns (an estimate converging from its
+    # prior): κ stays 1 + 2τ/Δt at Δt = 4 ms, not the first step's 31 nor the transient's
+    rng = np.random.default_rng(7)
+    detector = ChangeDetector(ChangeDetectorConfig(warmup=1.5), np.ones(7), PRIOR)
+    for k in range(int(1.5 / 0.004)):
+        r = _rows(rng)
+        e = rng.standard_normal(7) + r @ np.r_[0.5 * np.exp(-k * 0.004 / 0.3), np.zeros(9)]
+        detector.step(r, e, np.zeros(7), None, 1e-3 if k == 0 else 0.004)
+    assert detector.kappa == pytest.approx(1.0 + 2.0 * 0.015 / 0.004, rel=0.01)
