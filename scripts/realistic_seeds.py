@@ -35,20 +35,21 @@ from robot_tv_dynamics.paths import example_robot_urdf  # noqa: E402
 METHODS = ("classical", "projected", "geometric")
 
 
-def run_seed(seed: int, decimation: int, keep: Path | None = None) -> dict[str, dict]:
+def run_seed(seed: int, decimation: int, keep: Path | None = None,
+             without: tuple[str, ...] = (), methods: tuple[str, ...] = METHODS) -> dict[str, dict]:
     """One seed: identify on the first half, each method on the second; method -> metrics."""
     urdf = str(example_robot_urdf())
     lock = [item for joint in R.PANDA_LOCK for item in ("--lock", joint)]
     rows = {}
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
-        data = R.generate_real(urdf, seed)
+        data = R.generate_real(urdf, seed, without)
         first, second = R.write_halves(data, folder)
         with contextlib.redirect_stdout(io.StringIO()):
             if cli(["identify", "--urdf", urdf, *lock, "--data", str(first), "--out",
                     str(folder / "ident"), "--json", "--no-progress"]) != 0:
                 raise RuntimeError(f"seed {seed}: identify failed")
-        for method in METHODS:
+        for method in methods:
             buffer = io.StringIO()
             with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(io.StringIO()):
                 if cli(["estimate", "--model", str(folder / "ident"), "--data", str(second),

@@ -279,7 +279,11 @@ def hard_stop(t: np.ndarray, end: float, duration: float = STOP) -> tuple[np.nda
     return warp, rate, accel
 
 
-def generate_real(urdf: str, seed: int) -> Realistic:
+#: The terms of :func:`generate_real`'s model error, by name (its ``without`` argument).
+TERMS = ("noise", "acceleration", "lugre", "drift", "elasticity", "stop")
+
+
+def generate_real(urdf: str, seed: int, without: tuple[str, ...] = ()) -> Realistic:
     """Both halves with the realistic model error and a random load (module docstring).
 
     Per joint: the stationary noise of :func:`generate`; a residual of U(1, 3) % of the
@@ -288,8 +292,13 @@ def generate_real(urdf: str, seed: int) -> Realistic:
     presliding distance U(1, 4) mrad; an offset that drifts U(0.1, 0.4) N·m over 12 s (on
     top of a constant one); an elasticity of U(12, 25) Hz, damping ratio U(0.05, 0.2). The
     recording ends with the hard stop; the load is grasped and released over ``RAMP``
-    each.
+    each. ``without`` leaves out terms of ``TERMS`` (for finding which one an estimator
+    misses a goal by; everything else, the random draws included, stays as it was; without
+    "lugre" the Coulomb friction is identify's model, tanh(q̇/0.01)).
     """
+    unknown = set(without) - set(TERMS)
+    if unknown:
+        raise ValueError(f"unknown terms {sorted(unknown)}; terms: {TERMS}")
     model = RobotModel.from_urdf(urdf, PANDA_LOCK)
     rng = np.random.default_rng(seed)
     design = design_excitation(model, duration=6.0, harmonics=4, base_frequency=1 / 6,
@@ -306,6 +315,8 @@ def generate_real(urdf: str, seed: int) -> Realistic:
 
     t = np.arange(0.0, 2 * HALF, 1.0 / RATE)
     warp, rate, accel = hard_stop(t, 2 * HALF)
+    if "stop" in without:
+        warp, rate, accel = t, np.ones_like(t), np.zeros_like(t)
     x, xd, xdd = design.trajectory.evaluate(warp)
     q = x
     qd = xd * rate[:, None]
@@ -331,12 +342,16 @@ def generate_real(urdf: str, seed: int) -> Realistic:
         rigid[k] = model.torque(q[k], qd[k], qdd[k], now, rate_k)
         rd.set_loads(now)
         inertial[k] = rd.mass_matrix(q[k]) @ qdd[k]
-    tau = joint_elasticity(rigid, frequency, damping)
-    tau += friction.viscous * qd + friction.offset
-    tau += lugre_friction(qd, friction.coulomb, static, 0.05, presliding)
-    tau += acceleration_residual(rng, inertial, fraction)
-    tau += offset_drift(rng, t.size, drift)
-    tau += coloured_noise(rng, t.size, sigma)
+    tau = rigid if "elasticity" in without else joint_elasticity(rigid, frequency, damping)
+    tau = tau + friction.viscous * qd + friction.offset
+    tau += (friction.coulomb * np.tanh(qd / friction.coulomb_velocity) if "lugre" in without
+            else lugre_friction(qd, friction.coulomb, static, 0.05, presliding))
+    terms = {"acceleration": acceleration_residual(rng, inertial, fraction),
+             "drift": offset_drift(rng, t.size, drift),
+             "noise": coloured_noise(rng, t.size, sigma)}
+    for name, term in terms.items():
+        if name not in without:
+            tau += term
     qd_measured = qd + 1e-3 * rng.standard_normal(qd.shape)
     return Realistic(model, theta, sigma, t, q, qd_measured, tau, s[t >= HALF], load)
 
