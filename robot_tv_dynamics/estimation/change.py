@@ -5,9 +5,11 @@ A load change ΔΦ_L moves the innovations e = y − R Φ̂_L only along the reg
 mass and first moment (m, h): what every grasp or release changes, and what an arm's
 motion excites best. Rows are normalized by a scale learned online per joint and per
 excitation bin (a real arm's model error grows with |q̈| and near q̇ = 0, where friction
-reverses): u_j = e_j/√s_j, a_j = R_j D/√s_j (D = the prior standard deviations of
-(m, h)), s_j = v_{b(j), j} + the row's prediction variance. Over an exponential window of
-time constant ``window``
+reverses), after a mean μ_j learned online per joint (a real arm's torque offsets drift,
+with temperature, by tenths of a N·m over seconds: a bias the test would otherwise read as
+a load and, through κ, as correlation): u_j = (e_j − μ_j)/√s_j, a_j = R_j D/√s_j (D = the
+prior standard deviations of (m, h)), s_j = v_{b(j), j} + the row's prediction variance.
+Over an exponential window of time constant ``window``
 
 .. math::
     b = \sum λ^{n-i} a_i^\top u_i,\quad C = \sum λ^{2(n-i)} a_i^\top a_i,\quad
@@ -33,7 +35,7 @@ and is gone is not.
 Confirmed, it counts; not confirmed (the innovations were a burst of model error, not a
 new load), the estimator returns to its state from before the alarm.
 
-Scales and κ learn only while no change is suspected (g/κ below half the threshold, none
+Means, scales and κ learn only while no change is suspected (g/κ below half the threshold, none
 pending), with each sample's contribution clipped: a new load does not raise its own
 threshold.
 """
@@ -155,6 +157,8 @@ class ChangeDetector:
         self.threshold = config.threshold
         var = np.asarray(noise_var, dtype=np.float64)
         self.scales = np.tile(var, (N_BINS, 1))
+        #: each row's learned innovation mean μ (k,) [N·m or N]
+        self.offsets = np.zeros(var.size)
         self._counts = np.full(N_BINS, _PRIOR_SAMPLES)
         self._d = np.asarray(prior_std, dtype=np.float64)
         #: the statistic's inflation by the residual's time correlation (set from the
@@ -186,7 +190,7 @@ class ChangeDetector:
         rows = np.arange(e.size)
         s = self.scales[bins, rows] + np.maximum(predicted, 0.0)
         root = np.sqrt(s)
-        return regressor[:, :TESTED] * self._d / root[:, None], e / root, s
+        return regressor[:, :TESTED] * self._d / root[:, None], (e - self.offsets) / root, s
 
     def step(self, regressor: Array, e: Array, predicted: Array, bins: npt.NDArray[np.intp] | None,
              step: float, e_before: Array | None = None) -> Alarm | bool | None:
@@ -245,7 +249,7 @@ class ChangeDetector:
         until = self.pending_until
         if until is not None and self._time >= until - 0.5 * self.config.confirm:
             # the span's second half: what persists, not the burst that raised the alarm
-            self._pb += a.T @ (e_before / np.sqrt(s))
+            self._pb += a.T @ ((e_before - self.offsets) / np.sqrt(s))
             self._pc += a.T @ a
         if until is None or self._time < until:
             return None
@@ -268,12 +272,17 @@ class ChangeDetector:
     def _learn(self, e: Array, bins: npt.NDArray[np.intp], step: float) -> None:
         rows = np.arange(e.size)
         base = self.config.baseline
+        # the mean over every bin, each sample clipped at 3 of its bin's deviations
+        bound = 3.0 * np.sqrt(self.scales[bins, rows])
+        self.offsets += min(1.0, step / base) * (
+            np.clip(e - self.offsets, -bound, bound))
+        centred = e - self.offsets
         for b in np.unique(bins):
             mask = bins == b
             self._counts[b] += 1.0
             rate = max(step / base, 1.0 / self._counts[b])
             current = self.scales[b, rows[mask]]
-            sample = np.minimum(e[mask] ** 2, 9.0 * current)
+            sample = np.minimum(centred[mask] ** 2, 9.0 * current)
             self.scales[b, rows[mask]] = current + rate * (sample - current)
 
     def _track_kappa(self, g: float, step: float) -> None:
