@@ -1,15 +1,18 @@
 """The seed study of docs/estimation.md (live payload estimators on realistic data).
 
-Usage: python scripts/realistic_seeds.py FIRST LAST [--decimation K]
+Usage: python scripts/realistic_seeds.py FIRST LAST [--decimation K] [--keep DIR]
 
-For every seed FIRST…LAST: the recording of ``test/support/realistic.py`` (perturbed
-Panda, friction the model does not fully have, AR(1) 0.3–0.8 N·m noise with spikes,
-1 kHz; ``identify`` on the unloaded first 12 s, a 1 kg load grasped over 0.2 s at 3 s into
-the second 12 s), then the test's command (``estimate --model ident/ --method M`` for
-the three methods, every K-th sample updating, default the test's 4). Prints one
-Markdown row per seed and method (the goal quantities, the detected changes, the goals
-missed) and the count of seeds meeting all goals per method. ≈ 30 s of CPU per seed;
-run it under ``nice``.
+For every seed FIRST…LAST: the recording of ``realistic.generate_real`` (perturbed
+Panda; AR(1) 0.3–0.8 N·m noise with spikes, a residual growing with the inertial
+torque, LuGre friction with Stribeck and hysteresis, a drifting offset, joint
+elasticity, a hard stop at the end; 1 kHz; ``identify`` on the unloaded first 12 s; in the
+second 12 s a random 0.5–2 kg load, COM up to 7 cm off the flange axis, grasped and later
+released over 0.2 s each), then ``estimate --model ident/ --method M`` for the three
+methods, every K-th sample updating (default the test's 4). Prints one Markdown row per
+seed and method (the goal quantities of ``realistic.live_metrics``, the goals missed),
+then per method the false changes over all seeds and the seeds meeting all goals.
+``--keep DIR`` writes each run's ``estimate --json`` output there. ≈ 30 s of CPU per
+seed; run it under ``nice``.
 """
 
 from __future__ import annotations
@@ -32,19 +35,21 @@ from robot_tv_dynamics.paths import example_robot_urdf  # noqa: E402
 METHODS = ("classical", "projected", "geometric")
 
 
-def run_seed(seed: int, decimation: int) -> dict[str, dict]:
+def run_seed(seed: int, decimation: int, keep: Path | None = None,
+             without: tuple[str, ...] = (), methods: tuple[str, ...] = METHODS) -> dict[str, dict]:
     """One seed: identify on the first half, each method on the second; method -> metrics."""
     urdf = str(example_robot_urdf())
     lock = [item for joint in R.PANDA_LOCK for item in ("--lock", joint)]
     rows = {}
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
-        first, second = R.write_halves(R.generate(urdf, seed), folder)
+        data = R.generate_real(urdf, seed, without)
+        first, second = R.write_halves(data, folder)
         with contextlib.redirect_stdout(io.StringIO()):
             if cli(["identify", "--urdf", urdf, *lock, "--data", str(first), "--out",
                     str(folder / "ident"), "--json", "--no-progress"]) != 0:
                 raise RuntimeError(f"seed {seed}: identify failed")
-        for method in METHODS:
+        for method in methods:
             buffer = io.StringIO()
             with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(io.StringIO()):
                 if cli(["estimate", "--model", str(folder / "ident"), "--data", str(second),
@@ -52,34 +57,53 @@ def run_seed(seed: int, decimation: int) -> dict[str, dict]:
                         "--method", method, "--decimation",
                         str(decimation), "--json"]) != 0:
                     raise RuntimeError(f"seed {seed}: estimate --method {method} failed")
-            rows[method] = R.live_metrics(json.loads(buffer.getvalue()))
+            if keep is not None:
+                keep.mkdir(parents=True, exist_ok=True)
+                (keep / f"{seed}_{method}.json").write_text(buffer.getvalue())
+            rows[method] = R.live_metrics(json.loads(buffer.getvalue()), data.load)
     return rows
+
+
+def row(seed: int, method: str, m: dict, missed: list[str]) -> str:
+    """One Markdown row of the table."""
+    truth = m["truth"]
+    off_axis = 100 * (truth["com"][0] ** 2 + truth["com"][1] ** 2) ** 0.5
+    delays = ", ".join("missed" if d is None else f"{d:.2f}" for d in m["delays"])
+    return (f"| {seed} | {method} | {truth['mass']:.2f} kg, {off_axis:.1f} cm off | "
+            f"{delays} | {', '.join(f'{c:.2f}' for c in m['false']) or '—'} | "
+            f"{', '.join(f'{e:.3f}' for e in m['mass_errors'])} | "
+            f"{1e3 * m['com_error']:.1f} | {m['pre']:.3f} | {', '.join(missed) or '—'} |")
 
 
 def main() -> None:
     """Run the seeds, print the table and the summary."""
     argv = sys.argv[1:]
-    decimation = 4
+    decimation, keep = 4, None
     if "--decimation" in argv:
         at = argv.index("--decimation")
         decimation = int(argv[at + 1])
         del argv[at:at + 2]
+    if "--keep" in argv:
+        at = argv.index("--keep")
+        keep = Path(argv[at + 1])
+        del argv[at:at + 2]
     first, last = int(argv[0]), int(argv[1])
     print(f"decimation {decimation}")
-    print("| seed | method | pre-grasp max \\|m\\| [kg] | 3 s after [kg] | final [kg] | "
-          "COM error [mm] | follows from [s] | changes at [s] | goals missed |")
+    print("| seed | method | load | delays (grasp, release) [s] | false changes at [s] | "
+          "max \\|m̂ − m\\| from 1.5 s (loaded, released) [kg] | COM error [mm] | "
+          "pre-grasp max \\|m̂\\| [kg] | goals missed |")
     print("|---|---|---|---|---|---|---|---|---|")
     met = dict.fromkeys(METHODS, 0)
+    false = dict.fromkeys(METHODS, 0)
     for seed in range(first, last + 1):
-        for method, m in run_seed(seed, decimation).items():
+        for method, m in run_seed(seed, decimation, keep).items():
             missed = R.failed_goals(m)
             met[method] += not missed
-            print(f"| {seed} | {method} | {m['pre']:.3f} | {m['at3']:.3f} | {m['final']:.3f} | "
-                  f"{1e3 * m['com_error']:.1f} | {m['follow']:.2f} | "
-                  f"{', '.join(f'{c:.2f}' for c in m['change_times']) or 'none'} | "
-                  f"{', '.join(missed) or '—'} |", flush=True)
+            false[method] += len(m["false"])
+            print(row(seed, method, m, missed), flush=True)
     seeds = last - first + 1
     print("\nall goals met: " + ", ".join(f"{method} {n}/{seeds}" for method, n in met.items()))
+    print("false changes: " + ", ".join(f"{method} {n}" for method, n in false.items()))
 
 
 if __name__ == "__main__":

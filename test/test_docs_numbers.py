@@ -347,20 +347,35 @@ def test_what_docs_adaptive_says_of_the_60s_runs_holds_in_their_kept_rows():
 
 # ------------------------------------------------------------------------ realistic_seeds
 def test_what_docs_estimation_says_of_the_realistic_seeds_holds_in_their_kept_runs():
-    """The lines under the 20-seed table: three misses, all geometric (seed 2 before the
-    grasp, seeds 3 and 4 following it late), no change detected before the grasp, the
-    test's seeds 11, 1, 13 meeting every goal."""
+    """The lines under the 20-seed table: classical declares every change within 0.3 s
+    and no false one; every false change of the others falls after a true change's start
+    (late or repeated, none on the unloaded arm before the grasp); most misses are the COM
+    goal; seed 18 (0.53 kg) is the only one the grasp goes unseen on by projected."""
     kept = numbers.load("realistic_seeds")["data"]
     summary = numbers.realistic_summary(kept)
-    misses = [(method, seed, missed) for method, w in summary.items()
-              for seed, missed in w["missed"]]
-    assert misses == [("geometric", 2, ["pre-grasp mass"]), ("geometric", 3, ["follow"]),
-                      ("geometric", 4, ["follow"])]
-    for rows in kept["seeds"].values():
-        for m in rows.values():
-            assert m["change_times"] and min(m["change_times"]) >= 3.0
-    for seed in ("11", "1", "13"):
-        assert all(not m["missed"] for m in kept["seeds"][seed].values()), seed
+    assert summary["classical"]["false"] == []
+    assert summary["classical"]["detected"] == [20, 20]
+    for method, w in summary.items():
+        for seed, t in w["false"]:
+            assert t > kept["seeds"][str(seed)][method]["truth"]["grasp"], (method, seed)
+    com_only = sum(missed == ["COM"] for w in summary.values() for _, missed in w["missed"])
+    assert com_only > len([1 for w in summary.values() for _ in w["missed"]]) / 2
+    assert [seed for seed, m in kept["seeds"].items()
+            if m["projected"]["delays"][0] is None] == ["18"]
+
+
+def test_what_docs_estimation_says_of_the_model_error_terms_holds_in_their_kept_runs():
+    """Left out one at a time, the drift is the term whose absence brings the COM of the
+    study's worst seeds within 1 cm (or nearly) and lets its lightest load be followed."""
+    kept = numbers.load("realistic_terms")["data"]
+    rows = {(row["seed"], tuple(row["without"])): row for row in kept["rows"]}
+    for seed in (4, 9, 18):
+        full = rows[(seed, ())]["com_error"]
+        drift = rows[(seed, ("drift",))]["com_error"]
+        assert drift < 0.5 * full, seed
+        others = [rows[(seed, (term,))]["com_error"] for term in kept["terms"]
+                  if term not in ("drift", "noise")]
+        assert min(others) > drift, seed
 
 
 @pytest.mark.slow
@@ -370,8 +385,9 @@ def test_a_realistic_seed_agrees_with_a_fresh_run():
     fresh = numbers.realistic_seed(seed)
     for method, stated in kept["seeds"][str(seed)].items():
         got = fresh[method]
-        for key in ("pre", "at3", "final"):
-            assert got[key] == pytest.approx(stated[key], abs=tolerance["mass"]), (method, key)
+        assert got["pre"] == pytest.approx(stated["pre"], abs=tolerance["mass"]), method
+        np.testing.assert_allclose(got["mass_errors"], stated["mass_errors"], rtol=0,
+                                   atol=tolerance["mass"])
         assert got["com_error"] == pytest.approx(stated["com_error"],
                                                  abs=tolerance["com_error"]), method
         np.testing.assert_allclose(got["change_times"], stated["change_times"], rtol=0,

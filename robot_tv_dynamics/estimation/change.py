@@ -5,19 +5,24 @@ A load change ΔΦ_L moves the innovations e = y − R Φ̂_L only along the reg
 mass and first moment (m, h): what every grasp or release changes, and what an arm's
 motion excites best. Rows are normalized by a scale learned online per joint and per
 excitation bin (a real arm's model error grows with |q̈| and near q̇ = 0, where friction
-reverses): u_j = e_j/√s_j, a_j = R_j D/√s_j (D = the prior standard deviations of
-(m, h)), s_j = v_{b(j), j} + the row's prediction variance. Over an exponential window of
-time constant ``window``
+reverses), after a mean μ_j learned online per joint (a real arm's torque offsets drift,
+with temperature, by tenths of a N·m over seconds: a bias the test would otherwise read as
+a load and, through κ, as correlation): u_j = (e_j − μ_j)/√s_j, a_j = R_j D/√s_j (D = the
+prior standard deviations of (m, h)), s_j = v_{b(j), j} + the row's prediction variance.
+Over an exponential window of time constant ``window``
 
 .. math::
     b = \sum λ^{n-i} a_i^\top u_i,\quad C = \sum λ^{2(n-i)} a_i^\top a_i,\quad
     g = b^\top C^{-1} b,
 
 g ~ χ²₄ for white unit-variance u and no change. Real residuals are correlated in time
-(model error is a function of the state), which inflates g by a factor κ; κ starts from the
-inflation of a residual correlated over 15 ms (≈ 1 + 2τ/Δt, what a real arm's model error
-gives) and is learned as the mean of g/4 over ``baseline`` (each g clipped at the
-threshold). A change is declared when g/κ exceeds the
+(model error is a function of the state), which inflates g by a factor κ; through the
+warm-up κ is the inflation of a residual correlated over 15 ms (≈ 1 + 2τ/Δt at the
+updates' mean interval Δt, what a real arm's model error gives), after it κ is learned as
+the mean of g/4 over ``baseline`` (each g clipped at the threshold). Not learned in the
+warm-up: there the innovations are the estimate's own convergence from its prior, a
+transient along the load's columns that would read as correlation and blunt the test for
+several ``baseline`` after it. A change is declared when g/κ exceeds the
 χ²₄ quantile of 1 − ``false_alarm_rate`` · ``window`` (about one window per ``window``
 seconds is an independent test): the false-alarm rate is a parameter, in changes per
 second of motion. GLR's estimate of the change, Δ̂ = A⁻¹b (A = Σ λ^{n−i} aᵀa, in prior
@@ -30,9 +35,9 @@ and is gone is not.
 Confirmed, it counts; not confirmed (the innovations were a burst of model error, not a
 new load), the estimator returns to its state from before the alarm.
 
-Scales and κ learn only while no change is suspected (g/κ below half the threshold, none
-pending), with each sample's contribution clipped: a new load does not raise its own
-threshold.
+Means, scales and κ learn only while no change is suspected (g/κ below half the
+threshold, none pending), with each sample's contribution clipped: a new load does not
+raise its own threshold.
 
 **A contact is not a load.** A load change, whenever it happens and however it varies,
 moves each update's innovations within the span of that update's ten load columns: the
@@ -184,6 +189,8 @@ class ChangeDetector:
         self.threshold = config.threshold
         var = np.asarray(noise_var, dtype=np.float64)
         self.scales = np.tile(var, (N_BINS, 1))
+        #: each row's learned innovation mean μ (k,) [N·m or N]
+        self.offsets = np.zeros(var.size)
         self._counts = np.full(N_BINS, _PRIOR_SAMPLES)
         self._d = np.asarray(prior_std, dtype=np.float64)
         #: the statistic's inflation by the residual's time correlation (set from the
@@ -193,6 +200,7 @@ class ChangeDetector:
         self._a = np.zeros((TESTED, TESTED))
         self._c = np.zeros((TESTED, TESTED))
         self._time = 0.0
+        self._updates = 0
         self._quiet_from = 0.0
         #: g/κ of the last update [1]
         self.statistic = 0.0
@@ -226,7 +234,7 @@ class ChangeDetector:
         rows = np.arange(e.size)
         s = self.scales[bins, rows] + np.maximum(predicted, 0.0)
         root = np.sqrt(s)
-        return regressor[:, :TESTED] * self._d / root[:, None], e / root, s
+        return regressor[:, :TESTED] * self._d / root[:, None], (e - self.offsets) / root, s
 
     def step(self, regressor: Array, e: Array, predicted: Array, bins: npt.NDArray[np.intp] | None,
              step: float, e_before: Array | None = None) -> Alarm | bool | None:
@@ -246,11 +254,16 @@ class ChangeDetector:
             change is confirmed / withdrawn at this update; else None.
         """
         self._time += step
-        if math.isnan(self.kappa):
+        self._updates += 1
+        warming = self._time < self.config.warmup
+        if warming or math.isnan(self.kappa):
             # until learned, a residual correlated over ASSUMED_CORRELATION (a real
-            # arm's model error): g of n correlated samples is inflated by ≈ 1 + 2τ/Δt
-            self.kappa = 1.0 + 2.0 * ASSUMED_CORRELATION / step
-            self.kappa_r = 1.0 + 2.0 * ASSUMED_CORRELATION / max(step,
+            # arm's model error): g of n correlated samples is inflated by ≈ 1 + 2τ/Δt,
+            # Δt the updates' mean interval (the first update's step is a default); the
+            # contact test's Δt is at least its period
+            interval = self._time / self._updates
+            self.kappa = 1.0 + 2.0 * ASSUMED_CORRELATION / interval
+            self.kappa_r = 1.0 + 2.0 * ASSUMED_CORRELATION / max(interval,
                                                                  self.config.contact_period)
         index = np.zeros(e.size, dtype=np.intp) if bins is None else bins
         a, u, s = self._normalized(regressor, e, predicted, index)
@@ -277,10 +290,10 @@ class ChangeDetector:
         self.statistic = g / self.kappa
         if self.pending_until is not None:
             return self._pending(a, e_before if e_before is not None else e, s)
-        warming = self._time < self.config.warmup
         if warming or self.statistic < 0.5 * self.threshold:
             self._learn(e, index, step)
-        self._track_kappa(g, step)
+        if not warming:
+            self._track_kappa(g, step)
         if (self.statistic > self.threshold and not warming
                 and self._time >= self._quiet_from):
             inverse = np.linalg.inv(self._a + ridge)
@@ -346,7 +359,7 @@ class ChangeDetector:
         until = self.pending_until
         if until is not None and self._time >= until - 0.5 * self.config.confirm:
             # the span's second half: what persists, not the burst that raised the alarm
-            self._pb += a.T @ (e_before / np.sqrt(s))
+            self._pb += a.T @ ((e_before - self.offsets) / np.sqrt(s))
             self._pc += a.T @ a
         if until is None or self._time < until:
             return None
@@ -369,12 +382,17 @@ class ChangeDetector:
     def _learn(self, e: Array, bins: npt.NDArray[np.intp], step: float) -> None:
         rows = np.arange(e.size)
         base = self.config.baseline
+        # the mean over every bin, each sample clipped at 3 of its bin's deviations
+        bound = 3.0 * np.sqrt(self.scales[bins, rows])
+        self.offsets += min(1.0, step / base) * (
+            np.clip(e - self.offsets, -bound, bound))
+        centred = e - self.offsets
         for b in np.unique(bins):
             mask = bins == b
             self._counts[b] += 1.0
             rate = max(step / base, 1.0 / self._counts[b])
             current = self.scales[b, rows[mask]]
-            sample = np.minimum(e[mask] ** 2, 9.0 * current)
+            sample = np.minimum(centred[mask] ** 2, 9.0 * current)
             self.scales[b, rows[mask]] = current + rate * (sample - current)
 
     def _track_kappa(self, g: float, step: float) -> None:

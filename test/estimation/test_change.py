@@ -175,3 +175,42 @@ def test_a_load_change_and_noise_are_not_contacts():
     spans = int(np.sum(np.diff(held) > 2 * STEP)) + 1 if held.size else 0
     assert spans <= 5 * 6, spans
     assert held.size <= 0.05 * 30.0 / STEP  # at most 5 % of the updates held
+
+
+def test_kappa_through_the_warm_up_is_the_assumed_correlation_at_the_update_interval():
+    # updates every 4 ms, the first one with a default 1 ms step (no previous stamp), and
+    # a start-up transient along the load's columns (an estimate converging from its
+    # prior): κ stays 1 + 2τ/Δt at Δt = 4 ms, not the first step's 31 nor the transient's
+    rng = np.random.default_rng(7)
+    detector = ChangeDetector(ChangeDetectorConfig(warmup=1.5), np.ones(7), PRIOR)
+    for k in range(int(1.5 / 0.004)):
+        r = _rows(rng)
+        e = rng.standard_normal(7) + r @ np.r_[0.5 * np.exp(-k * 0.004 / 0.3), np.zeros(9)]
+        detector.step(r, e, np.zeros(7), None, 1e-3 if k == 0 else 0.004)
+    assert detector.kappa == pytest.approx(1.0 + 2.0 * 0.015 / 0.004, rel=0.01)
+
+
+def test_a_drifting_offset_is_learned_as_the_rows_mean_and_does_not_blunt_the_test():
+    # white unit noise plus an offset per row drifting 0 → 0.5 over 10 s (a torque
+    # sensor warming up): the offset is learned as the innovations' mean, κ stays where
+    # it is without one, and a 0.5 kg step is still declared within 0.1 s
+    config = ChangeDetectorConfig(warmup=1.5)
+    clean = ChangeDetector(config, np.ones(7), PRIOR)
+    drifting = ChangeDetector(config, np.ones(7), PRIOR)
+    shift = np.r_[0.5, np.zeros(9)]
+    events = []
+    for detector, offset in ((clean, 0.0), (drifting, 0.5)):
+        rng = np.random.default_rng(8)
+        for k in range(int(10.1 / STEP)):
+            t = k * STEP
+            r = _rows(rng)
+            e = rng.standard_normal(7) + offset * min(t, 10.0) / 10.0
+            if t >= 10.0:
+                e = e + r @ shift
+            out = detector.step(r, e, np.zeros(7), None, STEP, e)
+            if type(out) is Alarm and detector is drifting:
+                events.append(t)
+    # learned over the 3 s baseline: it lags the ramp (0.05/s) by 3 s, 0.15
+    np.testing.assert_allclose(drifting.offsets, 0.5 - 0.05 * config.baseline, atol=0.1)
+    assert drifting.kappa <= 1.2 * clean.kappa
+    assert events and 10.0 <= events[0] <= 10.1, events
