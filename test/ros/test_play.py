@@ -81,6 +81,16 @@ def samples(ur5) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
     return out
 
 
+def loaded_motion(ur5, theta, n: int):
+    """(stamp [ns], q, q̇, τ) of a 200 Hz exciting motion of the UR5 with loads ``theta``."""
+    omega = 2 * math.pi * np.linspace(0.3, 0.7, ur5.nv)
+    for k in range(n):
+        arg = omega * k / 200.0 + np.linspace(0.0, 2.0, ur5.nv)
+        q = np.array([0.0, -1.2, 1.2, -1.5, -1.5, 0.0]) + 0.6 * np.sin(arg)
+        qd, qdd = 0.6 * omega * np.cos(arg), -0.6 * omega**2 * np.sin(arg)
+        yield T0_NS + k * 5_000_000, q, qd, ur5.inverse_dynamics(q, qd, qdd, theta).tau
+
+
 def test_a_played_bag_runs_through_the_dynamics_node_on_the_bags_clock(tester, tmp_path, ur5,
                                                                        urdf_paths):
     bag = tmp_path / "arm.mcap"
@@ -142,16 +152,10 @@ def test_a_played_bag_gives_the_estimator_node_the_offline_estimate(tester, tmp_
                                             1.0, np.array([0.0, 0.01, 0.05]),
                                             np.diag([2e-3, 2e-3, 1e-3])))
     bag = tmp_path / "loaded.mcap"
-    omega = 2 * math.pi * np.linspace(0.3, 0.7, ur5.nv)
     n = 800
     with write_joint_state_bag(bag, ["/joint_states"]) as write:
-        for k in range(n):
-            t = k / 200.0
-            arg = omega * t + np.linspace(0.0, 2.0, ur5.nv)
-            q = np.array([0.0, -1.2, 1.2, -1.5, -1.5, 0.0]) + 0.6 * np.sin(arg)
-            qd, qdd = 0.6 * omega * np.cos(arg), -0.6 * omega**2 * np.sin(arg)
-            tau = ur5.inverse_dynamics(q, qd, qdd, theta).tau
-            write("/joint_states", T0_NS + k * 5_000_000, ur5.joint_names, q, qd, tau)
+        for stamp_ns, q, qd, tau in loaded_motion(ur5, theta, n):
+            write("/joint_states", stamp_ns, ur5.joint_names, q, qd, tau)
     offline = subprocess.run(
         [sys.executable, "-m", "robot_tv_dynamics.cli", "estimate", "--urdf",
          urdf_paths["ur5"], "--data", str(bag), "--link", "wrist_3_link", "--noise-std",
@@ -218,20 +222,13 @@ def test_a_cell_recording_runs_through_the_bring_up_with_the_cell_options(tester
                                             1.5, np.array([0.01, 0.0, 0.06]),
                                             np.diag([3e-3, 3e-3, 1.5e-3])))
     n = 600
-    omega = 2 * math.pi * np.linspace(0.3, 0.7, ur5.nv)
     order = list(reversed(range(ur5.nv)))  # the driver's joint order
     driver_names = [ur5.joint_names[j] for j in order] + ["gripper_finger_joint"]
     cell_bag, clean_bag = tmp_path / "cell.mcap", tmp_path / "clean.mcap"
     recorded = []
     with write_joint_state_bag(cell_bag, ["/joint_states"]) as cell_write, \
             write_joint_state_bag(clean_bag, ["/joint_states"]) as clean_write:
-        for k in range(n):
-            t = k / 200.0
-            arg = omega * t + np.linspace(0.0, 2.0, ur5.nv)
-            q = np.array([0.0, -1.2, 1.2, -1.5, -1.5, 0.0]) + 0.6 * np.sin(arg)
-            qd, qdd = 0.6 * omega * np.cos(arg), -0.6 * omega**2 * np.sin(arg)
-            tau = ur5.inverse_dynamics(q, qd, qdd, theta).tau
-            stamp_ns = T0_NS + k * 5_000_000
+        for stamp_ns, q, qd, tau in loaded_motion(ur5, theta, n):
             recorded.append((stamp_ns, q, qd))
             cell_write("/joint_states", stamp_ns, driver_names, np.append(q[order], 0.02),
                        np.append(qd[order], 0.0), np.append(tau[order], 0.1))
