@@ -169,20 +169,25 @@ LAZY_IMPORTS = {"robot_tv_dynamics": ["__getattr__", "__getattr__"],
                 "robot_tv_dynamics.cli": ["load"]}
 
 
-def test_the_only_ways_into_the_ros_layer_are_the_cli_demo_and_play_handlers():
-    """By name, when `demo` or `play` runs; nothing else in the core imports by name."""
+#: The command-line handlers that reach the ROS layer by name, and the functions that do.
+ROS_HANDLERS = {"robot_tv_dynamics.cli.demo": ["run"], "robot_tv_dynamics.cli.play": ["run"],
+                "robot_tv_dynamics.cli.excite": ["play_options", "play_on_arm"]}
+
+
+def test_the_only_ways_into_the_ros_layer_are_the_cli_demo_play_and_excite_play_handlers():
+    """By name, when `demo`, `play` or `excite --play` runs; nothing else in the core
+    imports by name."""
     import robot_tv_dynamics
     from robot_tv_dynamics import cli
-    from robot_tv_dynamics.cli import demo, play
+    from robot_tv_dynamics.cli import demo, excite, play
 
     for path in CORE:
         scopes = dynamic_imports(ast.parse(path.read_text(), filename=str(path)))
-        expected = (["run"] if module_name(path) in ("robot_tv_dynamics.cli.demo",
-                                                     "robot_tv_dynamics.cli.play")
-                    else LAZY_IMPORTS.get(module_name(path), []))
+        expected = ROS_HANDLERS.get(module_name(path), LAZY_IMPORTS.get(module_name(path), []))
         assert scopes == expected, (module_name(path), scopes)
     assert demo.RUNNER == "robot_tv_dynamics.ros.demo"
     assert play.RUNNER == "robot_tv_dynamics.ros.play"
+    assert excite.RUNNER == "robot_tv_dynamics.ros.execute"
     assert cli.build_parser().parse_args(["demo"]).handler is demo.run
     assert cli.build_parser().parse_args(["play", "x.mcap"]).handler is play.run
     # The package's lazy __getattr__ never imports the ROS layer (once another test has
@@ -206,14 +211,12 @@ def in_package(module: str, packages: tuple[str, ...]) -> bool:
 
 def string_import_violations(module: str, tree: ast.AST) -> list[str]:
     """The imports by name in ``module`` that cross the layering: the ROS layer from the
-    core (the demo and play handlers, ``robot_tv_dynamics.cli.demo.run`` and
-    ``robot_tv_dynamics.cli.play.run``, aside), an application from the library."""
+    core (the handlers of :data:`ROS_HANDLERS` aside), an application from the library."""
     bad = []
     for scope, target in string_imports(tree, module):
         if target is None:
             continue
-        if in_package(target, (ROS_LAYER,)) and (module, scope) not in (
-                ("robot_tv_dynamics.cli.demo", "run"), ("robot_tv_dynamics.cli.play", "run")):
+        if in_package(target, (ROS_LAYER,)) and scope not in ROS_HANDLERS.get(module, []):
             bad.append(f"{module} ({scope}): the ROS layer {target!r}")
         elif in_package(target, APPLICATIONS) and not in_package(module, APPLICATIONS):
             bad.append(f"{module} ({scope}): the application {target!r}")

@@ -4,15 +4,24 @@ Writes a YAML in the JointTrajectory shape that ``evaluate`` reads (``joint_name
 ``points: [{positions, velocities, accelerations, time_from_start}]``) plus an
 ``excitation`` record (coefficients, condition number, peak limit ratios), and prints
 the condition number. Relative paths resolve against the current directory.
+
+``--play ACTION --record BAG`` then plays it on the arm through its
+FollowJointTrajectory controller (a slow approach to its start first) and records
+``joint_states`` to BAG: the input of ``identify``. That part is
+:mod:`robot_tv_dynamics.ros.execute`, imported only when ``--play`` is given (it needs
+the ``[ros]`` extra and control_msgs).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import json
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 from robot_tv_dynamics.cli.common import (
     add_urdf_argument,
@@ -21,7 +30,11 @@ from robot_tv_dynamics.cli.common import (
     lock_option,
     positive_float,
 )
-from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.exceptions import (
+    InvalidInputError,
+    RobotTvDynamicsError,
+    RosExtraMissingError,
+)
 from robot_tv_dynamics.friction import FRICTION_TERMS
 from robot_tv_dynamics.identification.excitation import (
     LimitScales,
@@ -29,6 +42,12 @@ from robot_tv_dynamics.identification.excitation import (
     trajectory_dict,
 )
 from robot_tv_dynamics.identification.progress import Progress
+from robot_tv_dynamics.paths import source_root
+
+#: The arm side of ``--play``, imported by :func:`play_on_arm` only (test/test_layering.py).
+RUNNER = "robot_tv_dynamics.ros.execute"
+#: What ``--play`` imports besides the core (the ``[ros]`` extra and control_msgs).
+ROS_MODULES = ("rclpy", "control_msgs")
 
 DESCRIPTION = (
     "Finite Fourier series per joint, starting and ending at rest, scaled into the URDF "
@@ -88,12 +107,69 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="moving joints, the last N (default 3)")
     group.add_argument("--max-acceleration", type=positive_float, default=5.0,
                        metavar="RAD/S²", help="|q̈| bound of every joint (default 5)")
+    arm = parser.add_argument_group(
+        "play on the arm (after writing --out): approach, play, record joint_states")
+    arm.add_argument("--play", metavar="ACTION",
+                     help="the arm's FollowJointTrajectory action (e.g. /joint_trajectory_"
+                          "controller/follow_joint_trajectory; sim_node: /sim_node/follow_"
+                          "joint_trajectory)")
+    arm.add_argument("--record", metavar="BAG",
+                     help="with --play: the joint_states bag to write (.mcap or a folder; "
+                          "must not exist)")
+    arm.add_argument("--joint-states", default="/joint_states", metavar="TOPIC",
+                     help="the arm's joint_states topic (default /joint_states)")
+    arm.add_argument("--approach-speed", type=positive_float, default=0.1, metavar="F",
+                     help="the approach to the start pose peaks at F × each joint's URDF "
+                          "velocity limit (default 0.1)")
+    arm.add_argument("--server-timeout", type=positive_float, default=30.0, metavar="S",
+                     help="seconds to wait for the controller and the first joint_states")
+
+
+def play_options(args: argparse.Namespace) -> Any:
+    """``--play``'s settings, checked before the design starts; None without ``--play``.
+
+    Raises:
+        InvalidInputError: ``--record`` without ``--play`` or the other way round, an
+            existing bag, bad values.
+        RosExtraMissingError: rclpy or control_msgs is not installed.
+    """
+    if args.play is None:
+        if args.record is not None:
+            raise InvalidInputError("--record", "records what --play plays: give --play too")
+        return None
+    if args.record is None:
+        raise InvalidInputError("--play", "give --record BAG for the joint_states it records")
+    for module in ROS_MODULES:
+        if importlib.util.find_spec(module) is None:
+            root = source_root()
+            raise RosExtraMissingError("robot-tv-dynamics excite --play", module,
+                                       None if root is None else str(root))
+    runner = importlib.import_module(RUNNER)
+    return runner.ExecuteOptions(action=args.play, record=Path(args.record),
+                                 joint_states=args.joint_states,
+                                 approach_speed=args.approach_speed,
+                                 timeout=args.server_timeout)
+
+
+def play_on_arm(args: argparse.Namespace, model: Any, options: Any) -> int:
+    """Play the written trajectory on the arm; 0, or 2 with the controller's reason."""
+    from robot_tv_dynamics.evaluation import load_trajectory
+
+    runner = importlib.import_module(RUNNER)
+    try:
+        runner.play_on_arm(model, load_trajectory(args.out), options,
+                           say=lambda text: print(text, file=sys.stderr))
+    except RobotTvDynamicsError as error:
+        print(f"excite: error: {error}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``excite``; returns the exit code (0)."""
+    options = play_options(args)
     if args.payload_only:
-        return run_payload(args)
+        return run_payload(args, options)
     if args.duration is None:
         args.duration = 10.0
     model = load_model(args.urdf, lock_option(args.lock))
@@ -133,10 +209,10 @@ def run(args: argparse.Namespace) -> int:
             f"combinations incl. friction); peak/allowed: position {peaks['position']:.3f}, "
             f"velocity {peaks['velocity']:.3f}, effort {peaks['effort']:.3f}; "
             f"{len(data['points'])} points over {design.duration:g} s → {out}\n")
-    return 0
+    return 0 if options is None else play_on_arm(args, model, options)
 
 
-def run_payload(args: argparse.Namespace) -> int:
+def run_payload(args: argparse.Namespace, options: Any = None) -> int:
     """``excite --payload-only`` (:mod:`robot_tv_dynamics.estimation.payload_excitation`)."""
     import yaml
 
@@ -177,4 +253,4 @@ def run_payload(args: argparse.Namespace) -> int:
             f"of the load on {args.link}); peak/allowed: " + ", ".join(
                 f"{key} {value:.3f}" for key, value in peaks.items())
             + f"; {len(data['points'])} points over {design.duration:g} s → {out}\n")
-    return 0
+    return 0 if options is None else play_on_arm(args, model, options)

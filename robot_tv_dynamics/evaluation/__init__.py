@@ -54,6 +54,7 @@ from robot_tv_dynamics.evaluation.sample import TERM_ROWS, SampleTorques
 from robot_tv_dynamics.evaluation.trajectory import (
     JOINT_TRAJECTORY_TYPE,
     Trajectory,
+    approach,
     derive_velocities_accelerations,
     held_positions,
     model_columns,
@@ -82,6 +83,7 @@ __all__ = [
     "TERM_NAMES",
     "TERM_ROWS",
     "Trajectory",
+    "approach",
     "TrajectoryEvaluation",
     "WARN",
     "derive_velocities_accelerations",

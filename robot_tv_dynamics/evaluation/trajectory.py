@@ -207,6 +207,45 @@ def model_columns(model: RobotModel, joint_names: Sequence[str]) -> list[int]:
     return columns
 
 
+#: A joint without a URDF velocity limit approaches at most this fast [rad/s or m/s].
+APPROACH_FALLBACK_SPEED = 0.5
+
+
+def approach(model: RobotModel, start: npt.ArrayLike, motion: Trajectory, speed: float,
+             rate: float = 50.0) -> Trajectory:
+    """A rest-to-rest quintic from ``start`` to ``motion``'s first point, slow and within limits.
+
+    Every joint of ``motion`` peaks at no more than ``speed`` × its URDF velocity limit
+    (the quintic's peak is 15/8 of its mean speed); the move lasts at least 1 s.
+
+    Args:
+        model: the arm (its velocity limits).
+        start: where ``motion``'s joints are now, in its joint order (n,).
+        motion: the trajectory to approach.
+        speed: fraction of each velocity limit, in (0, 1].
+        rate: points per second.
+
+    Raises:
+        InvalidInputError: a speed out of (0, 1], a start of the wrong size or not finite.
+        UnknownNameError: a joint of ``motion`` that the model does not have.
+    """
+    if not 0.0 < speed <= 1.0:
+        raise InvalidInputError("approach speed", f"must be in (0, 1], got {speed}")
+    q0 = check_finite(start, "start", (len(motion.joint_names),))
+    q1 = motion.positions[0]
+    limits = model.joint_limits.velocity[model_columns(model, motion.joint_names)]
+    top = np.where(limits > 0, limits, APPROACH_FALLBACK_SPEED) * speed
+    duration = max(1.0, float(np.max(15.0 / 8.0 * np.abs(q1 - q0) / top)))
+    t = np.linspace(0.0, duration, max(2, int(np.ceil(duration * rate)) + 1))
+    x = t / duration
+    shape = 10 * x**3 - 15 * x**4 + 6 * x**5
+    rate_1 = (30 * x**2 - 60 * x**3 + 30 * x**4) / duration
+    rate_2 = (60 * x - 180 * x**2 + 120 * x**3) / duration**2
+    d = q1 - q0
+    return Trajectory(motion.joint_names, t, q0 + np.outer(shape, d), np.outer(rate_1, d),
+                      np.outer(rate_2, d))
+
+
 def held_positions(model: RobotModel,
                    default_positions: npt.ArrayLike | Mapping[str, float] | None) -> Array:
     """Positions (nv,) of the joints a trajectory does not list (a new writable array).

@@ -199,12 +199,14 @@ def test_a_played_bag_gives_the_estimator_node_the_offline_estimate(tester, tmp_
 
 def test_a_cell_recording_runs_through_the_bring_up_with_the_cell_options(tester, tmp_path, ur5,
                                                                          urdf_paths):
-    """A driver's bag (joints in its own order, a gripper joint) → the CLI bring-up.
+    """A UR driver's bag (currents in A with offsets, joints in its own order, a gripper
+    joint) → the CLI bring-up.
 
     The bring-up runs under a namespace with the cell options (joint_states remapped to a
     driver topic, ``use_sim_time``, a per-node parameter file accepting the gripper
-    joint); an estimator_node beside it in the namespace (its Θ̂ under ``estimated/``, so
-    that dynamics_node keeps the URDF's Θ and its τ can be checked offline); ``play``
+    joint and naming the UR current preset with the offsets); an estimator_node beside
+    it in the namespace (its Θ̂ under ``estimated/``, so that dynamics_node keeps the
+    URDF's Θ and its τ can be checked offline); ``play``
     replays the bag. Every sample is answered with the offline τ, and the final estimate
     is the offline ``estimate`` of the same data (without the gripper, in model order)
     to 1e-6.
@@ -214,6 +216,7 @@ def test_a_cell_recording_runs_through_the_bring_up_with_the_cell_options(tester
     from geometry_msgs.msg import InertiaStamped
 
     from robot_tv_dynamics import phi_from_mass_com_inertia
+    from robot_tv_dynamics.inputs.efforts import effort_map
     from robot_tv_dynamics.ros import bringup
     from robot_tv_dynamics.ros.cell import CellOptions
 
@@ -224,6 +227,10 @@ def test_a_cell_recording_runs_through_the_bring_up_with_the_cell_options(tester
     n = 600
     order = list(reversed(range(ur5.nv)))  # the driver's joint order
     driver_names = [ur5.joint_names[j] for j in order] + ["gripper_finger_joint"]
+    # a UR e-series driver in current mode: motor currents [A], here with an offset per
+    # joint too (model joint order, as the effort parameters take them)
+    offsets = (0.05, -0.1, 0.02, 0.0, 0.03, -0.02)
+    amperes = effort_map("ur_e_series_current", offset=offsets)
     cell_bag, clean_bag = tmp_path / "cell.mcap", tmp_path / "clean.mcap"
     recorded = []
     with write_joint_state_bag(cell_bag, ["/joint_states"]) as cell_write, \
@@ -231,7 +238,7 @@ def test_a_cell_recording_runs_through_the_bring_up_with_the_cell_options(tester
         for stamp_ns, q, qd, tau in loaded_motion(ur5, theta, n):
             recorded.append((stamp_ns, q, qd))
             cell_write("/joint_states", stamp_ns, driver_names, np.append(q[order], 0.02),
-                       np.append(qd[order], 0.0), np.append(tau[order], 0.1))
+                       np.append(qd[order], 0.0), np.append(amperes.raw(tau)[order], 0.1))
             clean_write("/joint_states", stamp_ns, ur5.joint_names, q, qd, tau)
     offline = subprocess.run(
         [sys.executable, "-m", "robot_tv_dynamics.cli", "estimate", "--urdf",
@@ -241,11 +248,13 @@ def test_a_cell_recording_runs_through_the_bring_up_with_the_cell_options(tester
     assert offline.returncode == 0, offline.stderr[-3000:]
     final = json.loads(offline.stdout)["final"]
     params = tmp_path / "ur_cell.yaml"
+    dialect = ("    effort_preset: ur_e_series_current\n"
+               f"    effort_offset: \"{','.join(str(v) for v in offsets)}\"\n")
     params.write_text(
-        "/**/dynamics_node:\n  ros__parameters:\n    strict_joints: false\n"
+        "/**/dynamics_node:\n  ros__parameters:\n    strict_joints: false\n" + dialect +
         "    joint_states_depth: 1000\n"
         "    observer_model: \"off\"\n    jacobian_samples: 64\n"
-        "/**/estimator_node:\n  ros__parameters:\n    strict_joints: false\n"
+        "/**/estimator_node:\n  ros__parameters:\n    strict_joints: false\n" + dialect +
         "    joint_states_depth: 1000\n"
         "    noise_std: \"0.05\"\n    publish_period: 0.0\n    link: wrist_3_link\n")
     ns = unique_namespace("cell") + "/ur"

@@ -57,21 +57,30 @@ def chain(tmp_path_factory):
     gate = NodeProcess("trajectory_gate", ns, folder, {
         "urdf_path": urdf, "payload_mass": 9.0, "payload_com_z": float(COM[2]),
         "effort_margin": MARGIN, "controller_action": f"{ns}/sim_node/follow_joint_trajectory"})
+    # τ of eq. (39) for every executed sample, under the Θ the simulated arm carries
+    # (sim_node's stamped Θ, the 9 kg in it) and its q̈, as the demo runs it
+    dynamics = NodeProcess("dynamics_node", ns, folder, {
+        "urdf_path": urdf, "jacobian_samples": 64, "bounds_time_limit": 1.0,
+        "observer_model": "off", "legacy_theta_topics": False},
+        ["-r", "reference:=joint_accelerations"])
     client = RosClient()
     try:
         chain = Chain(client, sim, gate, ns, FollowJointTrajectory, ActionClient)
+        chain.torques = client.collect(JointState, f"{ns}/generalized_torques")
         chain.states = client.collect(JointState, f"{ns}/joint_states")
         chain.accelerations = client.collect(JointTrajectory, f"{ns}/joint_accelerations")
         chain.diagnostics = client.collect(DiagnosticArray, f"{ns}/diagnostics")
         client.spin_until(chain.gate_action.server_is_ready, 60.0, "the gate's action", gate)
         client.spin_until(chain.sim_action.server_is_ready, 60.0, "sim_node's action", sim)
         client.spin_until(lambda: chain.states, 60.0, "joint_states", sim)
+        client.spin_until(lambda: chain.torques, 60.0, "dynamics_node's torques", dynamics)
         client.spin_for(1.5)  # the load is on the flange (its 0.5 s ramp is over)
         yield chain
     finally:
         client.close()
-        codes = gate.stop(), sim.stop()
-    assert codes == (0, 0), gate.output()[-2000:] + sim.output()[-2000:]
+        codes = gate.stop(), sim.stop(), dynamics.stop()
+    assert codes == (0, 0, 0), (gate.output()[-2000:] + sim.output()[-2000:]
+                                + dynamics.output()[-2000:])
 
 
 class Chain:
@@ -87,6 +96,7 @@ class Chain:
         self.states: list = []
         self.accelerations: list = []
         self.diagnostics: list = []
+        self.torques: list = []
 
     def send(self, trajectory, direct: bool = False):
         """Send a goal (to the gate, or straight to the simulator); the accepted handle."""
@@ -111,8 +121,19 @@ class Chain:
         assert response.status == 4, response.result.error_string  # SUCCEEDED
 
     def record(self):
-        """Start recording: the index of the next joint state and acceleration."""
-        return len(self.states), len(self.accelerations)
+        """Start recording: the index of the next joint state, acceleration and τ."""
+        return len(self.states), len(self.accelerations), len(self.torques)
+
+    def node_effort_ratio(self, mark, limits) -> np.ndarray:
+        """|τ|/τ_max of dynamics_node's answers to the samples recorded since ``mark``."""
+        from robot_tv_dynamics.ros.conversions import stamp_to_seconds
+
+        self.client.spin_for(0.5)  # its last answers
+        stamps = {stamp_to_seconds(s.header.stamp) for s in self.states[mark[0]:]}
+        tau = np.array([m.effort for m in self.torques[mark[2]:]
+                        if stamp_to_seconds(m.header.stamp) in stamps])
+        assert len(tau) > 0.9 * len(stamps), (len(tau), len(stamps))
+        return np.abs(tau) / np.asarray(limits)
 
     def executed(self, mark):
         """(q, q̇, q̈) of the samples recorded since ``mark``, paired by stamp."""
@@ -159,6 +180,9 @@ def test_an_infeasible_trajectory_is_executed_retimed_within_the_effort_limits(c
     q, qd, qdd = chain.executed(mark)
     ratio = _effort_ratio(ur5, q, qd, qdd)
     assert ratio.max() <= 1.0, f"peak |tau|/tau_max {ratio.max():.4f}"
+    # the same from dynamics_node, at every sample it answered during the execution
+    node_ratio = chain.node_effort_ratio(mark, ur5.joint_limits.effort)
+    assert node_ratio.max() <= 1.0, f"dynamics_node: peak |tau|/tau_max {node_ratio.max():.4f}"
     assert _off_line(q) <= 1e-3, f"{_off_line(q):.2e} rad off the planned path"
     np.testing.assert_allclose(q[-1], Q1, atol=2e-3)
     # the same trajectory sent straight to the arm, without the gate, is over the limits
@@ -167,6 +191,7 @@ def test_an_infeasible_trajectory_is_executed_retimed_within_the_effort_limits(c
     assert chain.result(chain.send(planned, direct=True)).status == 4
     q, qd, qdd = chain.executed(mark)
     assert _effort_ratio(ur5, q, qd, qdd).max() > 1.03
+    assert chain.node_effort_ratio(mark, ur5.joint_limits.effort).max() > 1.03
 
 
 def test_a_cancel_mid_motion_stops_the_arm(chain):
