@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from robot_tv_dynamics.cli.common import (
     add_effort_arguments,
@@ -23,17 +25,32 @@ from robot_tv_dynamics.cli.common import (
     lock_option,
     positive_float,
 )
+from robot_tv_dynamics.evaluation.io import load_payload
+from robot_tv_dynamics.evaluation.payload import Payload
+from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.friction import (
     DEFAULT_COULOMB_VELOCITY,
     FRICTION_TERMS,
     write_friction_file,
 )
-from robot_tv_dynamics.identification.data import DEFAULT_CUTOFF_HZ, load_samples, prepare
+from robot_tv_dynamics.identification.data import (
+    DEFAULT_CUTOFF_HZ,
+    PreparedData,
+    load_samples,
+    prepare,
+)
+from robot_tv_dynamics.identification.gains import (
+    GainAnchor,
+    GainFit,
+    fit_effort_scale,
+    require_identifiable,
+)
 from robot_tv_dynamics.identification.pipeline import IdentifyOptions, identify
 from robot_tv_dynamics.identification.progress import Progress
 from robot_tv_dynamics.identification.report import format_table, plot_report, summary
 from robot_tv_dynamics.identification.solve import DEFAULT_MARGIN, DEFAULT_PRIOR_WEIGHT
 from robot_tv_dynamics.identification.urdf_writer import identified_urdf, write_theta_yaml
+from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.urdf import read_urdf_file
 
 DESCRIPTION = (
@@ -83,11 +100,58 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cutoff", type=positive_float, default=DEFAULT_CUTOFF_HZ, metavar="HZ",
                         help="zero-phase Butterworth cut-off for q, q̇ [Hz] "
                              f"(default {DEFAULT_CUTOFF_HZ:g})")
+    anchor = parser.add_argument_group(
+        "effort gains", "fit a gain correction per joint (effort unit → N·m), when the "
+        "--effort-* gains are not trusted: a second record of the same arm holding a payload "
+        "you know decides them (no record of the arm alone can); summary.json gets the gains "
+        "to pass as --effort-gain (docs/identification.md#effort-gains)")
+    anchor.add_argument("--anchor-data", default=None, metavar="FILE",
+                        help="the second record (same topic and --effort-* options), the "
+                             "payload held throughout")
+    anchor.add_argument("--anchor-payload", default=None, metavar="YAML",
+                        help="that payload: link, mass, com, inertia (as franka set_load / "
+                             "UR set_payload take it)")
     parser.add_argument("--out", default="identification", metavar="DIR",
                         help="output directory (default ./identification)")
     parser.add_argument("--json", action="store_true",
                         help="print the summary as one JSON object on stdout")
     add_progress_arguments(parser, "progress bars")
+
+
+def _fit_gains(args: argparse.Namespace, model: RobotModel, prepared: PreparedData,
+               show: bool) -> GainFit | None:
+    """The per-joint gain correction of ``--anchor-data``/``--anchor-payload`` (None: not asked).
+
+    Raises:
+        InvalidInputError: one of the two options without the other.
+        IdentificationDataError: the anchor unreadable, or a gain the records do not decide.
+    """
+    if (args.anchor_data is None) != (args.anchor_payload is None):
+        raise InvalidInputError("--anchor-data/--anchor-payload", "give both: the record "
+                                "and the payload held in it")
+    if args.anchor_data is None:
+        return None
+    payload = load_payload(args.anchor_payload)
+    if not isinstance(payload, Payload):
+        raise InvalidInputError("--anchor-payload", "must be a constant payload (link, mass, "
+                                "com, inertia), not a loading process")
+    bar = Progress("reading the anchor", show)
+    try:
+        samples = load_samples(Path(args.anchor_data), model, args.topic, bar,
+                               effort_option(args, model.joint_names))
+    finally:
+        bar.close()
+    anchor = GainAnchor(prepare(samples, args.cutoff), payload, args.anchor_data)
+    return require_identifiable(fit_effort_scale(
+        model, prepared, anchor, args.friction, args.coulomb_velocity))
+
+
+def _gain_lines(gains: dict[str, Any]) -> str:
+    """The fitted gains, and the options that carry them to estimate, observe and the nodes."""
+    errors = ", ".join(f"{100 * e:.2g} %" for e in gains["relative_error"])
+    values = ",".join(f"{g:.6g}" for g in gains["effort_gain"])
+    return (f"  effort gains fitted against {gains['anchor_data']} (standard errors {errors}); "
+            f"pass them on: --effort-gain {values} (node parameter effort_gain)\n")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -103,6 +167,10 @@ def run(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     prepared = prepare(samples, args.cutoff)
+    gains = _fit_gains(args, model, prepared, show)
+    if gains is not None:
+        prepared = replace(prepared, tau=prepared.tau * gains.scale,
+                           tau_measured=prepared.tau_measured * gains.scale)
     options = IdentifyOptions(
         friction=args.friction, margin=args.margin, holdout=args.holdout,
         prior_weight=args.prior_weight, coulomb_velocity=args.coulomb_velocity)
@@ -129,6 +197,10 @@ def run(args: argparse.Namespace) -> int:
                    + samples.dropped_nonfinite + samples.dropped_duplicate,
                    writeback=writeback)
     data["outputs"] = {name: str(out / name) for name in OUTPUTS}
+    if gains is not None:
+        data["effort_gains"] = {"anchor_data": args.anchor_data,
+                                "anchor_payload": args.anchor_payload,
+                                **gains.as_dict(effort_option(args, model.joint_names))}
     data["locked_joints"] = list(args.lock)  # as --lock took them: what estimate --model uses
     plot_report(out / "report.png", result, model)
     (out / "summary.json").write_text(json.dumps(data, indent=2, allow_nan=False) + "\n",
@@ -140,5 +212,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(format_table(data))
+        if gains is not None:
+            sys.stdout.write(_gain_lines(data["effort_gains"]))
         sys.stdout.write(f"  wrote {', '.join(str(out / name) for name in OUTPUTS)}\n")
     return 0

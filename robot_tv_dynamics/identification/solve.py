@@ -110,7 +110,8 @@ def compress(a: npt.ArrayLike, b: npt.ArrayLike, chunk: int = 20000) -> Compress
                             float(full[p, p] ** 2), rows)
 
 
-def _equilibration(system: CompressedSystem) -> Array:
+def equilibration(system: CompressedSystem) -> Array:
+    """D = 1 / the column norms of R (a zero column: 1 / the largest), (P,): x = x_0 + D z."""
     norms = np.linalg.norm(system.R, axis=0)
     big = norms.max() if norms.size else 1.0
     return np.where(norms > 1e-12 * big, 1.0 / np.where(norms > 0, norms, 1.0), 1.0 / big)
@@ -121,7 +122,7 @@ def solve_unconstrained(
 ) -> Array:
     """Ordinary least squares: the minimum-norm equilibrated correction of ``x_prior``."""
     x_prior = np.asarray(x_prior, dtype=np.float64)
-    d = _equilibration(system)
+    d = equilibration(system)
     z, *_ = np.linalg.lstsq(system.R * d, system.r - system.R @ x_prior, rcond=rcond)
     return np.asarray(x_prior + d * z)
 
@@ -200,7 +201,7 @@ def solve_constrained(
     if not (np.isfinite(prior_weight) and prior_weight >= 0):
         raise InvalidInputError("prior_weight", f"must be >= 0, got {prior_weight}")
     x_prior = np.concatenate([theta_prior.ravel(), np.zeros(n_friction)])
-    d = _equilibration(system)
+    d = equilibration(system)
     scale = 1.0 / max(system.rows, 1)  # objective O(1): whitened residual per row
     z = cp.Variable(p)
     data = cp.sum_squares((system.R * d) @ z - (system.r - system.R @ x_prior))
