@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import ast
 import importlib.util
-import os
 import py_compile
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from support.launching import Launched, require_launch
 
 REPO = Path(__file__).resolve().parents[1]
 LAUNCH = REPO / "launch" / "tv_dynamics.launch.py"
@@ -502,35 +501,13 @@ def test_readme_documents_the_launch_arguments():
 
 
 # ---------------------------------------------------------------------------- a real launch
-#: Two inclusions of the package's launch file, one arm each (launch_ros runs it).
-TWO_ARMS_LAUNCH = '''
-from launch import LaunchDescription
-from launch.actions import IncludeLaunchDescription
-from launch.launch_description_sources import PythonLaunchDescriptionSource
-
-
-def generate_launch_description():
-    return LaunchDescription([
-        IncludeLaunchDescription(PythonLaunchDescriptionSource({launch!r}), launch_arguments={{
-            "namespace": namespace, "urdf": urdf, "use_sim": "true",
-            "joint_states": "driver/joint_states", "log_level": level}}.items())
-        for namespace, urdf, level in {arms!r}])
-'''
-
-
 def test_two_arms_from_the_launch_file_keep_their_outputs_and_diagnostics_apart(tmp_path):
     """The launch file run by launch_ros (skipped where launch_ros or an install is absent).
 
     Needs ``launch`` / ``launch_ros`` importable and the package in the ament index
     (``colcon build`` and its install prefix in ``AMENT_PREFIX_PATH``).
     """
-    pytest.importorskip("launch_ros")
-    from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
-
-    try:
-        get_package_share_directory("robot_tv_dynamics")
-    except PackageNotFoundError:
-        pytest.skip("robot_tv_dynamics is not installed in the ament index (colcon build)")
+    require_launch()
     from diagnostic_msgs.msg import DiagnosticArray
     from sensor_msgs.msg import JointState
     from support.particle_lagrangian import find_example_robot_urdf
@@ -543,22 +520,13 @@ def test_two_arms_from_the_launch_file_keep_their_outputs_and_diagnostics_apart(
     models = {arm: RobotModel.from_urdf(find_example_robot_urdf(arm)) for arm in ("ur5", "panda")}
     arms = [(f"{base}/{arm}", find_example_robot_urdf(arm), "info" if arm == "ur5" else "warn")
             for arm in models]
-    launch_file = tmp_path / "two_arms.launch.py"
-    launch_file.write_text(TWO_ARMS_LAUNCH.format(launch=str(LAUNCH), arms=arms))
-    runner = ("import sys; from launch import LaunchService; "
-              "from launch.actions import IncludeLaunchDescription; "
-              "from launch.launch_description_sources import PythonLaunchDescriptionSource; "
-              "service = LaunchService(); service.include_launch_description("
-              "IncludeLaunchDescription(PythonLaunchDescriptionSource(sys.argv[1]))); "
-              "sys.exit(service.run())")
     client = RosClient()
     torques = {arm: client.collect(JointState, f"/{base}/{arm}/generalized_torques")
                for arm in models}
     diagnostics = client.collect(DiagnosticArray, "/diagnostics")
-    log = (tmp_path / "launch.log").open("w")
-    process = subprocess.Popen([sys.executable, "-c", runner, str(launch_file)],
-                               env=node_env(), stdout=log, stderr=subprocess.STDOUT,
-                               start_new_session=True)
+    launched = Launched([{"namespace": namespace, "urdf": urdf, "use_sim": "true",
+                          "joint_states": "driver/joint_states", "log_level": level}
+                         for namespace, urdf, level in arms], tmp_path, node_env())
     wanted = {f"/{base}/{arm}/{node}: {task}" for arm, model in models.items()
               for node, task in [("dynamics_node", "input"), ("monitor_node", "input")]
               + [("monitor_node", body) for body in model.body_names]}
@@ -567,13 +535,7 @@ def test_two_arms_from_the_launch_file_keep_their_outputs_and_diagnostics_apart(
                           and all(len(torques[arm]) >= 20 for arm in models), 180.0,
                           "both arms' torques and statuses from the launch file")
     finally:
-        os.killpg(process.pid, signal.SIGINT)
-        try:
-            process.wait(30.0)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        log.close()
+        launched.stop()
         client.close()
     for arm, model in models.items():
         assert all(list(m.name) == list(model.joint_names) for m in torques[arm]), arm

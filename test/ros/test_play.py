@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -20,6 +21,7 @@ import pytest
 from diagnostic_msgs.msg import DiagnosticArray
 from scipy.integrate import solve_ivp
 from sensor_msgs.msg import JointState
+from support.launching import Launched, require_launch
 from support.ros_harness import NodeProcess, node_env, unique_namespace
 
 from robot_tv_dynamics.bags import write_joint_state_bag
@@ -197,12 +199,40 @@ def test_a_played_bag_gives_the_estimator_node_the_offline_estimate(tester, tmp_
                                atol=1e-6)
 
 
-def test_a_cell_recording_runs_through_the_bring_up_with_the_cell_options(tester, tmp_path, ur5,
-                                                                         urdf_paths):
-    """A UR driver's bag (currents in A with offsets, joints in its own order, a gripper
-    joint) → the CLI bring-up.
+def start_cell(starter: str, urdf: str, namespace: str, params: Path, folder: Path):
+    """dynamics, monitor and markers nodes with the cell options; returns their stop.
 
-    The bring-up runs under a namespace with the cell options (joint_states remapped to a
+    ``bring_up``: ``python -m robot_tv_dynamics.ros.bringup``'s function; ``launch``: the
+    package's launch file run by launch_ros with the same arguments (skipped without it).
+    """
+    from robot_tv_dynamics.ros import bringup
+    from robot_tv_dynamics.ros.cell import CellOptions
+
+    if starter == "launch":
+        require_launch()
+        launched = Launched([{"namespace": namespace.lstrip("/"), "urdf": urdf,
+                              "joint_states": "driver/joint_states", "use_sim_time": "true",
+                              "params_file": str(params)}], folder, node_env())
+        return launched.stop
+    log = (folder / "bringup.log").open("w")
+    running = bringup.bring_up(
+        urdf, namespace=namespace, env=node_env(),
+        cell=CellOptions(joint_states="driver/joint_states", use_sim_time=True,
+                         params_file=str(params)), stdout=log, stderr=subprocess.STDOUT)
+
+    def stop() -> None:
+        running.stop()
+        log.close()
+    return stop
+
+
+@pytest.mark.parametrize("starter", ["bring_up", "launch"])
+def test_a_cell_recording_runs_through_the_bring_up_with_the_cell_options(
+        starter, tester, tmp_path, ur5, urdf_paths):
+    """A UR driver's bag (currents in A with offsets, joints in its own order, a gripper
+    joint) → the CLI bring-up, and the launch file where launch_ros is installed.
+
+    The nodes run under a namespace with the cell options (joint_states remapped to a
     driver topic, ``use_sim_time``, a per-node parameter file accepting the gripper
     joint and naming the UR current preset with the offsets); an estimator_node beside
     it in the namespace (its Θ̂ under ``estimated/``, so that dynamics_node keeps the
@@ -217,8 +247,6 @@ def test_a_cell_recording_runs_through_the_bring_up_with_the_cell_options(tester
 
     from robot_tv_dynamics import phi_from_mass_com_inertia
     from robot_tv_dynamics.inputs.efforts import effort_map
-    from robot_tv_dynamics.ros import bringup
-    from robot_tv_dynamics.ros.cell import CellOptions
 
     theta = ur5.theta_with_link_inertia(np.array(ur5.theta_nominal), "tool0",
                                         phi_from_mass_com_inertia(
@@ -260,11 +288,7 @@ def test_a_cell_recording_runs_through_the_bring_up_with_the_cell_options(tester
     ns = unique_namespace("cell") + "/ur"
     torques = tester.collect(JointState, f"{ns}/generalized_torques")
     estimates = tester.collect(InertiaStamped, f"{ns}/payload_estimate")
-    log = (tmp_path / "bringup.log").open("w")
-    running = bringup.bring_up(
-        urdf_paths["ur5"], namespace=ns, env=node_env(),
-        cell=CellOptions(joint_states="driver/joint_states", use_sim_time=True,
-                         params_file=str(params)), stdout=log, stderr=subprocess.STDOUT)
+    stop = start_cell(starter, urdf_paths["ur5"], ns, params, tmp_path)
     estimator = NodeProcess("estimator_node", ns, tmp_path, {"urdf_path": urdf_paths["ur5"]}, [
         "--params-file", str(params), "-p", "use_sim_time:=true",
         "-r", "joint_states:=driver/joint_states",
@@ -302,9 +326,8 @@ def test_a_cell_recording_runs_through_the_bring_up_with_the_cell_options(tester
                 f"{last_ns - T0_NS}; {said}") from None
         tester.spin_for(0.3)
     finally:
-        running.stop()
+        stop()
         estimator.stop()
-        log.close()
     # every sample answered once, in order, in model joint order, with the offline τ
     assert [stamp_of(m) for m in torques] == [s for s, _, _ in recorded]
     assert all(list(m.name) == list(ur5.joint_names) for m in torques)
