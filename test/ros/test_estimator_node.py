@@ -113,12 +113,10 @@ def test_estimated_mass_converges_to_the_grasped_block(grasp_run, method):
     assert t.size > 100 and t[-1] > DURATION - 0.5, (t.size, t[-1] if t.size else None)
     frames = {m.header.frame_id for m in grasp_run[method]["payload"]}
     assert frames == {LINK}
-    # no load before the grasp: a start-up transient of up to 0.13 kg, gone by 0.8 s
-    # (seen in about half the runs: docs/estimation.md, "Measured"), held to 0.15 kg
-    # and to 0.05 kg over the last 0.15 s before the grasp
-    before, settled = mass[t < 0.95], mass[(t >= 0.8) & (t < 0.95)]
-    assert np.all(np.abs(before) < 0.15), before.max()
-    assert settled.size and np.all(np.abs(settled) < 0.05), settled.max()
+    # no load before the grasp (the node may lose a burst of samples while its first
+    # callbacks run: updates wait after such a hole as after a start)
+    before = mass[t < 0.95]
+    assert before.size and np.all(np.abs(before) < 0.05), np.abs(before).max()
     # stated tolerances: the geometric EKF within 0.05 kg from 1 s after the ramp's end;
     # both RLS (memory 10 s, the change detector opening it at the grasp; they also fit
     # the poorly excited inertia) within 0.15 kg from 3 s after it
