@@ -1,21 +1,21 @@
 """Adaptive control of an arm whose inertial parameters are unknown (docs/adaptive.md).
 
-One interface (:class:`Controller`: state in, τ and Θ̂ out, ``reset``); Slotine–Li with
+One interface (:class:`Controller`: state in, τ and Θ̂ out, ``reset``; it lives with the
+simulated arm and its loop in :mod:`robot_tv_dynamics.simulation`, as does the
+computed-torque law on a fixed estimate, re-exported here); Slotine–Li with
 the Euclidean gradient law, the natural log-det law on pseudo-inertias, the uniformly
-projected natural law, computed torque on a fixed estimate; one closed-loop run with
+projected natural law; one closed-loop run with
 the live quantities (:func:`run_adaptive`); each law's gain from one adaptation time
 (:func:`matched_gains`) and the part of a parameter the torques do not show
 (:func:`unobservable_fraction`).
 """
 
-from robot_tv_dynamics.control.computed_torque import ComputedTorqueOnEstimate
 from robot_tv_dynamics.control.gains import (
     AdaptationGains,
     excitation_matrix,
     matched_gains,
     unobservable_fraction,
 )
-from robot_tv_dynamics.control.interface import Controller, ControlOutput, ControlState
 from robot_tv_dynamics.control.natural import (
     SlotineLiNatural,
     SlotineLiProjected,
@@ -26,6 +26,8 @@ from robot_tv_dynamics.control.natural import (
 )
 from robot_tv_dynamics.control.run import AdaptiveRun, persistent_reference, run_adaptive
 from robot_tv_dynamics.control.slotine_li import SlotineLiCore, SlotineLiGradient
+from robot_tv_dynamics.simulation.control import ComputedTorqueOnEstimate
+from robot_tv_dynamics.simulation.interface import Controller, ControlOutput, ControlState
 
 __all__ = ["AdaptationGains", "AdaptiveRun", "ComputedTorqueOnEstimate", "ControlOutput",
            "ControlState", "Controller", "SlotineLiCore", "SlotineLiGradient",

@@ -29,7 +29,6 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from robot_tv_dynamics.control.interface import positive_gains
 from robot_tv_dynamics.control.slotine_li import SlotineLiCore
 from robot_tv_dynamics.exceptions import InvalidInputError, PhysicalConsistencyError
 from robot_tv_dynamics.inertia import (
@@ -41,6 +40,7 @@ from robot_tv_dynamics.inertia import (
     pseudo_inertia,
 )
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.simulation.interface import positive_gains
 
 #: Gram matrix tr(B_h B_k) of the pseudo-inertia basis and its inverse: S = Σ c_k B_k
 #: with c = G⁻¹ g solves tr(S B_h) = g_h.

@@ -25,7 +25,6 @@ import numpy.typing as npt
 from robot_tv_dynamics.bounds.extremes import JacobianExtremes
 from robot_tv_dynamics.bounds.search import jacobian_extremes
 from robot_tv_dynamics.bounds.theorems import theorem_bounds
-from robot_tv_dynamics.control.interface import Controller, ControlState
 from robot_tv_dynamics.control.slotine_li import SlotineLiCore
 from robot_tv_dynamics.exceptions import PhysicalConsistencyError, SimulationDivergedError
 from robot_tv_dynamics.inertia import (
@@ -37,7 +36,9 @@ from robot_tv_dynamics.inertia import (
 )
 from robot_tv_dynamics.loading import LoadingProcess
 from robot_tv_dynamics.model import RobotModel
-from robot_tv_dynamics.simulation import ArmSimulator, SineReference
+from robot_tv_dynamics.simulation.control import SineReference
+from robot_tv_dynamics.simulation.interface import Controller
+from robot_tv_dynamics.simulation.loop import ControlLoop
 
 
 def persistent_reference(model: RobotModel, q0: npt.ArrayLike, amplitude: float = 0.3,
@@ -239,11 +240,11 @@ def run_adaptive(
     definiteness in floating point), ends at that step: ``info["diverged_at_s"]``
     says when, the summary's ``diverged_at_s`` too.
     """
-    q0 = reference(0.0)[0]
-    w = (np.zeros(model.nv) if disturbance is None
-         else check_finite(disturbance, "disturbance", (model.nv,)))
-    plant = ArmSimulator(model, process, theta_base=theta_true, q0=q0, rate=rate,
-                         classical=classical)
+    loop = ControlLoop(model, controller, reference, process, rate=rate,
+                       theta_base=theta_true, classical=classical, clip=False)
+    if disturbance is not None:
+        loop.set_extra_torque(check_finite(disturbance, "disturbance", (model.nv,)))
+    plant = loop.plant
     if extremes is None:
         extremes = jacobian_extremes(model, samples=extremes_samples)
     gamma_low = extremes.inf_lambda_min_JtJ_bracket[0]
@@ -266,9 +267,8 @@ def run_adaptive(
     diverged: tuple[float, str] | None = None
     for k in range(steps + 1):
         t = plant.t
-        q_d, qd_d, qdd_d = reference(t)
         try:
-            out = controller.step(ControlState(t, plant.q, plant.qd, q_d, qd_d, qdd_d), dt)
+            state, out = loop.control()
         except PhysicalConsistencyError as error:  # a law that cannot take another step
             diverged = (t, f"the controller cannot step: {error}")
             break
@@ -301,13 +301,13 @@ def run_adaptive(
             eig = np.linalg.eigvalsh(model.mass_matrix(plant.q, theta_hat))
             a1, a2 = theorem_bounds(float(np.min(mu[adapted])), float(np.max(nu[adapted])),
                                     gamma_low, delta_up)
-            err = plant.q - q_d
+            err = plant.q - state.q_d
             loads = plant.loads(t)
             rows["t"].append(t)
             rows["q"].append(plant.q.copy())
             rows["qd"].append(plant.qd.copy())
-            rows["qr"].append(np.array(q_d))
-            rows["qdr"].append(np.array(qd_d))
+            rows["qr"].append(np.array(state.q_d))
+            rows["qdr"].append(np.array(state.qd_d))
             rows["th"].append(np.array(theta_hat))
             rows["tt"].append(np.array(loads.theta))
             rows["ttd"].append(np.array(loads.theta_dot))
@@ -333,7 +333,7 @@ def run_adaptive(
         if kd is not None:
             dissipated += power * dt
         try:
-            plant.step(out.tau + w)
+            loop.advance(out)  # τ + w, unclipped (adapt's plant has no drive limits)
         except SimulationDivergedError as error:  # the run ends here; the summary says when
             diverged = (plant.t, str(error))
             break

@@ -16,7 +16,6 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from robot_tv_dynamics.control.computed_torque import ComputedTorqueOnEstimate
 from robot_tv_dynamics.control.gains import (
     ADAPTATION_TIME,
     AdaptationGains,
@@ -25,7 +24,6 @@ from robot_tv_dynamics.control.gains import (
     load_step,
     matched_gains,
 )
-from robot_tv_dynamics.control.interface import Controller
 from robot_tv_dynamics.control.natural import SlotineLiNatural, SlotineLiProjected
 from robot_tv_dynamics.control.run import persistent_reference
 from robot_tv_dynamics.control.slotine_li import SlotineLiGradient
@@ -34,7 +32,8 @@ from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.loading import LoadingProcess
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.simulation import ArmSimulator, SineReference, default_reference
-from robot_tv_dynamics.simulation.control import start_pose
+from robot_tv_dynamics.simulation.control import ComputedTorqueOnEstimate, start_pose
+from robot_tv_dynamics.simulation.interface import Controller
 from robot_tv_dynamics.simulation.recording import perturbed_theta
 
 #: The controllers, as ``--controller`` names them.

@@ -22,9 +22,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from robot_tv_dynamics.control.interface import ControlOutput, ControlState, positive_gains
 from robot_tv_dynamics.inertia import Array, consistency_margin
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.simulation.interface import ControlOutput, ControlState, positive_gains
 
 
 class SlotineLiCore:

@@ -71,7 +71,6 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_tv_dynamics import limits
-from robot_tv_dynamics.control.loop import ControlLoop, ControlSample
 from robot_tv_dynamics.control.setups import (
     CONTROLLERS,
     adaptation_gains,
@@ -102,6 +101,7 @@ from robot_tv_dynamics.simulation import (
     demo_loop,
     example_robot_urdf,
 )
+from robot_tv_dynamics.simulation.loop import ControlLoop, ControlSample
 from robot_tv_dynamics.simulation.trajectory_follower import TrajectoryFollower, start_pose
 
 NODE_NAME = "sim_node"

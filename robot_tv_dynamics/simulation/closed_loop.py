@@ -26,18 +26,18 @@ from robot_tv_dynamics.estimation import (
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import (
     Array,
-    check_finite,
     consistency_margin,
     consistency_size,
 )
 from robot_tv_dynamics.loading import BodyLoadMap, LoadingProcess
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.simulation.control import (
-    ComputedTorqueController,
+    ComputedTorqueOnEstimate,
     SineReference,
     default_reference,
 )
-from robot_tv_dynamics.simulation.plant import ArmSimulator, Loads
+from robot_tv_dynamics.simulation.loop import ControlLoop
+from robot_tv_dynamics.simulation.plant import Loads
 
 
 # ------------------------------------------------------------------------ closed loop
@@ -109,10 +109,13 @@ class LoopSample:
 
 
 class ClosedLoop:
-    """The plant under a computed-torque controller on the projected estimate.
+    """The plant under computed torque on the projected estimate, and three estimators.
 
-    The classical estimator runs open loop on the same measurements, so the two
-    estimates differ only in the projection.
+    A :class:`~robot_tv_dynamics.simulation.loop.ControlLoop` running
+    :class:`~robot_tv_dynamics.simulation.control.ComputedTorqueOnEstimate`, whose Θ̂ is
+    reset to the projected estimate after each estimator update. The classical and the
+    geometric estimators run open loop on the same measurements, so the estimates differ
+    only in the estimator.
     """
 
     def __init__(
@@ -136,15 +139,15 @@ class ClosedLoop:
         self.config = config if config is not None else ClosedLoopConfig()
         cfg = self.config
         self.model = model
-        q0 = reference(0.0)[0]
-        self.plant = ArmSimulator(model, process, theta_base=theta_base, q0=q0, rate=cfg.rate)
-        self.plant.reset(q0)
         self.reference = reference
-        self.body = int(self.plant.load_body if self.plant.load_body is not None else 0)
-        self.controller = ComputedTorqueController.with_bandwidth(
-            model.nv, cfg.bandwidth, model.joint_limits.effort)
-        # the estimators start from the true Φ of the payload body at t = 0
+        self.law = ComputedTorqueOnEstimate(model, model.theta_nominal, omega=cfg.bandwidth)
+        self.loop = ControlLoop(model, self.law, reference, process, rate=cfg.rate,
+                                theta_base=theta_base)
+        self.plant = self.loop.plant
+        # the estimators and the law start from the true Θ at t = 0
         self.theta_known = self.plant.loads(self.plant.t).theta.copy()
+        self.law.reset(self.theta_known)
+        self.body = int(self.plant.load_body if self.plant.load_body is not None else 0)
         phi0 = self.theta_known[self.body]
         self.classical = RecursiveLeastSquares(phi0, cfg.estimator, projected=False)
         self.projected = RecursiveLeastSquares(phi0, cfg.estimator, projected=True)
@@ -153,11 +156,6 @@ class ClosedLoop:
             epsilon=est.epsilon, prior_std=est.prior_std, noise_std=est.noise_std,
             period=cfg.estimator_decimation / cfg.rate))
         self._rng = np.random.default_rng(cfg.seed)
-        self.extra_torque: Array = np.zeros(model.nv)
-        # the controller's model Θ̂ (the projected payload row): M(q,Θ̂) v + C q̇ + G is τ of
-        # eq. (39) without rates, held until the next estimator update
-        self._hat = model.dynamics()
-        self._hat.set_loads(self.theta_known)
 
     def theta_hat(self, phi: Array) -> Array:
         """Θ̂: the known bodies with the payload row replaced by ``phi``."""
@@ -167,32 +165,27 @@ class ClosedLoop:
 
     def set_extra_torque(self, tau: npt.ArrayLike) -> None:
         """A torque added to the controller's (e.g. from ``effort_commands``) [N·m, N]."""
-        self.extra_torque = check_finite(tau, "extra torque", (self.model.nv,)).copy()
+        self.loop.set_extra_torque(tau)
 
     def step(self) -> LoopSample:
         """One control period: control, plant step, measurement, estimator updates."""
-        plant = self.plant
-        t, q, qd = plant.t, plant.q.copy(), plant.qd.copy()
-        reference = self.reference(t)
-        tau_hat = self._hat.inverse_dynamics(q, qd, self.controller.command(q, qd, reference))
-        tau, saturated = self.controller.clip(tau_hat)
-        tau = tau + self.extra_torque
-        loads = plant.loads(t)
-        qdd = plant.step(tau)
+        sample = self.loop.step()
+        tau, qdd = sample.tau, sample.qdd
         noise = self.config.torque_noise_std
         tau_measured = tau + (self._rng.normal(0.0, noise, tau.shape) if noise > 0 else 0.0)
-        if plant.steps % self.config.estimator_decimation == 0:
-            kin = self.model.kinematics(q)
-            sample = payload_measurement(kin, qd, qdd, tau_measured, self.theta_known, self.body)
-            self.classical.update(sample.regressor, sample.y)
-            self.projected.update(sample.regressor, sample.y)
-            self.geometric.update(sample.regressor, sample.y)
-            self._hat.set_theta(self.theta_hat(self.projected.phi))
+        if self.plant.steps % self.config.estimator_decimation == 0:
+            kin = self.model.kinematics(sample.q)
+            measured = payload_measurement(kin, sample.qd, qdd, tau_measured, self.theta_known,
+                                           self.body)
+            self.classical.update(measured.regressor, measured.y)
+            self.projected.update(measured.regressor, measured.y)
+            self.geometric.update(measured.regressor, measured.y)
+            self.law.reset(self.theta_hat(self.projected.phi))
         return LoopSample(
-            t=t, q=q, qd=qd, qdd=qdd, tau=tau, tau_measured=tau_measured, reference=reference,
-            loads=loads, phi_classical=self.classical.phi.copy(),
-            phi_projected=self.projected.phi.copy(), saturated=saturated,
-            phi_geometric=self.geometric.phi.copy())
+            t=sample.t, q=sample.q, qd=sample.qd, qdd=qdd, tau=tau, tau_measured=tau_measured,
+            reference=sample.reference, loads=sample.loads,
+            phi_classical=self.classical.phi.copy(), phi_projected=self.projected.phi.copy(),
+            saturated=sample.saturated, phi_geometric=self.geometric.phi.copy())
 
 
 # ------------------------------------------------------------------------ the demo

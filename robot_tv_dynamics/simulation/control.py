@@ -8,8 +8,10 @@ model of eq. (1) with Θ̂, as adaptive schemes do:
     τ = M(q, \hatΘ) \big(\ddot q_r + K_d (\dot q_r - \dot q) + K_p (q_r - q)\big)
         + C(q, \dot q, \hatΘ) \dot q + G(q, \hatΘ)
 
-clipped to the URDF effort limits (the closed loop evaluates it as τ of eq. (39) without
-rates on Θ̂, by the recursive backend). With M(q, Θ̂) ≻ 0 the loop behaves like a
+clipped to the URDF effort limits by the loop that runs it (τ of eq. (39) without rates
+on Θ̂, by the recursive backend). The one computed-torque law of the package: the demo's
+loop, ``adapt``'s baseline (``computed-torque``) and the simulated trajectory controller
+use it. With M(q, Θ̂) ≻ 0 the loop behaves like a
 decoupled PD on every joint; the Panda's two prismatic finger joints (15 g each, so
 M has a 0.015 kg eigenvalue) are simply held at their reference by the same law.
 """
@@ -23,9 +25,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from robot_tv_dynamics.exceptions import InvalidInputError
-from robot_tv_dynamics.inertia import Array, check_finite
+from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.loading import smoothstep
+from robot_tv_dynamics.simulation.interface import ControlOutput, ControlState, positive_gains
 
 if TYPE_CHECKING:
     from robot_tv_dynamics.model import RobotModel
@@ -63,39 +65,53 @@ class SineReference:
         return q, qd, qdd
 
 
-@dataclass(frozen=True)
-class ComputedTorqueController:
-    """Computed-torque law on Θ̂ (see the module docstring).
+class ComputedTorqueOnEstimate:
+    """The computed-torque law on an estimate Θ̂ (module docstring), a ``Controller``.
 
-    Attributes:
-        kp: K_p per joint (nv,) [1/s²].
-        kd: K_d per joint (nv,) [1/s].
-        effort_limit: |τ_i| ≤ effort_limit_i (nv,) [N·m or N]; inf = no limit.
+    K_p = ω², K_d = 2ζω per joint. τ is eq. (39) without rates on Θ̂ for the commanded
+    acceleration (the recursive backend); Θ̂ changes only by :meth:`reset` (the demo's loop
+    resets it to each new payload estimate; ``adapt``'s baseline never does). The loop that
+    runs it clips τ to the effort limits
+    (:class:`~robot_tv_dynamics.simulation.loop.ControlLoop`).
     """
 
-    kp: Array
-    kd: Array
-    effort_limit: Array
+    name = "computed-torque"
 
-    @classmethod
-    def with_bandwidth(cls, nv: int, omega: float, effort_limit: npt.ArrayLike,
-                       damping: float = 1.0) -> ComputedTorqueController:
-        """K_p = ω², K_d = 2ζω on every joint; zero effort limits mean "none"."""
-        if not (np.isfinite(omega) and omega > 0):
-            raise InvalidInputError("omega", f"must be > 0, got {omega}")
-        limit = check_finite(effort_limit, "effort_limit", (nv,))
-        limit = np.where(limit > 0, limit, np.inf)
-        return cls(np.full(nv, omega**2), np.full(nv, 2.0 * damping * omega), limit)
+    def __init__(self, model: RobotModel, theta_hat: npt.ArrayLike, *,
+                 omega: npt.ArrayLike = 10.0, damping: float = 1.0) -> None:
+        """Build the law.
+
+        Args:
+            model: the arm.
+            theta_hat: the estimate Θ̂ (N, 10), eq. (7) order.
+            omega: bandwidth ω per joint (or one for all) [rad/s], > 0.
+            damping: ζ of K_d = 2ζω, > 0.
+
+        Raises:
+            InvalidInputError: ω or ζ ≤ 0 or not finite, Θ̂ of the wrong shape.
+        """
+        self.model = model
+        omega = positive_gains(omega, model.nv, "omega")
+        self.kp = omega**2
+        self.kd = 2.0 * positive_gains(damping, model.nv, "damping") * omega
+        self._dynamics = model.dynamics()
+        self.reset(theta_hat)
+
+    def reset(self, theta_hat: npt.ArrayLike) -> None:
+        """Use the estimate Θ̂ (N, 10) from now on."""
+        self.theta_hat = np.array(self.model.check_theta(theta_hat, "theta_hat"))
+        self._dynamics.set_theta(self.theta_hat)
 
     def command(self, q: Array, qd: Array, reference: tuple[Array, Array, Array]) -> Array:
         """The commanded acceleration q̈_r + K_d (q̇_r − q̇) + K_p (q_r − q) [rad/s², m/s²]."""
         q_r, qd_r, qdd_r = reference
         return np.asarray(qdd_r + self.kd * (qd_r - qd) + self.kp * (q_r - q))
 
-    def clip(self, tau: Array) -> tuple[Array, bool]:
-        """τ clipped to the effort limits, and whether anything was clipped."""
-        clipped = np.clip(tau, -self.effort_limit, self.effort_limit)
-        return clipped, bool(np.any(clipped != tau))
+    def step(self, state: ControlState, dt: float) -> ControlOutput:
+        """τ of the law on Θ̂ (``dt`` unused: nothing adapts)."""
+        a = self.command(state.q, state.qd, (state.q_d, state.qd_d, state.qdd_d))
+        tau = np.asarray(self._dynamics.inverse_dynamics(state.q, state.qd, a))
+        return ControlOutput(tau, self.theta_hat.copy())
 
 
 #: The Panda's "ready" pose (franka_ros), fingers 2 cm open [rad, m].

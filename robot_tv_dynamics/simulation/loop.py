@@ -1,12 +1,15 @@
-r"""The simulated arm under any :class:`~robot_tv_dynamics.control.Controller`, step by step.
+r"""The simulated arm under any :class:`~robot_tv_dynamics.simulation.interface.Controller`.
 
-What ``sim_node`` runs with ``controller:=slotine-li`` (or ``natural``, ``projected``,
-``computed-torque``): the plant (:class:`~robot_tv_dynamics.simulation.ArmSimulator`,
-RK4, generalized eq. (39) under the loading process), the controller called once per
-plant step with τ held over it, clipped to the URDF's effort limits as a drive would
-(zero limits: none), plus an extra torque (``effort_commands``). No ROS code; the node
-publishes the :class:`ControlSample` of each step. :func:`~robot_tv_dynamics.control.
-run_adaptive` is the same loop with the recording of the ``adapt`` command.
+The package's one closed loop: the plant (:class:`~robot_tv_dynamics.simulation.plant.
+ArmSimulator`, RK4, generalized eq. (39) under the loading process), the controller called
+once per plant step with τ held over it, clipped to the URDF's effort limits as a drive
+would (zero limits: none; ``clip=False``: never), plus an extra torque (``effort_commands``,
+or ``adapt``'s disturbance w). ``sim_node`` runs it with ``controller:=slotine-li`` (or
+``natural``, ``projected``, ``computed-torque``); the demo's loop
+(:class:`~robot_tv_dynamics.simulation.closed_loop.ClosedLoop`) runs it with computed torque
+on the payload estimate; :func:`~robot_tv_dynamics.control.run_adaptive` runs it with the
+recording of the ``adapt`` command, between :meth:`ControlLoop.control` and
+:meth:`ControlLoop.advance`. No ROS code.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from robot_tv_dynamics.control.interface import Controller, ControlState
 from robot_tv_dynamics.inertia import Array, check_finite
 from robot_tv_dynamics.loading import LoadingProcess
 from robot_tv_dynamics.model import RobotModel
-from robot_tv_dynamics.simulation import ArmSimulator, Loads, SineReference
+from robot_tv_dynamics.simulation.control import SineReference
+from robot_tv_dynamics.simulation.interface import Controller, ControlOutput, ControlState
+from robot_tv_dynamics.simulation.plant import ArmSimulator, Loads
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,8 @@ class ControlLoop:
 
     def __init__(self, model: RobotModel, controller: Controller, reference: SineReference,
                  process: LoadingProcess | None = None, *, rate: float = 1000.0,
-                 theta_base: npt.ArrayLike | None = None, classical: bool = False) -> None:
+                 theta_base: npt.ArrayLike | None = None, classical: bool = False,
+                 clip: bool = True) -> None:
         """Build the loop; the arm starts at rest on the reference's start point.
 
         Args:
@@ -66,6 +71,7 @@ class ControlLoop:
             rate: plant and control rate [Hz].
             theta_base: the plant's Θ without the load (N, 10); default the URDF's.
             classical: the classical plant (Θ̇, Ψ, Ψ̇ terms off).
+            clip: clip the controller's τ to the URDF's effort limits.
         """
         self.model = model
         self.controller = controller
@@ -74,24 +80,35 @@ class ControlLoop:
         self.plant = ArmSimulator(model, process, theta_base=theta_base, q0=q0, rate=rate,
                                   classical=classical)
         effort = np.asarray(model.joint_limits.effort, dtype=np.float64)
-        self.effort_limit = np.where(effort > 0.0, effort, np.inf)
+        self.effort_limit = np.where((effort > 0.0) & clip, effort, np.inf)
         self.extra_torque: Array = np.zeros(model.nv)
 
     def set_extra_torque(self, tau: npt.ArrayLike) -> None:
         """A torque added to the controller's (e.g. from ``effort_commands``) [N·m, N]."""
         self.extra_torque = check_finite(tau, "extra torque", (self.model.nv,)).copy()
 
+    def control(self) -> tuple[ControlState, ControlOutput]:
+        """The controller's answer at the plant's state (copies of q, q̇); nothing steps."""
+        plant = self.plant
+        state = ControlState(plant.t, plant.q.copy(), plant.qd.copy(), *self.reference(plant.t))
+        return state, self.controller.step(state, plant.dt)
+
+    def advance(self, output: ControlOutput) -> tuple[Array, bool, Array]:
+        """One plant step under ``output``'s τ clipped, plus the extra torque.
+
+        Returns:
+            (the applied τ, whether it was clipped, q̈ of eq. (39) at the step's start).
+        """
+        tau = np.clip(output.tau, -self.effort_limit, self.effort_limit)
+        saturated = bool(np.any(tau != output.tau))
+        tau = tau + self.extra_torque
+        return tau, saturated, self.plant.step(tau)
+
     def step(self) -> ControlSample:
         """One control period: the controller's τ (clipped) plus the extra, one plant step."""
-        plant = self.plant
-        t, q, qd = plant.t, plant.q.copy(), plant.qd.copy()
-        reference = self.reference(t)
-        out = self.controller.step(ControlState(t, q, qd, *reference), plant.dt)
-        tau = np.clip(out.tau, -self.effort_limit, self.effort_limit)
-        saturated = bool(np.any(tau != out.tau))
-        tau = tau + self.extra_torque
-        loads = plant.loads(t)
-        qdd = plant.step(tau)
-        return ControlSample(t=t, q=q, qd=qd, qdd=qdd, tau=tau, reference=reference,
-                             loads=loads, theta_hat=np.array(out.theta_hat),
-                             saturated=saturated)
+        state, output = self.control()
+        loads = self.plant.loads(state.t)
+        tau, saturated, qdd = self.advance(output)
+        return ControlSample(t=state.t, q=state.q, qd=state.qd, qdd=qdd, tau=tau,
+                             reference=(state.q_d, state.qd_d, state.qdd_d), loads=loads,
+                             theta_hat=np.array(output.theta_hat), saturated=saturated)

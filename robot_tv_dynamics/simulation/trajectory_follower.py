@@ -31,7 +31,7 @@ from robot_tv_dynamics.evaluation import Trajectory, model_columns
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel, parse_locked_joints
-from robot_tv_dynamics.simulation.control import ComputedTorqueController
+from robot_tv_dynamics.simulation.control import ComputedTorqueOnEstimate
 from robot_tv_dynamics.simulation.plant import Loads
 
 
@@ -53,8 +53,8 @@ class TrajectoryFollower:
         """
         self.model = model
         self._rd = model.dynamics()
-        self._gains = ComputedTorqueController.with_bandwidth(
-            model.nv, bandwidth, np.zeros(model.nv))
+        # the law's commanded acceleration; τ on the plant's own loads below
+        self._gains = ComputedTorqueOnEstimate(model, model.theta_nominal, omega=bandwidth)
         self._held = model.check_joint_vector(q, "q").copy()
         self._pending: Trajectory | None = None
         self._hold_pending = False

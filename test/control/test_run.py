@@ -1,7 +1,7 @@
 """``run_adaptive``'s statistics and the suite's cases (control/run.py, control/suite.py).
 
 * the recording leaves the closed loop untouched: the trajectory and Θ̂ are bit for bit
-  those of :class:`~robot_tv_dynamics.control.loop.ControlLoop` (the sim_node loop,
+  those of :class:`~robot_tv_dynamics.simulation.loop.ControlLoop` (the sim_node loop,
   which records nothing) with the same controller;
 * μ(Θ̂) and the Ĵ check are taken at every control step, not on the 50 Hz record grid:
   the infima equal those computed here from every step's Θ̂ and Ĵ;
@@ -16,13 +16,13 @@ import pytest
 
 from robot_tv_dynamics.cli import main
 from robot_tv_dynamics.control import run_adaptive
-from robot_tv_dynamics.control.loop import ControlLoop
 from robot_tv_dynamics.control.natural import band_budget
 from robot_tv_dynamics.control.setups import make_controller, reference_for, unknown_truth
 from robot_tv_dynamics.control.suite import SuiteCase, suite_cases
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import consistency_margin
 from robot_tv_dynamics.paths import example_robot_urdf
+from robot_tv_dynamics.simulation.loop import ControlLoop
 
 UR5 = str(example_robot_urdf("ur_description/urdf/ur5_robot.urdf"))
 

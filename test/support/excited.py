@@ -13,7 +13,7 @@ from robot_tv_dynamics.identification.excitation import FourierTrajectory
 from robot_tv_dynamics.inertia import phi_from_mass_com_inertia
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.simulation import ArmSimulator
-from robot_tv_dynamics.simulation.control import PANDA_READY, ComputedTorqueController
+from robot_tv_dynamics.simulation.control import PANDA_READY, ComputedTorqueOnEstimate
 
 LINK = "panda_hand"
 #: The payload: 0.6 kg, COM 8 cm out along the hand's z and 1 cm off-axis [kg, m, kg·m²].
@@ -43,7 +43,7 @@ def simulate(model: RobotModel, trajectory: FourierTrajectory, duration: float,
         model.theta_nominal, LINK, model.urdf_link_phi(LINK) + payload_phi())
     q0, qd0, _ = trajectory.evaluate(0.0)
     sim = ArmSimulator(model, None, theta_base=truth, q0=q0[0], qd0=qd0[0], rate=rate)
-    ctl = ComputedTorqueController.with_bandwidth(model.nv, 20.0, np.zeros(model.nv))
+    ctl = ComputedTorqueOnEstimate(model, truth, omega=20.0)
     rd = model.dynamics()
     rd.set_loads(truth)
     rng = np.random.default_rng(seed)
