@@ -784,6 +784,9 @@ def test_controller_playback_is_quintic_cubic_or_linear_by_the_fields_given():
     full = controller_playback(Trajectory(("a", "b"), t, q, qd, qdd), 5)
     quintic = scipy.interpolate.BPoly.from_derivatives(t, np.stack([q, qd, qdd], axis=1))
     np.testing.assert_allclose(full.positions, quintic(full.time_from_start), atol=1e-12)
+    np.testing.assert_allclose(full.velocities, quintic(full.time_from_start, 1), atol=1e-10)
+    np.testing.assert_allclose(full.accelerations, quintic(full.time_from_start, 2),
+                               atol=1e-8)
     cubic = controller_playback(Trajectory(("a", "b"), t, q, qd), 5)
     hermite = scipy.interpolate.CubicHermiteSpline(t, q, qd)
     np.testing.assert_allclose(cubic.positions, hermite(cubic.time_from_start), atol=1e-12)
