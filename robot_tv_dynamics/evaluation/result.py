@@ -132,11 +132,7 @@ class TrajectoryEvaluation:
     @property
     def peak_ratio(self) -> Array:
         """Largest |τ|/τ_max of each joint over the trajectory, (nv,); NaN without limit."""
-        ratio = self.effort_ratio
-        out = np.full(ratio.shape[1], np.nan)
-        limited = ~np.all(np.isnan(ratio), axis=0)
-        out[limited] = np.nanmax(ratio[:, limited], axis=0)
-        return out
+        return peak_ratios(self.effort_ratio)
 
     @property
     def peak_index(self) -> npt.NDArray[np.int_]:
@@ -202,6 +198,17 @@ class TrajectoryEvaluation:
         out["notes"] = list(self.notes)
         out["warnings"] = list(self.warnings)
         return out
+
+
+def peak_ratios(ratio: Array) -> Array:
+    """Largest |τ|/τ_max of each joint over the points of ``ratio`` (K, nv), (nv,).
+
+    NaN for a joint without a limit (its column all NaN).
+    """
+    out = np.full(ratio.shape[1], np.nan)
+    limited = ~np.all(np.isnan(ratio), axis=0)
+    out[limited] = np.nanmax(ratio[:, limited], axis=0)
+    return out
 
 
 def _json(values: Array) -> list[float | None]:

@@ -12,10 +12,11 @@ payload the arm carries now:
    (:mod:`~robot_tv_dynamics.retiming.uniform`: closed form, the samples of what a
    trajectory controller plays between the points when ``verify_playback``), so the
    motion keeps its shape and is never faster than planned; ``"time-optimal"`` runs
-   TOPP-RA (:func:`robot_tv_dynamics.retiming.retime`) with a short budget (few grid
-   intervals and solves, no uniform-slowdown comparison), verified on the time law
-   sampled densely, at the output points and (``verify_playback``) as played. A uniform
-   slowdown is verified by evaluate on the scaled points;
+   TOPP-RA (:func:`robot_tv_dynamics.retiming.solve.retime_checked`: ``retime`` with
+   a short budget, few grid intervals and solves, no report) verified by τ of eq. (39)
+   (RNEA) on the time law sampled densely, at the output points and
+   (``verify_playback``) as played. A uniform slowdown is verified by evaluate on the
+   scaled points;
 3. when no timing keeps the limits (the payload cannot even be held at rest somewhere
    on the path, or TOPP-RA finds no timing): **refuse**, with the reason.
 
@@ -184,25 +185,26 @@ def gate_trajectory(
         return GateDecision(RETIME, f"{over}; slowed down uniformly by {k:.3f} (peak "
                             f"|tau|/tau_max {after:.3f})", out, peak, after, duration,
                             duration * k, time.perf_counter() - started)
-    from robot_tv_dynamics.retiming import retime
+    from robot_tv_dynamics.retiming.options import RetimeOptions
+    from robot_tv_dynamics.retiming.solve import retime_checked
 
     try:
-        result = retime(
-            model, trajectory, None, theta=theta, default_positions=default_positions,
-            effort_margin=options.effort_margin, velocity_scale=options.velocity_scale,
+        result = retime_checked(model, trajectory, theta, RetimeOptions(
+            default_positions=default_positions, effort_margin=options.effort_margin,
+            velocity_scale=options.velocity_scale,
             acceleration_limits=options.acceleration_limit, gridpoints=int(options.gridpoints),
             max_iterations=int(options.max_iterations),
             ratio_tolerance=options.ratio_tolerance, compare_uniform=False,
-            verify_playback=options.verify_playback)
+            verify_playback=options.verify_playback))
     except (StaticHoldingError, RetimingError, InvalidInputError) as error:
         return GateDecision(REFUSE, f"{over}; no timing keeps the limits: {error}", None, peak,
                             math.nan, duration, math.nan, time.perf_counter() - started)
     except RobotTvDynamicsError as error:  # anything else the retiming refuses
         return GateDecision(REFUSE, f"{over}; the retiming failed: {error}", None, peak,
                             math.nan, duration, math.nan, time.perf_counter() - started)
-    after = float(np.nanmax(result.peak_ratio_after, initial=0.0))
+    after = float(np.nanmax(result.peak_ratio, initial=0.0))
     return GateDecision(RETIME, f"{over}; retimed to peak |tau|/tau_max {after:.3f}",
-                        result.trajectory, peak, after, duration, result.duration_after,
+                        result.trajectory, peak, after, duration, result.duration,
                         time.perf_counter() - started)
 
 

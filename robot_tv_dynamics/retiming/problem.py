@@ -41,7 +41,7 @@ class RetimeProblem:
     Attributes:
         theta: Θ of the arm without the payload (N, 10).
         kwargs: :func:`~robot_tv_dynamics.evaluation.evaluate`'s keyword arguments.
-        before: the input, evaluated.
+        before: the input, evaluated (None: not asked for).
         notes, warnings: for the result.
         effort_limit: τ_max per joint (NaN: none).
         velocity_limit, acceleration_limit: the (scaled) kinematic limits (inf: none).
@@ -56,7 +56,7 @@ class RetimeProblem:
 
     theta: Array
     kwargs: dict[str, Any]
-    before: TrajectoryEvaluation
+    before: TrajectoryEvaluation | None
     notes: list[str]
     warnings: list[str]
     effort_limit: Array
@@ -75,8 +75,11 @@ class RetimeProblem:
 
 
 def retime_problem(model: RobotModel, trajectory: Trajectory, payload: Load | None,
-                   path: JointPath, options: RetimeOptions) -> RetimeProblem:
+                   path: JointPath, options: RetimeOptions,
+                   evaluate_input: bool = True) -> RetimeProblem:
     """The limits, the grid and the first load schedule (the input's timing).
+
+    ``evaluate_input``: also evaluate the input (``before``, for the report).
 
     Raises:
         InvalidInputError: smoothing asked for a motion that does not start and end at
@@ -87,7 +90,8 @@ def retime_problem(model: RobotModel, trajectory: Trajectory, payload: Load | No
              else model.check_theta(options.theta).copy())
     kwargs: dict[str, Any] = {"theta": theta, "default_positions": path.held,
                               "time_offset": options.time_offset}
-    before = evaluate(model, trajectory, payload, compute_max_payload=False, **kwargs)
+    before = (evaluate(model, trajectory, payload, compute_max_payload=False, **kwargs)
+              if evaluate_input else None)
     notes, warnings = list(path.notes), []
     effort_limit = np.asarray(model.joint_limits.effort, dtype=np.float64).copy()
     effort_limit[~(effort_limit > 0.0)] = np.nan

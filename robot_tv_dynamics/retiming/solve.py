@@ -59,6 +59,7 @@ import toppra.algorithm
 import toppra.constraint
 from toppra.algorithm import ParameterizationReturnCode
 
+from robot_tv_dynamics.dynamics import RecursiveDynamics
 from robot_tv_dynamics.evaluation import Load, Trajectory
 from robot_tv_dynamics.exceptions import (
     RetimingError,
@@ -146,11 +147,78 @@ def retime(
                    time.perf_counter() - started)
 
 
-def _search(model: RobotModel, path: JointPath, payload: Load | None,
-            problem: RetimeProblem, options: RetimeOptions) -> _Search:
-    """Solve, verify, tighten where a peak slipped over, until a verified timing holds.
+@dataclass(frozen=True)
+class CheckedTiming:
+    """A time-optimal timing verified by τ of eq. (39) alone (:func:`retime_checked`).
+
+    Attributes:
+        trajectory: the retimed motion, same joints and path as the input.
+        duration: its duration [s].
+        peak_ratio: peak |τ|/τ_max per joint over the dense samples of the time law and
+            the output points, (nv,) (NaN: no limit).
+        peak_ratio_playback: the same of what a controller plays between the output
+            points, (nv,); NaN when not verified.
+        iterations: TOPP-RA solves.
+    """
+
+    trajectory: Trajectory
+    duration: float
+    peak_ratio: Array
+    peak_ratio_playback: Array
+    iterations: int
+
+
+def retime_checked(model: RobotModel, trajectory: Trajectory, theta: npt.ArrayLike,
+                   options: RetimeOptions) -> CheckedTiming:
+    """:func:`retime` of a constant load, verified by τ alone and without the report.
+
+    The same grid, TOPP-RA solves, verification samples (dense, output points and, with
+    ``verify_playback``, the controller's playback), limits and tightening as
+    :func:`retime`, with every τ by RNEA (:mod:`~robot_tv_dynamics.retiming.torques`,
+    equal to evaluate's to ~1e-14) instead of evaluate, and neither the input's
+    evaluation nor the uniform comparison: the trajectory gate's retiming. A trajectory
+    that stops inside its path (``split_at_stops``) goes through :func:`retime`.
+
+    Args:
+        model: the arm.
+        trajectory: the planned motion.
+        theta: Θ of the arm with its payload, (N, 10), constant along the motion
+            [kg, kg·m, kg·m²]; ``options.theta`` is ignored.
+        options: the settings (no loading process: the load is ``theta``).
 
     Raises:
+        As :func:`retime`.
+    """
+    theta = model.check_theta(theta)
+    options = replace(options, theta=theta, compare_uniform=False)
+    path = JointPath(model, trajectory, options.default_positions)
+    if options.split_at_stops:
+        from robot_tv_dynamics.retiming.segments import stop_ranges
+
+        if len(stop_ranges(trajectory)) > 1:
+            result = retime(model, trajectory, None, options)
+            return CheckedTiming(result.trajectory, result.duration_after,
+                                 result.peak_ratio_after, result.peak_ratio_playback,
+                                 result.iterations)
+    problem = retime_problem(model, trajectory, None, path, options, evaluate_input=False)
+    dynamics = model.dynamics()
+    dynamics.set_loads(theta)
+    search = _search(model, path, None, problem, options, dynamics)
+    best = search.best
+    return CheckedTiming(best.output, best.timing.duration, best.peak_sampled,
+                         best.peak_played, search.iterations)
+
+
+def _search(model: RobotModel, path: JointPath, payload: Load | None,
+            problem: RetimeProblem, options: RetimeOptions,
+            dynamics: RecursiveDynamics | None = None) -> _Search:
+    """Solve, verify, tighten where a peak slipped over, until a verified timing holds.
+
+    ``dynamics`` (an evaluator holding the constant load): verify by τ alone
+    (:func:`~robot_tv_dynamics.retiming.verify.verify`); None = by evaluate.
+
+    Raises:
+        StaticHoldingError: the load cannot be held at rest at some gridpoint.
         RetimingError: no verified timing within ``max_iterations`` solves.
     """
     margin, tolerance = options.effort_margin, options.ratio_tolerance
@@ -162,9 +230,12 @@ def _search(model: RobotModel, path: JointPath, payload: Load | None,
     change, converged, iterations = math.inf, not problem.iterate, 0
     best: Candidate | None = None
     stale = 0  # verified solutions in a row that were no better than the best
+    coefficients: EffortCoefficients | None = None
     while iterations < options.max_iterations:
         iterations += 1
-        timing = _timing(model, path, problem, factor, kinematic, options)
+        if coefficients is None or problem.iterate:  # the load on the grid changed
+            coefficients = _coefficients(model, path, problem, options)
+        timing = _timing(path, problem, coefficients, factor, kinematic, options)
         if problem.iterate:
             change, converged = _next_schedule(model, payload, problem, timing, options)
             if not converged and iterations < options.max_iterations:
@@ -174,7 +245,7 @@ def _search(model: RobotModel, path: JointPath, payload: Load | None,
         kwargs = {**problem.kwargs, "time_offset": 0.0} if problem.by_path else problem.kwargs
         candidate = verify(model, path, timing, seen, options.sample_rate,
                            options.verify_playback, kwargs, factor, problem.load.mass,
-                           problem.process_time, converged)
+                           problem.process_time, converged, dynamics)
         sampled_over = np.nan_to_num(candidate.peak_sampled) > margin + tolerance
         played_over = np.nan_to_num(candidate.peak_played) > margin + tolerance
         valid = not sampled_over.any() and not _kinematic_over(candidate, problem)
@@ -196,12 +267,22 @@ def _search(model: RobotModel, path: JointPath, payload: Load | None,
     return _Search(best, iterations, change)
 
 
-def _timing(model: RobotModel, path: JointPath, problem: RetimeProblem, factor: Array,
-            kinematic: Array, options: RetimeOptions) -> TimeLaw:
-    """One TOPP-RA solve on the current schedule (smoothed when asked)."""
+def _coefficients(model: RobotModel, path: JointPath, problem: RetimeProblem,
+                  options: RetimeOptions) -> EffortCoefficients:
+    """a, b, c, d on the grid for the current load schedule, checked for holding at rest.
+
+    Raises:
+        StaticHoldingError: |τ at rest| > margin × τ_max at some gridpoint.
+    """
     coefficients = effort_coefficients(model, problem.samples, problem.load)
     _check_static(model, path, problem.grid, coefficients,
                   problem.effort_limit * options.effort_margin)
+    return coefficients
+
+
+def _timing(path: JointPath, problem: RetimeProblem, coefficients: EffortCoefficients,
+            factor: Array, kinematic: Array, options: RetimeOptions) -> TimeLaw:
+    """One TOPP-RA solve on the current schedule (smoothed when asked)."""
     optimal = _solve(path, problem.grid, coefficients, problem.effort_limit * factor,
                      problem.sigma,
                      _kinematic_constraints(problem.velocity_limit, problem.acceleration_limit,
@@ -263,6 +344,8 @@ def _result(model: RobotModel, trajectory: Trajectory, payload: Load | None,
             options: RetimeOptions, runtime: float) -> RetimeResult:
     """The result record of the best verified candidate, with its warnings and notes."""
     best, margin = search.best, options.effort_margin
+    verification, evaluation = best.verification, best.evaluation
+    assert verification is not None and evaluation is not None  # retime verifies by evaluate
     peak_played = best.peak_played
     if np.any(np.nan_to_num(peak_played) > margin + options.ratio_tolerance):
         worst = int(np.nanargmax(peak_played))
@@ -277,7 +360,7 @@ def _result(model: RobotModel, trajectory: Trajectory, payload: Load | None,
             f"> {options.timing_tolerance:g} s); the output is verified against the process "
             "at its own times all the same")
     velocity_limit, acceleration_limit = problem.velocity_limit, problem.acceleration_limit
-    velocity_ratio = np.max(np.abs(best.verification.velocities), axis=0) / np.where(
+    velocity_ratio = np.max(np.abs(verification.velocities), axis=0) / np.where(
         model.joint_limits.velocity > 0, model.joint_limits.velocity, np.nan)
     uniform = None
     if options.compare_uniform and problem.by_path:
@@ -294,6 +377,7 @@ def _result(model: RobotModel, trajectory: Trajectory, payload: Load | None,
         else best.process_time + options.time_offset, time=timing.at_path(grid)[0],
         mass=best.mass)
     before = problem.before
+    assert before is not None  # retime evaluates its input
     return RetimeResult(
         trajectory=best.output, timing=timing,
         duration_before=float(trajectory.time_from_start[-1] - trajectory.time_from_start[0]),
@@ -302,7 +386,7 @@ def _result(model: RobotModel, trajectory: Trajectory, payload: Load | None,
         effort_margin=margin, peak_ratio_before=before.peak_ratio,
         peak_ratio_after=best.peak_sampled, peak_velocity_ratio_after=velocity_ratio,
         peak_ratio_playback=peak_played,
-        active=active_fractions(model, best.verification, best.factor, velocity_limit,
+        active=active_fractions(model, verification, best.factor, velocity_limit,
                                 acceleration_limit),
         uniform=uniform, iterations=search.iterations, load_converged=best.converged,
         timing_change=search.change if problem.iterate else 0.0, load=best.load,
@@ -310,7 +394,7 @@ def _result(model: RobotModel, trajectory: Trajectory, payload: Load | None,
         before=before, before_path_position=s_before,
         before_path_speed=np.array([path.path_speed(s, v) for s, v in zip(
             s_before, before.velocities[:, list(path.columns)], strict=True)]),
-        evaluation=best.evaluation, verification=best.verification,
+        evaluation=evaluation, verification=verification,
         runtime=runtime, notes=tuple(problem.notes), warnings=tuple(problem.warnings),
         velocity_limit=np.asarray(model.joint_limits.velocity, dtype=np.float64).copy(),
         velocity_scale=options.velocity_scale, acceleration_limit=acceleration_limit.copy())

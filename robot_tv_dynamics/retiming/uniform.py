@@ -28,10 +28,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot_tv_dynamics.evaluation import Trajectory, held_positions, model_columns
+from robot_tv_dynamics.evaluation import Trajectory
 from robot_tv_dynamics.exceptions import StaticHoldingError
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
+from robot_tv_dynamics.retiming.torques import joint_states, torques
 
 
 @dataclass(frozen=True)
@@ -65,20 +66,12 @@ def uniform_factor(model: RobotModel, trajectory: Trajectory, theta: Array,
     Raises:
         StaticHoldingError: some sample cannot be held at rest within an effort limit.
     """
-    columns = model_columns(model, trajectory.joint_names)
-    n = trajectory.n_points
-    q = np.tile(held_positions(model, default_positions), (n, 1))
-    qd, qdd = np.zeros_like(q), np.zeros_like(q)
-    q[:, columns] = trajectory.positions
-    if trajectory.velocities is not None:
-        qd[:, columns] = trajectory.velocities
-    if trajectory.accelerations is not None:
-        qdd[:, columns] = trajectory.accelerations
+    q, qd, qdd = joint_states(model, trajectory, default_positions)
     dynamics = model.dynamics()
     dynamics.set_loads(theta)
-    zero = np.zeros(model.nv)
-    G = np.array([dynamics.inverse_dynamics(q[j], zero, zero) for j in range(n)])
-    D = np.array([dynamics.inverse_dynamics(q[j], qd[j], qdd[j]) for j in range(n)]) - G
+    zero = np.zeros_like(q)
+    G = torques(dynamics, q, zero, zero)
+    D = torques(dynamics, q, qd, qdd) - G
     limit = np.broadcast_to(limits.effort, G.shape)
     checked = np.isfinite(limit)
     static = np.where(checked, np.abs(G) / np.where(checked, limit, 1.0), 0.0)

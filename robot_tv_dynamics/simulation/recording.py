@@ -49,6 +49,7 @@ from robot_tv_dynamics.inertia import (
 from robot_tv_dynamics.inputs.efforts import EffortMap
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.observer.wrench import ExternalWrench
+from robot_tv_dynamics.retiming.playback import played_at
 
 #: Sensor-noise levels a real arm's joint torques show after identification [N·m].
 DEFAULT_NOISE_STD = 0.5
@@ -181,34 +182,10 @@ def resample(trajectory: Trajectory, rate: float) -> Trajectory:
         raise InvalidInputError("rate", f"must be > 0 [Hz], got {rate:g}")
     t_knots = trajectory.time_from_start
     t = np.arange(t_knots[0], t_knots[-1] + 0.5 / rate, 1.0 / rate)
-    t = t[t <= t_knots[-1] + 1e-12]
-    seg = np.clip(np.searchsorted(t_knots, t, side="right") - 1, 0, t_knots.size - 2)
-    h = (t_knots[seg + 1] - t_knots[seg])[:, None]
-    s = (t - t_knots[seg])[:, None] / h
-    p0, p1 = trajectory.positions[seg], trajectory.positions[seg + 1]
-    zeros = np.zeros_like(trajectory.positions)
-    v = trajectory.velocities
-    a = trajectory.accelerations
-    if v is None:
-        q = p0 + s * (p1 - p0)
-        return Trajectory(trajectory.joint_names, t, q)
-    v0, v1 = v[seg] * h, v[seg + 1] * h
-    a0, a1 = ((zeros if a is None else a)[seg] * h * h,
-              (zeros if a is None else a)[seg + 1] * h * h)
-    if a is None:  # cubic Hermite
-        c = np.stack([p0, v0, 3 * (p1 - p0) - 2 * v0 - v1, 2 * (p0 - p1) + v0 + v1, zeros[seg],
-                      zeros[seg]])
-    else:  # quintic Hermite
-        c = np.stack([p0, v0, 0.5 * a0,
-                      10 * (p1 - p0) - 6 * v0 - 4 * v1 - 1.5 * a0 + 0.5 * a1,
-                      -15 * (p1 - p0) + 8 * v0 + 7 * v1 + 1.5 * a0 - a1,
-                      6 * (p1 - p0) - 3 * (v0 + v1) - 0.5 * (a0 - a1)])
-    powers = np.stack([s ** i for i in range(6)])
-    q = np.einsum("ikn,ikn->kn", c, powers)
-    qd = np.einsum("ikn,ikn->kn", c[1:] * np.arange(1, 6)[:, None, None], powers[:5]) / h
-    qdd = np.einsum("ikn,ikn->kn", c[2:] * np.array([2, 6, 12, 20])[:, None, None],
-                    powers[:4]) / (h * h)
-    return Trajectory(trajectory.joint_names, t, q, qd, qdd)
+    played = played_at(trajectory, t[t <= t_knots[-1] + 1e-12])
+    if trajectory.velocities is None:
+        return Trajectory(trajectory.joint_names, played.time_from_start, played.positions)
+    return played
 
 
 @dataclass(frozen=True)

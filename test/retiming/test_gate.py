@@ -49,6 +49,47 @@ def test_an_infeasible_trajectory_is_retimed_within_the_limits_as_played(ur5, me
     assert np.abs(off_line).max() < 1e-6
 
 
+@pytest.mark.parametrize("verify_playback", [True, False])
+def test_the_time_optimal_retiming_checked_by_torques_is_that_of_retime(ur5, verify_playback):
+    """retime_checked (τ by RNEA) finds and verifies what retime (evaluate) does."""
+    from robot_tv_dynamics.retiming import RetimeOptions, retime
+    from robot_tv_dynamics.retiming.solve import retime_checked
+
+    theta = theta_with_payload(ur5, 9.0)
+    planned = quintic(1.0)
+    options = RetimeOptions(effort_margin=0.95, gridpoints=60, max_iterations=4,
+                            compare_uniform=False, verify_playback=verify_playback)
+    checked = retime_checked(ur5, planned, theta, options)
+    full = retime(ur5, planned, None, options, theta=theta)
+    assert checked.iterations == full.iterations
+    assert checked.duration == pytest.approx(full.duration_after, rel=1e-9)
+    np.testing.assert_allclose(checked.trajectory.time_from_start,
+                               full.trajectory.time_from_start, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(checked.trajectory.positions, full.trajectory.positions,
+                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(checked.peak_ratio, full.peak_ratio_after, rtol=1e-9)
+    np.testing.assert_allclose(checked.peak_ratio_playback, full.peak_ratio_playback,
+                               rtol=1e-9)
+    assert np.all(np.isnan(checked.peak_ratio_playback)) != verify_playback
+
+
+def test_the_torque_check_is_evaluate_at_the_same_points(ur5):
+    from robot_tv_dynamics.retiming.torques import TorqueCheck
+
+    theta = theta_with_payload(ur5, 9.0)
+    played = controller_playback(quintic(1.0), 4)
+    dynamics = ur5.dynamics()
+    dynamics.set_loads(theta)
+    limit = np.asarray(ur5.joint_limits.effort, dtype=np.float64)
+    check = TorqueCheck.of(ur5, dynamics, played, None, limit)
+    expected = evaluate(ur5, played, None, theta=theta, compute_max_payload=False)
+    np.testing.assert_allclose(check.effort_ratio, expected.effort_ratio, rtol=1e-10,
+                               atol=1e-12)
+    np.testing.assert_array_equal(check.velocities, expected.velocities)
+    np.testing.assert_array_equal(check.accelerations, expected.accelerations)
+    np.testing.assert_allclose(check.peak_ratio, expected.peak_ratio, rtol=1e-10)
+
+
 def test_the_uniform_slowdown_is_the_smallest_one_bisection_finds(ur5):
     theta = theta_with_payload(ur5, 9.0)
     planned = quintic(1.0)

@@ -427,6 +427,32 @@ def test_path_coefficients_reproduce_eq_39_with_the_rates_of_a_loading_process(p
             np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
 
 
+def test_path_coefficients_of_a_load_without_rates_reproduce_eq_39(ur5):
+    """Without rates (by RNEA): τ = a s̈ + b ṡ² + c, d = 0, also where Θ(s) steps."""
+    from support.gate_cases import quintic, theta_with_payload
+
+    from robot_tv_dynamics.retiming.constraints import GridLoad, effort_coefficients
+    from robot_tv_dynamics.retiming.path import JointPath
+
+    path = JointPath(ur5, quintic(1.0))
+    s = np.linspace(0.0, path.length, 9)
+    samples = path.samples(s)
+    thetas = np.array([theta_with_payload(ur5, 9.0 if j < 5 else 3.0) for j in range(s.size)])
+    load = GridLoad.constant(thetas[0], s.size)
+    load = GridLoad(thetas, load.theta_dot, load.gamma, load.gamma_dot, load.mass)
+    assert not load.has_rates
+    coefficients = effort_coefficients(ur5, samples, load)
+    assert not np.any(coefficients.d)
+    rng = np.random.default_rng(3)
+    for j in range(s.size):
+        for sd, sdd in rng.uniform([0.0, -5.0], [3.0, 5.0], size=(3, 2)):
+            qd = samples.dq[j] * sd
+            qdd = samples.dq[j] * sdd + samples.ddq[j] * sd**2
+            expected = ur5.inverse_dynamics(samples.q[j], qd, qdd, thetas[j]).tau
+            got = coefficients.a[j] * sdd + coefficients.b[j] * sd**2 + coefficients.c[j]
+            np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
+
+
 def test_interpolation_rows_impose_each_gridpoint_on_the_stage_before():
     """Stage j holds the rows of s_j at (u, x) and those of s_{j+1} at x + 2Δ_j u."""
     from robot_tv_dynamics.retiming.constraints import interpolation_rows
@@ -758,6 +784,9 @@ def test_controller_playback_is_quintic_cubic_or_linear_by_the_fields_given():
     full = controller_playback(Trajectory(("a", "b"), t, q, qd, qdd), 5)
     quintic = scipy.interpolate.BPoly.from_derivatives(t, np.stack([q, qd, qdd], axis=1))
     np.testing.assert_allclose(full.positions, quintic(full.time_from_start), atol=1e-12)
+    np.testing.assert_allclose(full.velocities, quintic(full.time_from_start, 1), atol=1e-10)
+    np.testing.assert_allclose(full.accelerations, quintic(full.time_from_start, 2),
+                               atol=1e-8)
     cubic = controller_playback(Trajectory(("a", "b"), t, q, qd), 5)
     hermite = scipy.interpolate.CubicHermiteSpline(t, q, qd)
     np.testing.assert_allclose(cubic.positions, hermite(cubic.time_from_start), atol=1e-12)
