@@ -12,6 +12,7 @@ back to filtered differentiation.
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Sequence
 
 import numpy as np
@@ -119,3 +120,60 @@ class ReferenceAccelerations:
         t0, t1 = times[k - 1], times[k]
         w = (t - t0) / (t1 - t0)
         return np.asarray((1.0 - w) * self.accelerations[k - 1] + w * self.accelerations[k])
+
+
+#: How many received references a sample may take q̈ from (one-point references at the
+#: simulator's 50 Hz: the last 10 s of them; a node lagging by more than a second at
+#: start-up on a loaded machine had lost its samples' references at 50).
+REFERENCE_HISTORY = 500
+
+
+class ReferenceHistory:
+    """The references received, newest last (the last :data:`REFERENCE_HISTORY`).
+
+    A sample answered after a newer one arrived (a controller's one-point reference per
+    tick, a late node) still finds the one that covers its stamp.
+    """
+
+    def __init__(self) -> None:
+        """No reference yet."""
+        self._references: collections.deque[ReferenceAccelerations] = collections.deque(
+            maxlen=REFERENCE_HISTORY)
+
+    def set(self, reference: ReferenceAccelerations | None) -> None:
+        """Add ``reference`` as the newest; None forgets them all."""
+        if reference is None:
+            self._references.clear()
+        else:
+            self._references.append(reference)
+
+    def awaited(self, t: float, window: float) -> bool:
+        """Whether a sample stamped ``t`` should wait for the reference covering it.
+
+        True while references stream (the newest one ends at most ``window`` before
+        ``t``) but none covers ``t`` yet: a controller's one-point reference of the same
+        tick may still be on its way (DDS orders nothing across topics). A reference that
+        ended longer ago (a finished trajectory) is waited for by no sample.
+        """
+        references = self._references
+        if not references:
+            return False
+        end = references[-1].end + references[-1].tolerance
+        return end < t <= end + window
+
+    def acceleration(self, t: float, estimate: Array) -> Array:
+        """q̈ at stamp t: the newest covering reference's, joint by joint.
+
+        ``estimate`` (the filtered derivative) where no reference covers t or a joint.
+        """
+        references = self._references
+        # A sample after the newest reference's end is not covered (and costs one check).
+        if not references or t > references[-1].end + references[-1].tolerance:
+            return estimate
+        for reference in reversed(references):
+            qdd = reference.at(t)
+            if qdd is not None:
+                if reference.covers_all_joints:
+                    return qdd
+                return np.asarray(np.where(reference.covered, qdd, estimate))
+        return estimate

@@ -32,7 +32,6 @@ tested without ROS.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import functools
 import math
@@ -48,14 +47,13 @@ from robot_tv_dynamics.bounds.theorems import rate_spatial_inertia_norm
 from robot_tv_dynamics.dynamics import psi_momentum
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.filters import DerivativeFilter
-from robot_tv_dynamics.inputs.reference import ReferenceAccelerations
+from robot_tv_dynamics.inputs.payloads import PayloadSchedule
+from robot_tv_dynamics.inputs.reference import (
+    ReferenceAccelerations,
+    ReferenceHistory,
+)
 from robot_tv_dynamics.inputs.timeline import EMPTY, StampedSeries, TimelineRules
 from robot_tv_dynamics.model import RobotModel
-
-#: How many received references a sample may take q̈ from (one-point references at the
-#: simulator's 50 Hz: the last 10 s of them; a node lagging by more than a second at
-#: start-up on a loaded machine had lost its samples' references at 50).
-REFERENCE_HISTORY = 500
 
 
 @dataclass(frozen=True)
@@ -135,15 +133,7 @@ class ModelInputs:
         self._theta_base: Array = np.array(model.theta_nominal)
         self.theta_from_topic = False
         self._theta_time = -math.inf
-        self._payloads: dict[str, Array] = {}
-        self._payload_deltas: dict[str, Array] = {}
-        self._payload_delta: Array = np.zeros((n, 10))
-        #: payloads stamped after the newest sample, (stamp, link, Φ, its Θ change) in
-        #: stamp order, and what the samples before the first of them take
-        self._payload_pending: tuple[tuple[float, str, Array, Array], ...] = ()
-        self._settled_payloads: dict[str, Array] = {}
-        self._settled_deltas: dict[str, Array] = {}
-        self._settled_delta: Array = self._payload_delta
+        self._payloads = PayloadSchedule.empty(n)
         self._theta_rate_topic: Array | None = None
         self._theta_rate_filtered: Array = np.zeros((n, 10))
         self._rate_norm_cache: tuple[Array, float] | None = None
@@ -152,16 +142,12 @@ class ModelInputs:
         self._gamma_dot: Array | None = None
         self._gamma_time = self._gamma_dot_time = -math.inf
         self.reference: ReferenceAccelerations | None = None
-        #: The references received, newest last: a sample answered after a newer one
-        #: arrived (a controller's one-point reference per tick, a late node) still finds
-        #: the reference that covers its stamp.
-        self._references: collections.deque[ReferenceAccelerations] = collections.deque(
-            maxlen=REFERENCE_HISTORY)
+        self._references = ReferenceHistory()
         self.last_stamp = -math.inf
         self.last_q: Array | None = None
         self._zero_theta: Array = np.zeros((n, 10))
         self._zero_gamma: Array = np.zeros((n, 6))
-        self._theta: Array = self._theta_base + self._payload_delta
+        self._theta: Array = self._theta_base + self._payloads.delta
         #: stamped Θ (Θ̇ with it or from stamps): used at a sample's stamp once it has data
         self.theta_series = StampedSeries((n, 10), self.rules.timeline, "inertial_parameters")
         self.theta_status = EMPTY
@@ -198,19 +184,19 @@ class ModelInputs:
     @property
     def payload_delta(self) -> Array:
         """Σ of the payloads' changes to Θ (N, 10), every payload received (read-only view)."""
-        view = self._payload_delta.view()
+        view = self._payloads.delta.view()
         view.setflags(write=False)
         return view
 
     @property
     def payloads(self) -> dict[str, Array]:
         """Link → Φ of its payload about the link frame, every payload received (a copy)."""
-        return dict(self._payloads)
+        return dict(self._payloads.phi)
 
     @property
     def pending_payloads(self) -> list[tuple[float, str]]:
         """(stamp [s], link) of the payloads stamped after the newest sample, in order."""
-        return [(stamp, link) for stamp, link, _, _ in self._payload_pending]
+        return [(stamp, link) for stamp, link, _, _ in self._payloads.pending]
 
     # ------------------------------------------------------------------ model swap
     def swap_model(self, model: RobotModel) -> list[tuple[str, str]]:
@@ -221,21 +207,17 @@ class ModelInputs:
         Returns:
             (link, reason) for each payload that could not be re-applied (dropped).
         """
-        old_payloads = dict(self._settled_payloads)
-        old_pending = self._payload_pending
+        old = self._payloads
         self.model = model
         n = model.n_bodies
         if not self.theta_from_topic:
             self._theta_base = np.array(model.theta_nominal)
             self._theta_filter.reset()
             self._theta_time = -math.inf
-        self._payloads, self._payload_deltas = {}, {}
-        self._payload_delta = np.zeros((n, 10))
-        self._payload_pending, self._settled_payloads, self._settled_deltas = (), {}, {}
-        self._settled_delta = self._payload_delta
+        self._payloads = PayloadSchedule.empty(n)
         dropped: list[tuple[str, str]] = []
-        for link, phi, stamp in [*((link, phi, None) for link, phi in old_payloads.items()),
-                                 *((link, phi, stamp) for stamp, link, phi, _ in old_pending)]:
+        for link, phi, stamp in [*((link, phi, None) for link, (phi, _) in old.settled.items()),
+                                 *((link, phi, stamp) for stamp, link, phi, _ in old.pending)]:
             try:
                 self.set_payload(link, phi, stamp)
             except InvalidInputError as error:
@@ -243,7 +225,7 @@ class ModelInputs:
             except Exception as error:  # an unknown link in the new URDF, ...
                 dropped.append((link, str(error)))
         self._zero_theta, self._zero_gamma = np.zeros((n, 10)), np.zeros((n, 6))
-        self._theta = self._theta_base + self._payload_delta
+        self._theta = self._theta_base + self._payloads.delta
         if self.theta_series.shape != (n, 10):  # other bodies: the stamped Θ is void
             self.theta_series = StampedSeries((n, 10), self.rules.timeline,
                                               "inertial_parameters")
@@ -301,7 +283,7 @@ class ModelInputs:
             self._theta_time = now
             self._theta_base = theta
             self.theta_from_topic = True
-            self._theta = theta + self._payload_delta
+            self._theta = theta + self._payloads.delta
 
     def set_theta_stamped(self, stamp: float, theta: Array,
                           theta_dot: Array | None = None) -> None:
@@ -389,61 +371,32 @@ class ModelInputs:
         phi = limits.check_bounded(check_finite(phi, "phi", (10,)), limits.THETA, "phi")
         if stamp is not None and not math.isfinite(stamp):
             raise InvalidInputError("payload.header.stamp", f"is not finite ({stamp})")
-        zero = np.zeros((self.model.n_bodies, 10))
-        delta = self.model.theta_with_link_inertia(zero, link, phi)
-        phi = np.array(phi, dtype=np.float64)
-        if stamp is None or stamp <= self.last_stamp:
-            self._settled_payloads = {**self._settled_payloads, link: phi}
-            self._settled_deltas = {**self._settled_deltas, link: delta}
-            self._settled_delta = _total(self._settled_deltas, zero)
-        else:
-            pending = [*self._payload_pending, (stamp, link, phi, delta)]
-            pending.sort(key=lambda entry: entry[0])  # stable: equal stamps keep arrival order
-            self._payload_pending = tuple(pending)
-        self._refresh_payloads(zero)
-
-    def _refresh_payloads(self, zero: Array) -> None:
-        """Every payload received: the settled ones updated by the pending, in stamp order."""
-        payloads, deltas = dict(self._settled_payloads), dict(self._settled_deltas)
-        for _, link, phi, delta in self._payload_pending:
-            payloads[link], deltas[link] = phi, delta
-        self._payloads, self._payload_deltas = payloads, deltas
-        self._payload_delta = (self._settled_delta if not self._payload_pending
-                               else _total(deltas, zero))
-        self._theta = self._theta_base + self._payload_delta
+        delta = self.model.theta_with_link_inertia(self._payloads.zero, link, phi)
+        self._payloads = self._payloads.with_payload(
+            link, np.array(phi, dtype=np.float64), delta, stamp, self.last_stamp)
+        self._theta = self._theta_base + self._payloads.delta
 
     def _payload_delta_at(self, t: float) -> Array:
         """The payloads' change to Θ at a sample stamped t (settles the pending ones ≤ t)."""
-        pending = self._payload_pending
-        if not pending:
-            return self._payload_delta
-        k = 0
-        while k < len(pending) and pending[k][0] <= t:
-            k += 1
-        if k:
-            settled_p, settled_d = dict(self._settled_payloads), dict(self._settled_deltas)
-            for _, link, phi, delta in pending[:k]:
-                settled_p[link], settled_d[link] = phi, delta
-            zero = np.zeros((self.model.n_bodies, 10))
-            self._settled_payloads, self._settled_deltas = settled_p, settled_d
-            self._settled_delta = _total(settled_d, zero)
-            self._payload_pending = pending[k:]
-            if not self._payload_pending:  # all settled: the one array every sample takes
-                self._payload_delta = self._settled_delta
-                self._theta = self._theta_base + self._payload_delta
-        return self._settled_delta
+        payloads = self._payloads
+        if not payloads.pending:
+            return payloads.delta
+        settled = payloads.settled_at(t)
+        if settled is not payloads:
+            self._payloads = settled
+            if not settled.pending:  # all settled: the one array every sample takes
+                self._theta = self._theta_base + settled.delta
+        return settled.settled_delta  # type: ignore[return-value]
 
     def set_reference(self, reference: ReferenceAccelerations | None) -> None:
         """The reference trajectory q̈ is taken from where it covers a sample (None: none).
 
-        The last :data:`REFERENCE_HISTORY` references are kept: a sample takes q̈ from the
-        newest one that covers its stamp. None forgets them all.
+        The last :data:`~robot_tv_dynamics.inputs.reference.REFERENCE_HISTORY` references
+        are kept: a sample takes q̈ from the newest one that covers its stamp. None forgets
+        them all.
         """
         self.reference = reference
-        if reference is None:
-            self._references.clear()
-        else:
-            self._references.append(reference)
+        self._references.set(reference)
 
     # ------------------------------------------------------------------ per sample
     def check_stamp(self, t: float, argument: str = "joint_states.header.stamp") -> None:
@@ -478,14 +431,14 @@ class ModelInputs:
         qdd = self._acceleration(t, qd)
         delta = self._payload_delta_at(t)
         theta, theta_dot = self._theta, self._theta_dot(now)
-        if delta is not self._payload_delta:  # a payload stamped after t is pending
+        if delta is not self._payloads.delta:  # a payload stamped after t is pending
             theta = self._theta_base + delta
         if len(self.theta_series):
             lookup = self.theta_series.at(t)
             self.theta_status = lookup.status
             assert lookup.value is not None and lookup.rate is not None
             theta, theta_dot = lookup.value + delta, lookup.rate
-            if delta is self._payload_delta:
+            if delta is self._payloads.delta:
                 self._theta = theta
         if len(self.psi_series):
             found = self.psi_series.at(t)
@@ -502,33 +455,13 @@ class ModelInputs:
     def reference_awaited(self, t: float, window: float) -> bool:
         """Whether a sample stamped ``t`` should wait for the reference covering it.
 
-        True while references stream (the newest one ends at most ``window`` before
-        ``t``) but none covers ``t`` yet: a controller's one-point reference of the same
-        tick may still be on its way (DDS orders nothing across topics). A reference that
-        ended longer ago (a finished trajectory) is waited for by no sample.
+        See :meth:`~robot_tv_dynamics.inputs.reference.ReferenceHistory.awaited`.
         """
-        references = self._references
-        if not references:
-            return False
-        end = references[-1].end + references[-1].tolerance
-        return end < t <= end + window
+        return self._references.awaited(t, window)
 
     def _acceleration(self, t: float, qd: Array) -> Array:
         """q̈ at stamp t: the reference where it covers t, else the filtered derivative."""
-        estimate = self._qdd_filter.update(t, qd, checked=True)
-        qdd = None
-        references = self._references
-        # A sample after the newest reference's end is not covered (and costs one check).
-        if references and t <= references[-1].end + references[-1].tolerance:
-            for reference in reversed(references):
-                qdd = reference.at(t)
-                if qdd is not None:
-                    break
-        if qdd is None:
-            return estimate
-        if reference.covers_all_joints:
-            return qdd
-        return np.asarray(np.where(reference.covered, qdd, estimate))
+        return self._references.acceleration(t, self._qdd_filter.update(t, qd, checked=True))
 
     def _rate_norm(self, theta_dot: Array) -> float:
         """σ_max(Z(Θ̇)), computed once per Θ̇ array (they are replaced, never mutated)."""
@@ -555,7 +488,3 @@ class ModelInputs:
             return self._zero_gamma
         return value
 
-
-def _total(deltas: dict[str, Array], zero: Array) -> Array:
-    """Σ of the payloads' Θ changes (a new array; ``zero`` when there is none)."""
-    return np.sum(list(deltas.values()), axis=0) if deltas else zero
