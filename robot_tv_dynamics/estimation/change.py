@@ -71,6 +71,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+# imported with the module, not at the first test: scipy.stats (for chi2) costs 1.5–3 s to
+# import, a stall in which a live node loses a burst of samples
+from scipy.special import chdtri
+
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
 
@@ -146,9 +150,7 @@ class ChangeDetectorConfig:
         """The χ² quantile of ``dof`` degrees of freedom at the stated rate (inf when off)."""
         if self.false_alarm_rate <= 0 or dof <= 0:
             return math.inf
-        from scipy.stats import chi2
-
-        return float(chi2.isf(self.false_alarm_rate * self.window, dof))
+        return float(chdtri(dof, self.false_alarm_rate * self.window))
 
 
 @dataclass(frozen=True)
