@@ -35,6 +35,7 @@ from robot_tv_dynamics.friction import (
 )
 from robot_tv_dynamics.identification.data import (
     DEFAULT_CUTOFF_HZ,
+    JointSamples,
     PreparedData,
     load_samples,
     prepare,
@@ -135,15 +136,21 @@ def _fit_gains(args: argparse.Namespace, model: RobotModel, prepared: PreparedDa
     if not isinstance(payload, Payload):
         raise InvalidInputError("--anchor-payload", "must be a constant payload (link, mass, "
                                 "com, inertia), not a loading process")
-    bar = Progress("reading the anchor", show)
-    try:
-        samples = load_samples(Path(args.anchor_data), model, args.topic, bar,
-                               effort_option(args, model.joint_names))
-    finally:
-        bar.close()
+    samples = _read(args, model, args.anchor_data, "reading the anchor", show)
     anchor = GainAnchor(prepare(samples, args.cutoff), payload, args.anchor_data)
     return require_identifiable(fit_effort_scale(
         model, prepared, anchor, args.friction, args.coulomb_velocity))
+
+
+def _read(args: argparse.Namespace, model: RobotModel, path: str, label: str,
+          show: bool) -> JointSamples:
+    """One record's samples, as the ``--topic`` and ``--effort-*`` options say, with a bar."""
+    bar = Progress(label, show)
+    try:
+        return load_samples(Path(path), model, args.topic, bar,
+                            effort_option(args, model.joint_names))
+    finally:
+        bar.close()
 
 
 def _gain_lines(gains: dict[str, Any]) -> str:
@@ -160,12 +167,7 @@ def run(args: argparse.Namespace) -> int:
     xml = read_urdf_file(urdf)
     model = load_model(str(urdf), lock_option(args.lock))
     show = args.progress if args.progress is not None else sys.stderr.isatty()
-    bar = Progress("reading data", show)
-    try:
-        samples = load_samples(Path(args.data), model, args.topic, bar,
-                               effort_option(args, model.joint_names))
-    finally:
-        bar.close()
+    samples = _read(args, model, args.data, "reading data", show)
     prepared = prepare(samples, args.cutoff)
     gains = _fit_gains(args, model, prepared, show)
     if gains is not None:
