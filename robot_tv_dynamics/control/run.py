@@ -37,8 +37,9 @@ from robot_tv_dynamics.inertia import (
 from robot_tv_dynamics.loading import LoadingProcess
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.simulation.control import SineReference
-from robot_tv_dynamics.simulation.interface import Controller
+from robot_tv_dynamics.simulation.interface import Controller, ControlOutput, ControlState
 from robot_tv_dynamics.simulation.loop import ControlLoop
+from robot_tv_dynamics.simulation.plant import ArmSimulator
 
 
 def persistent_reference(model: RobotModel, q0: npt.ArrayLike, amplitude: float = 0.3,
@@ -247,23 +248,10 @@ def run_adaptive(
     plant = loop.plant
     if extremes is None:
         extremes = jacobian_extremes(model, samples=extremes_samples)
-    gamma_low = extremes.inf_lambda_min_JtJ_bracket[0]
-    delta_up = extremes.sup_sigma_max_J_sq_bracket[1]
-    # V and the power sᵀK_D s: for the Slotine–Li family, which defines them
-    core = controller if isinstance(controller, SlotineLiCore) else None
-    kd = None if core is None else core.kd
+    record = _Recorder(model, controller, plant.load_body,
+                       (extremes.inf_lambda_min_JtJ_bracket[0],
+                        extremes.sup_sigma_max_J_sq_bracket[1]))
     steps = int(round(duration * rate))
-    dt = plant.dt
-    rows: dict[str, list[Any]] = {k: [] for k in (
-        "t", "q", "qd", "qr", "qdr", "th", "tt", "ttd", "qe", "qem", "tau",
-        "te", "teb", "me", "lm", "mu", "nu", "lmin", "lmax", "a1", "a2", "v", "d")}
-    dissipated, min_j = 0.0, math.inf
-    adapted = np.asarray(getattr(controller, "adapted", np.ones(model.n_bodies, dtype=bool)))
-    adapted_rows = np.flatnonzero(adapted)
-    step_margins = np.full(model.n_bodies, math.inf)
-    step_violations, steps_run = 0, 0
-    first_violation: float | None = None
-    body = plant.load_body
     diverged: tuple[float, str] | None = None
     for k in range(steps + 1):
         t = plant.t
@@ -276,81 +264,113 @@ def run_adaptive(
             # the estimate blew up before the arm did: the run ends here, as a divergence
             diverged = (t, "the controller's estimate or torque is not finite")
             break
-        steps_run += 1
-        # μ of every adapted body at every step (never decimated): one batched eigvalsh,
-        # of Ĵ itself for laws that carry it (the Ĵ definiteness check), else of f(Θ̂)
-        if adapted_rows.size:
-            j_hat = getattr(controller, "j_hat", None)
-            if j_hat is not None:
-                mu_step = np.linalg.eigvalsh(j_hat[adapted_rows])[:, 0]
-                min_j = min(min_j, float(np.min(mu_step)))
-            else:
-                mu_step = np.linalg.eigvalsh(pseudo_inertia(out.theta_hat[adapted_rows]))[:, 0]
-            step_margins[adapted_rows] = np.minimum(step_margins[adapted_rows], mu_step)
-            if np.any(mu_step <= 0.0):
-                step_violations += 1
-                first_violation = t if first_violation is None else first_violation
-        if kd is not None:
-            s = core.last_s  # type: ignore[union-attr]
-            power = float(s @ (kd * s))
+        record.every_step(t, out.theta_hat)
         if k % record_every == 0:
-            theta = plant.loads(t).theta
-            theta_hat = out.theta_hat
-            mu = np.atleast_1d(consistency_margin(theta_hat))
-            nu = np.atleast_1d(consistency_size(theta_hat))
-            eig = np.linalg.eigvalsh(model.mass_matrix(plant.q, theta_hat))
-            a1, a2 = theorem_bounds(float(np.min(mu[adapted])), float(np.max(nu[adapted])),
-                                    gamma_low, delta_up)
-            err = plant.q - state.q_d
-            loads = plant.loads(t)
-            rows["t"].append(t)
-            rows["q"].append(plant.q.copy())
-            rows["qd"].append(plant.qd.copy())
-            rows["qr"].append(np.array(state.q_d))
-            rows["qdr"].append(np.array(state.qd_d))
-            rows["th"].append(np.array(theta_hat))
-            rows["tt"].append(np.array(loads.theta))
-            rows["ttd"].append(np.array(loads.theta_dot))
-            rows["qe"].append(float(np.linalg.norm(err)))
-            rows["qem"].append(float(np.max(np.abs(err))))
-            rows["tau"].append(out.tau)
-            rows["te"].append(float(np.linalg.norm(theta_hat - theta)))
-            rows["teb"].append(np.linalg.norm(theta_hat - theta, axis=1)
-                               / np.maximum(np.linalg.norm(theta, axis=1), 1e-12))
-            rows["me"].append(math.nan if body is None
-                              else float(theta_hat[body, 0] - theta[body, 0]))
-            rows["lm"].append(math.nan if body is None else float(theta[body, 0]))
-            rows["mu"].append(mu)
-            rows["nu"].append(nu)
-            rows["lmin"].append(float(eig[0]))
-            rows["lmax"].append(float(eig[-1]))
-            rows["a1"].append(a1)
-            rows["a2"].append(a2)
-            rows["v"].append(math.nan if core is None else core.lyapunov(plant.q, theta))
-            rows["d"].append(dissipated if kd is not None else math.nan)
+            record.sample(plant, state, out)
         if k == steps:
             break
-        if kd is not None:
-            dissipated += power * dt
+        record.dissipate(plant.dt)
         try:
             loop.advance(out)  # τ + w, unclipped (adapt's plant has no drive limits)
         except SimulationDivergedError as error:  # the run ends here; the summary says when
             diverged = (plant.t, str(error))
             break
-    return AdaptiveRun(
-        t=np.array(rows["t"]), q=np.array(rows["q"]), qd=np.array(rows["qd"]),
-        q_d=np.array(rows["qr"]), qd_d=np.array(rows["qdr"]), theta_hat=np.array(rows["th"]),
-        theta=np.array(rows["tt"]), theta_dot=np.array(rows["ttd"]),
-        q_error=np.array(rows["qe"]), q_error_max=np.array(rows["qem"]),
-        tau=np.array(rows["tau"]), theta_error=np.array(rows["te"]),
-        theta_error_per_body=np.array(rows["teb"]), load_mass=np.array(rows["lm"]),
-        load_mass_error=np.array(rows["me"]), margins=np.array(rows["mu"]),
-        sizes=np.array(rows["nu"]), lambda_min=np.array(rows["lmin"]),
-        lambda_max=np.array(rows["lmax"]), alpha1=np.array(rows["a1"]),
-        alpha2=np.array(rows["a2"]), lyapunov=np.array(rows["v"]),
-        dissipated=np.array(rows["d"]), adapted=adapted, load_body=body, min_j_eig=min_j,
-        step_margins=step_margins, step_violations=step_violations,
-        first_violation_t=first_violation, steps=steps_run,
-        info={"gamma": gamma_low, "delta": delta_up,
-              "diverged_at_s": None if diverged is None else diverged[0],
-              "diverged": None if diverged is None else diverged[1]})
+    return record.run(diverged)
+
+
+class _Recorder:
+    """What :func:`run_adaptive` measures: μ(Θ̂) and Ĵ at every step, the rest on its grid."""
+
+    #: The recorded rows, each a list of one value per recorded sample.
+    ROWS = ("t", "q", "qd", "qr", "qdr", "th", "tt", "ttd", "qe", "qem", "tau", "te", "teb",
+            "me", "lm", "mu", "nu", "lmin", "lmax", "a1", "a2", "v", "d")
+
+    def __init__(self, model: RobotModel, controller: Controller, body: int | None,
+                 extremes: tuple[float, float]) -> None:
+        """Start empty; ``extremes`` = (γ, δ) of α₁, α₂; ``body`` the load's Θ row."""
+        self.model, self.controller, self.body = model, controller, body
+        self.gamma_low, self.delta_up = extremes
+        # V and the power sᵀK_D s: for the Slotine–Li family, which defines them
+        self.core = controller if isinstance(controller, SlotineLiCore) else None
+        self.rows: dict[str, list[Any]] = {key: [] for key in self.ROWS}
+        self.adapted = np.asarray(getattr(controller, "adapted",
+                                          np.ones(model.n_bodies, dtype=bool)))
+        self.adapted_rows = np.flatnonzero(self.adapted)
+        self.step_margins = np.full(model.n_bodies, math.inf)
+        self.step_violations, self.steps = 0, 0
+        self.first_violation: float | None = None
+        self.dissipated, self.min_j = 0.0, math.inf
+
+    def every_step(self, t: float, theta_hat: Array) -> None:
+        """μ of every adapted body at a control step (never decimated).
+
+        One batched eigvalsh, of Ĵ itself for laws that carry it (the Ĵ definiteness
+        check), else of f(Θ̂).
+        """
+        self.steps += 1
+        rows = self.adapted_rows
+        if not rows.size:
+            return
+        j_hat = getattr(self.controller, "j_hat", None)
+        if j_hat is not None:
+            mu_step = np.linalg.eigvalsh(j_hat[rows])[:, 0]
+            self.min_j = min(self.min_j, float(np.min(mu_step)))
+        else:
+            mu_step = np.linalg.eigvalsh(pseudo_inertia(theta_hat[rows]))[:, 0]
+        self.step_margins[rows] = np.minimum(self.step_margins[rows], mu_step)
+        if np.any(mu_step <= 0.0):
+            self.step_violations += 1
+            self.first_violation = t if self.first_violation is None else self.first_violation
+
+    def dissipate(self, dt: float) -> None:
+        """Add the step's ∫ sᵀK_D s (the Slotine–Li family only)."""
+        if self.core is not None:
+            s = self.core.last_s
+            self.dissipated += float(s @ (self.core.kd * s)) * dt
+
+    def sample(self, plant: ArmSimulator, state: ControlState, out: ControlOutput) -> None:
+        """One row of the record grid at the step's start."""
+        model, rows, adapted, body = self.model, self.rows, self.adapted, self.body
+        t = state.t
+        loads = plant.loads(t)
+        theta, theta_hat = loads.theta, out.theta_hat
+        mu = np.atleast_1d(consistency_margin(theta_hat))
+        nu = np.atleast_1d(consistency_size(theta_hat))
+        eig = np.linalg.eigvalsh(model.mass_matrix(plant.q, theta_hat))
+        a1, a2 = theorem_bounds(float(np.min(mu[adapted])), float(np.max(nu[adapted])),
+                                self.gamma_low, self.delta_up)
+        err = plant.q - state.q_d
+        for key, value in (
+                ("t", t), ("q", plant.q.copy()), ("qd", plant.qd.copy()),
+                ("qr", np.array(state.q_d)), ("qdr", np.array(state.qd_d)),
+                ("th", np.array(theta_hat)), ("tt", np.array(loads.theta)),
+                ("ttd", np.array(loads.theta_dot)), ("qe", float(np.linalg.norm(err))),
+                ("qem", float(np.max(np.abs(err)))), ("tau", out.tau),
+                ("te", float(np.linalg.norm(theta_hat - theta))),
+                ("teb", np.linalg.norm(theta_hat - theta, axis=1)
+                 / np.maximum(np.linalg.norm(theta, axis=1), 1e-12)),
+                ("me", math.nan if body is None else float(theta_hat[body, 0] - theta[body, 0])),
+                ("lm", math.nan if body is None else float(theta[body, 0])),
+                ("mu", mu), ("nu", nu), ("lmin", float(eig[0])), ("lmax", float(eig[-1])),
+                ("a1", a1), ("a2", a2),
+                ("v", math.nan if self.core is None else self.core.lyapunov(plant.q, theta)),
+                ("d", self.dissipated if self.core is not None else math.nan)):
+            rows[key].append(value)
+
+    def run(self, diverged: tuple[float, str] | None) -> AdaptiveRun:
+        """The :class:`AdaptiveRun` of what was recorded."""
+        rows = {key: np.array(values) for key, values in self.rows.items()}
+        return AdaptiveRun(
+            t=rows["t"], q=rows["q"], qd=rows["qd"], q_d=rows["qr"], qd_d=rows["qdr"],
+            theta_hat=rows["th"], theta=rows["tt"], theta_dot=rows["ttd"],
+            q_error=rows["qe"], q_error_max=rows["qem"], tau=rows["tau"],
+            theta_error=rows["te"], theta_error_per_body=rows["teb"],
+            load_mass=rows["lm"], load_mass_error=rows["me"], margins=rows["mu"],
+            sizes=rows["nu"], lambda_min=rows["lmin"], lambda_max=rows["lmax"],
+            alpha1=rows["a1"], alpha2=rows["a2"], lyapunov=rows["v"], dissipated=rows["d"],
+            adapted=self.adapted, load_body=self.body, min_j_eig=self.min_j,
+            step_margins=self.step_margins, step_violations=self.step_violations,
+            first_violation_t=self.first_violation, steps=self.steps,
+            info={"gamma": self.gamma_low, "delta": self.delta_up,
+                  "diverged_at_s": None if diverged is None else diverged[0],
+                  "diverged": None if diverged is None else diverged[1]})
