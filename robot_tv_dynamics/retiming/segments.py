@@ -221,20 +221,9 @@ def retime_segments(
                                       options.moveit_scaling)
         else:
             notes.append("no uniform-slowdown comparison for this segmented input")
-    for r in results:
-        notes.extend(n for n in r.notes if n not in notes)
-    warnings: list[str] = []
-    for r in results:
-        warnings.extend(w for w in r.warnings if w not in warnings)
-    s_before = np.concatenate([r.before_path_position[(0 if k == 0 else 1):] + s_start[k]
-                               for k, r in enumerate(results)])
-    speed_before = np.concatenate([r.before_path_speed[(0 if k == 0 else 1):]
-                                   for k, r in enumerate(results)])
-    schedule = LoadSchedule(
-        s=np.concatenate([r.schedule.s + s_start[k] for k, r in enumerate(results)]),
-        process_time=np.concatenate([r.schedule.process_time for r in results]),
-        time=np.concatenate([r.schedule.time + starts[k] for k, r in enumerate(results)]),
-        mass=np.concatenate([r.schedule.mass for r in results]))
+    notes = _unique([*notes, *(n for r in results for n in r.notes)])
+    warnings = _unique([w for r in results for w in r.warnings])
+    schedule, s_before, speed_before = _joined_path(results, s_start, starts)
     return replace(
         head, trajectory=output, timing=timing, duration_after=timing.duration,
         duration_before=float(trajectory.time_from_start[-1] - trajectory.time_from_start[0]),
@@ -251,6 +240,30 @@ def retime_segments(
         schedule=schedule, load=load, before=before, before_path_position=s_before,
         before_path_speed=speed_before, evaluation=evaluation, verification=verification,
         runtime=time.perf_counter() - started, notes=tuple(notes), warnings=tuple(warnings))
+
+
+def _unique(items: Sequence[str]) -> list[str]:
+    """``items`` without repeats, in first-seen order."""
+    return list(dict.fromkeys(items))
+
+
+def _joined_path(results: Sequence[RetimeResult], s_start: Array, starts: Array
+                 ) -> tuple[LoadSchedule, Array, Array]:
+    """The segments' load schedules, and the input's path position and speed, end to end.
+
+    ``s_start``: each segment's path-position offset; ``starts``: its start time [s]. A
+    segment after the first drops its first sample (the previous one's last).
+    """
+    s_before = np.concatenate([r.before_path_position[(0 if k == 0 else 1):] + s_start[k]
+                               for k, r in enumerate(results)])
+    speed_before = np.concatenate([r.before_path_speed[(0 if k == 0 else 1):]
+                                   for k, r in enumerate(results)])
+    schedule = LoadSchedule(
+        s=np.concatenate([r.schedule.s + s_start[k] for k, r in enumerate(results)]),
+        process_time=np.concatenate([r.schedule.process_time for r in results]),
+        time=np.concatenate([r.schedule.time + starts[k] for k, r in enumerate(results)]),
+        mass=np.concatenate([r.schedule.mass for r in results]))
+    return schedule, s_before, speed_before
 
 
 def _merge_active(results: Sequence[RetimeResult]) -> dict[str, dict[str, float]]:
