@@ -106,28 +106,12 @@ def design_payload_excitation(
     """
     scales = scales or LimitScales()
     n = model.nv
-    for name, value in (("duration", duration), ("max_acceleration", max_acceleration),
-                        ("rate", rate)):
-        if not (math.isfinite(value) and value > 0):
-            raise InvalidInputError(name, f"must be > 0, got {value}")
-    if not 1 <= wrist <= n:
-        raise InvalidInputError("wrist", f"must be in 1 … {n}, got {wrist}")
-    if harmonics < 2:
-        raise InvalidInputError("harmonics", f"must be >= 2, got {harmonics}")
-    if candidates + iterations < 1:
-        raise InvalidInputError("candidates", "need at least one candidate")
-    LoadMeasurement(model, link)  # unknown or world-fixed link → its error now
+    _check_design(model, link, duration=duration, max_acceleration=max_acceleration,
+                  rate=rate, wrist=wrist, harmonics=harmonics, draws=candidates + iterations)
     search = np.linspace(0.0, duration, 80, endpoint=False)
     limits = TrajectoryLimits(model, scales, search)
     if center is not None:
-        c = np.asarray(center, dtype=np.float64).reshape(-1)
-        lo, hi = model.joint_limits.lower, model.joint_limits.upper
-        if c.shape != (n,) or not np.all(np.isfinite(c)) or np.any(c <= lo) or np.any(c >= hi):
-            raise InvalidInputError("center", f"needs {n} finite values strictly inside "
-                                    "the joint limits")
-        limits.center = c
-        limits.excursion = scales.position * np.minimum(
-            np.minimum(c - lo, hi - c), scales.max_excursion)
+        _center_limits(model, limits, scales, center)
     moving = tuple(range(n - wrist, n))
     mask = np.zeros((n, 1))
     mask[list(moving)] = 1.0
@@ -173,17 +157,67 @@ def design_payload_excitation(
     times = np.arange(0.0, duration + 0.5 / rate, 1.0 / rate)
     final = TrajectoryLimits(model, scales, times)
     final.center, final.excursion = limits.center, limits.excursion
-    trajectory = best
-    for _ in range(20):  # dense check (positions, velocities, efforts by eq. (39)) + q̈
-        ratios = peak_ratios(model, trajectory, times, final)
+    trajectory, ratios, acc = _within_limits(model, best, times, final, max_acceleration)
+    q, qd, qdd = trajectory.evaluate(times)
+    cond = load_condition_number(model, link, q, qd, qdd)
+    design = ExcitationDesign(trajectory, float(times[-1]), cond, 10, ratios,
+                              candidates + iterations)
+    return PayloadExcitation(design, moving, acc)
+
+
+def _check_design(model: RobotModel, link: str, *, duration: float, max_acceleration: float,
+                  rate: float, wrist: int, harmonics: int, draws: int) -> None:
+    """Check the settings of :func:`design_payload_excitation` and the link.
+
+    Raises:
+        InvalidInputError: a setting out of range; the link's own error (unknown, fixed to
+            the world).
+    """
+    for name, value in (("duration", duration), ("max_acceleration", max_acceleration),
+                        ("rate", rate)):
+        if not (math.isfinite(value) and value > 0):
+            raise InvalidInputError(name, f"must be > 0, got {value}")
+    if not 1 <= wrist <= model.nv:
+        raise InvalidInputError("wrist", f"must be in 1 … {model.nv}, got {wrist}")
+    if harmonics < 2:
+        raise InvalidInputError("harmonics", f"must be >= 2, got {harmonics}")
+    if draws < 1:
+        raise InvalidInputError("candidates", "need at least one candidate")
+    LoadMeasurement(model, link)
+
+
+def _center_limits(model: RobotModel, limits: TrajectoryLimits, scales: LimitScales,
+                   center: npt.ArrayLike) -> None:
+    """Move ``limits`` about the user's ``center`` pose (its excursion to the nearer limit).
+
+    Raises:
+        InvalidInputError: not nv finite values strictly inside the joint limits.
+    """
+    n = model.nv
+    c = np.asarray(center, dtype=np.float64).reshape(-1)
+    lo, hi = model.joint_limits.lower, model.joint_limits.upper
+    if c.shape != (n,) or not np.all(np.isfinite(c)) or np.any(c <= lo) or np.any(c >= hi):
+        raise InvalidInputError("center", f"needs {n} finite values strictly inside "
+                                "the joint limits")
+    limits.center = c
+    limits.excursion = scales.position * np.minimum(
+        np.minimum(c - lo, hi - c), scales.max_excursion)
+
+
+def _within_limits(model: RobotModel, trajectory: FourierTrajectory, times: Array,
+                   limits: TrajectoryLimits, max_acceleration: float
+                   ) -> tuple[FourierTrajectory, Array, Array]:
+    """The trajectory scaled until the dense check holds, with its last ratios.
+
+    The check: positions, velocities, efforts by eq. (39) (the peak ratios) and q̈ (the
+    acceleration ratios), at ``times``.
+    """
+    for _ in range(20):
+        ratios = peak_ratios(model, trajectory, times, limits)
         qdd = trajectory.evaluate(times)[2]
         acc = np.abs(qdd).max(axis=0) / max_acceleration
         worst = max(float(ratios.max()), float(acc.max()))
         if worst <= 1.0:
             break
         trajectory = trajectory.scaled(0.98 / worst)
-    q, qd, qdd = trajectory.evaluate(times)
-    cond = load_condition_number(model, link, q, qd, qdd)
-    design = ExcitationDesign(trajectory, float(times[-1]), cond, 10, ratios,
-                              candidates + iterations)
-    return PayloadExcitation(design, moving, acc)
+    return trajectory, ratios, acc
