@@ -40,7 +40,12 @@ export _ROS_WHEELS_BOOTSTRAP_COMPLETE=1
 # ament_index_python (ros2cli, get_package_share_directory) raises without it.
 export AMENT_PREFIX_PATH="${_rtd_venv}"
 export PYTHONPATH="${_rtd_repo}"
-# The only RMW the wheels ship; set explicitly so a stale value cannot pick another.
-export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
+# The only RMW the wheels ship: another value (a cell's Cyclone DDS) would fail every node,
+# so it is set, and a different value already set is named.
+if [ -n "${RMW_IMPLEMENTATION:-}" ] && [ "${RMW_IMPLEMENTATION}" != rmw_fastrtps_cpp ]; then
+    echo "ros_env.sh: RMW_IMPLEMENTATION=${RMW_IMPLEMENTATION} is not in the wheels;" \
+         "using rmw_fastrtps_cpp" >&2
+fi
+export RMW_IMPLEMENTATION=rmw_fastrtps_cpp
 
 unset _rtd_repo _rtd_venv _rtd_site _rtd_ld _rtd_dir

@@ -147,14 +147,16 @@ def node_parameters():
         markers_node,
         monitor_node,
         sim_node,
+        trajectory_gate,
     )
 
     return {"dynamics_node": dynamics_node.PARAMETERS, "monitor_node": monitor_node.PARAMETERS,
             "sim_node": sim_node.PARAMETERS, "markers_node": markers_node.PARAMETERS,
-            "estimator_node": estimator_node.PARAMETERS}
+            "estimator_node": estimator_node.PARAMETERS,
+            "trajectory_gate": trajectory_gate.PARAMETERS}
 
 
-def test_config_file_has_every_parameter_of_both_nodes_with_its_default(node_parameters):
+def test_config_file_has_every_parameter_of_every_node_with_its_default(node_parameters):
     config = yaml.safe_load(CONFIG.read_text())
     assert set(config) == {f"/**/{name}" for name in node_parameters}
     for name, specs in node_parameters.items():

@@ -53,7 +53,7 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
     ParameterSpec(
         "identification_summary", "",
         "summary.json of robot-tv-dynamics identify: the per-joint fit RMS of the identified "
-        "model is each joint's noise level (used when noise_std is empty)",
+        "model is each joint's noise level; when set, it replaces noise_std",
         runtime=START_UP),
     ParameterSpec(
         "noise_std", "0.5",
