@@ -36,7 +36,18 @@ Common to all three, in the user's units:
   ``changes`` counts the confirmed ones;
 - a contact is not a load: innovations that no change of the load's (m, h) explains (a
   push on the arm) hold the estimate while they last, and withdraw a pending change
-  (``contacts`` counts the held updates).
+  (``contacts`` counts the held updates);
+- a torque offset per row (``offset``, when ``offset_memory`` > 0): the rows are
+  y = R Φ_L + b + noise, and b is in the state beside the load's (Φ_L, or θ), one Kalman
+  step on both (:meth:`LoadFilter._correct`, H = [R ∂Φ/∂x, I]). b is forgotten like the
+  load, λ_b = exp(−Δt/τ_b) (a random walk whose density is what the rows say about it, so
+  it follows no faster than they separate it from the load: an offset is constant in q, a
+  load's torque is not), starts at 0 with σ_b0 = :data:`OFFSET_PRIOR_STD`, and its
+  variance is capped there. It is *held* (its gain rows 0, Joseph form, its covariance
+  kept) when poorly excited (at rest b and the load's mass and COM are not separable)
+  and while the detector suspects a change or a contact, or a confirmed one settles
+  (:attr:`ChangeDetector.settled`): a load change is the load's. The ``projected``
+  method's projection moves b by its correlation with Φ_L, b* = b̂ + P_bx P_xx⁻¹ (Φ* − Φ̂).
 
 No update raises on data: a singular or non-finite step is skipped and counted in
 ``skipped`` by reason.
