@@ -228,9 +228,11 @@ class ChangeDetector:
 
     @property
     def settled(self) -> bool:
-        """Whether nothing is suspected: the last update learned (g/κ below half the
-        threshold, no change pending), no confirmed change is settling, and the contact
-        test is below half its quantile. What the estimator's torque offsets may follow."""
+        """Whether nothing is suspected: what the estimator's torque offsets may follow.
+
+        The last update learned (g/κ below half the threshold, no change pending), no
+        confirmed change is settling, and the contact test is below half its quantile.
+        """
         return (self._learned and self._time >= self._quiet_from
                 and self.rejection < 0.5 * self._rejection_threshold)
 

@@ -219,7 +219,7 @@ class LoadFilter:
     # ------------------------------------------------------------------ the protocol
     @property
     def covariance(self) -> Array:
-        """Covariance of the load's state (Φ_L or θ) (10, 10); the offsets' in ``offset_covariance``."""
+        """Covariance of the load's state (Φ_L or θ) (10, 10); see ``offset_covariance``."""
         return self._joint[:10, :10]
 
     @property
@@ -394,7 +394,7 @@ class LoadFilter:
                 np.einsum("ij,jk,ik->i", h, self._joint, h))
 
     def _innovation(self, r: Array, target: Array, phi: Array, offset: Array) -> Array:
-        """y − R Φ_L − b (b when the filter has offsets)."""
+        """The innovations y − R Φ_L − b (b when the filter has offsets)."""
         e = target - r @ phi
         return e - offset if offset.size else e
 
@@ -524,10 +524,11 @@ class LoadFilter:
         """The Kalman step every method shares, on the joint state (load state x, offsets b).
 
         Rows H = [h, I] (h = ∂(RΦ_L)/∂x), innovations ``e`` = y − RΦ̂_L − b̂. Forgetting
-        (:meth:`_forgotten`), x's walk ``walk``, the change's ``opening`` in x; Huber weights; gain K = P Hᵀ S⁻¹, its offset rows 0 when the
-        offsets are held (:meth:`_offsets_free`), all of it scaled when x's step exceeds
-        ``max_step`` (both with the Joseph form); each block's variances capped at its
-        prior. Returns (Δx, Δb, P), or None for a non-finite result.
+        (:meth:`_forgotten`), x's walk ``walk``, the change's ``opening`` in x; Huber
+        weights; gain K = P Hᵀ S⁻¹, its offset rows 0 when the offsets are held
+        (:meth:`_offsets_free`), all of it scaled when x's step exceeds ``max_step``
+        (both with the Joseph form); each block's variances capped at its prior.
+        Returns (Δx, Δb, P), or None for a non-finite result.
         """
         n = scale.size
         p = self._forgotten(self._joint, h[:, :n], scale, step, determined_only)
