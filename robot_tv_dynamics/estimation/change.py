@@ -232,6 +232,8 @@ class ChangeDetector:
 
         The last update learned (g/κ below half the threshold, no change pending), no
         confirmed change is settling, and the contact test is below half its quantile.
+        (Not held through the warm-up: released at its end, the offsets jumped and the
+        detector read the jump as a change on the real Panda recording.)
         """
         return (self._learned and self._time >= self._quiet_from
                 and self.rejection < 0.5 * self._rejection_threshold)

@@ -78,8 +78,10 @@ from robot_tv_dynamics.inertia import Array, consistency_margin
 
 #: The methods of :class:`LoadFilter`.
 LOAD_METHODS = ("classical", "projected", "geometric")
-#: Default time constant of the torque offsets' forgetting [s]: the load's memory (an
-#: offset follows no faster than the load does, so the rows can separate the two).
+#: A time constant for the torque offsets' forgetting [s]: the load's memory (an offset
+#: then follows no faster than the load does, so the rows can separate the two). Not
+#: the default (0, no offsets): in a slow motion with little noise the offsets took a
+#: grasp (docs/estimation.md, "Torque offsets").
 OFFSET_MEMORY = 10.0
 #: Prior standard deviation of each row's torque offset, and the cap of its variance
 #: [N·m or N]: the order of what a torque sensor's offset drifts from the one identify
@@ -121,7 +123,7 @@ class LoadFilterConfig:
     max_step: float = 0.5
     mass_floor: float = 1e-3
     projection_period: float = 0.0
-    offset_memory: float = OFFSET_MEMORY
+    offset_memory: float = 0.0
 
     def __post_init__(self) -> None:
         """Check the ranges.
@@ -585,8 +587,8 @@ class LoadFilter:
             if projected.active:
                 self.projections += 1
                 # the joint state's projection: the offsets follow the load's move by
-                # their correlation, b* = b̂ + P_bx P_xx⁻¹ (Φ* − Φ̂)
-                if self.offset.size:
+                # their correlation, b* = b̂ + P_bx P_xx⁻¹ (Φ* − Φ̂), unless held
+                if self.offset.size and self._offsets_free(determined_only):
                     self.offset = self.offset + self._joint[10:, :10] @ np.linalg.lstsq(
                         self.covariance, projected.phi - phi, rcond=None)[0]
             phi = projected.phi

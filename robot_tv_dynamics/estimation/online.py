@@ -29,7 +29,7 @@ from robot_tv_dynamics.estimation.change import ChangeDetectorConfig, excitation
 from robot_tv_dynamics.estimation.excitation import ExcitationCheck, ExcitationConfig
 from robot_tv_dynamics.estimation.geometric import GeometricConfig, GeometricEKF
 from robot_tv_dynamics.estimation.interface import PayloadEstimator
-from robot_tv_dynamics.estimation.load import OFFSET_MEMORY, LoadFilter, LoadFilterConfig
+from robot_tv_dynamics.estimation.load import LoadFilter, LoadFilterConfig
 from robot_tv_dynamics.estimation.measurement import LoadMeasurement
 from robot_tv_dynamics.estimation.rls import EstimatorConfig, RecursiveLeastSquares
 from robot_tv_dynamics.exceptions import InvalidInputError
@@ -81,7 +81,9 @@ class LoadEstimatorSettings:
             2-core machine); what is reported is always the projection of the current
             state [s].
         offset_memory: each joint's torque offset is estimated with this time constant
-            of forgetting (a random walk as fast as the rows resolve it); 0 = no offsets [s].
+            of forgetting (a random walk as fast as the rows resolve it); 0 (the
+            default) = no offsets; :data:`~robot_tv_dynamics.estimation.load.OFFSET_MEMORY`
+            the load's memory [s].
         update_determined: when poorly excited (after the excitation check's warm-up),
             update the directions the rows determine (at rest: the mass and the COM
             across gravity), forgetting only in them, and hold the rest; False holds the
@@ -104,7 +106,7 @@ class LoadEstimatorSettings:
     max_gap: float = 0.5
     decimation: int = 1
     projection_period: float = 0.004
-    offset_memory: float = OFFSET_MEMORY
+    offset_memory: float = 0.0
     update_determined: bool = True
     excitation: ExcitationConfig = field(default_factory=ExcitationConfig)
 

@@ -106,10 +106,11 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "", 1.0, 1e6,
         runtime=LIVE, note=RESTART),
     ParameterSpec(
-        "offset_memory", 10.0,
+        "offset_memory", 0.0,
         "time constant of each joint's estimated torque offset (forgotten as the load is, "
         "held at rest and while a load change or a contact is suspected): the offset "
-        "takes the drifting sensor bias the load's first moment would; 0 = no offsets",
+        "takes the drifting sensor bias the load's first moment would; 0 = no offsets "
+        "(10 = the load's memory)",
         "s", 0.0, 1e6,
         runtime=LIVE, note=RESTART),
     ParameterSpec(
@@ -186,7 +187,7 @@ class EstimatorNodeConfig(parameters.CommonConfig):
     change_confirm: float = 0.3
     margin_fraction: float = 0.25
     upper_factor: float = 5.0
-    offset_memory: float = 10.0
+    offset_memory: float = 0.0
     theta_walk: float = 0.0
     acceleration_cutoff: float = 20.0
     max_gap: float = 0.5

@@ -95,9 +95,7 @@ def test_the_load_estimate_moves_at_most_50_g_during_the_push(run):
              for start, end in est.contact_spans]
     assert len(spans) == 1, (method, spans)
     start, end = spans[0]
-    # within 50 ms and one contact-test period (4 ms): with the torque offsets in the
-    # state the geometric filter's contact starts at 51 ms (47 ms without)
-    assert PUSH[0] <= start <= PUSH[0] + 0.054 and end is not None and end <= PUSH[1] + 0.5, \
+    assert PUSH[0] <= start <= PUSH[0] + 0.05 and end is not None and end <= PUSH[1] + 0.5, \
         (method, spans)
     # the fill was followed, and the push left the estimate where it was
     assert abs(before - truth[np.searchsorted(t, PUSH[0])]) <= 0.05, (method, before)

@@ -12,7 +12,12 @@ import pytest
 from support.excited import COM, LINK, MASS, NOISE, exciting_trajectory, simulate
 
 from robot_tv_dynamics.estimation import LoadEstimatorSettings, OnlineLoadEstimator
-from robot_tv_dynamics.estimation.load import OFFSET_PRIOR_STD, LoadFilter, LoadFilterConfig
+from robot_tv_dynamics.estimation.load import (
+    OFFSET_MEMORY,
+    OFFSET_PRIOR_STD,
+    LoadFilter,
+    LoadFilterConfig,
+)
 from robot_tv_dynamics.inertia import phi_from_mass_com_inertia
 
 #: A constant torque offset of each arm joint (fingers none) [N·m].
@@ -38,7 +43,7 @@ def test_a_constant_offset_goes_to_the_offsets_not_to_the_com(panda, excited_dat
     # 0.1-0.3 N·m: with the offset state the COM is within 1 cm and the offsets are found;
     # without it the first moment takes the offsets (5-15 cm measured) and the detector
     # reads them as changes
-    est = _run(panda, excited_data, method, 10.0)
+    est = _run(panda, excited_data, method, OFFSET_MEMORY)
     assert np.linalg.norm(est.load.com - COM) <= 0.01, (method, est.load.com)
     assert abs(est.load.mass - MASS) <= 0.02, (method, est.load.mass)
     np.testing.assert_allclose(est.estimator.offset[:7], OFFSET[:7], atol=0.03)
@@ -57,7 +62,7 @@ def test_at_rest_the_offsets_are_held(panda):
     rng = np.random.default_rng(1)
     for method in ("classical", "geometric"):
         est = OnlineLoadEstimator(panda, LINK, LoadEstimatorSettings(
-            method=method, noise_std=(NOISE,)))
+            method=method, noise_std=(NOISE,), offset_memory=OFFSET_MEMORY))
         for k in range(1000):  # 5 s at 200 Hz
             est.add_sample(1.0 + 0.005 * k, q, zeros, tau + rng.normal(0, NOISE, panda.nv))
         filt = est.estimator
@@ -78,7 +83,8 @@ def test_a_load_change_is_the_loads_not_the_offsets():
     rng = np.random.default_rng(7)
     offset = rng.uniform(-0.3, 0.3, 7)
     load = phi_from_mass_com_inertia(1.0, np.array([0.02, -0.01, 0.1]), np.diag([2e-3] * 3))
-    filt = LoadFilter("classical", np.eye(10), np.zeros(10), 1e-6, LoadFilterConfig())
+    filt = LoadFilter("classical", np.eye(10), np.zeros(10), 1e-6,
+                      LoadFilterConfig(offset_memory=OFFSET_MEMORY))
     step, noise = 0.004, 0.2
     r = _rows(rng)
     before, moved = None, 0.0

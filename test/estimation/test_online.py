@@ -119,11 +119,8 @@ def test_a_projection_period_projects_the_state_less_often_and_reports_bodies(
     # effort noise of 0.2 N·m, so that the barely excited inertia of the state's load
     # wanders out of the constraints between projections
     noise = 0.2
-    # no offset state: this narrow motion (0.25 rad) separates a joint offset from the
-    # COM poorly, and with offsets the COM's x was 1.8 cm off on this noise (the state's
-    # variance, 1.5 cm on another seed); test_offsets.py tests the offsets
     est = OnlineLoadEstimator(panda, LINK, LoadEstimatorSettings(
-        method="projected", noise_std=(noise,), projection_period=0.02, offset_memory=0.0))
+        method="projected", noise_std=(noise,), projection_period=0.02))
     margins, raw_below = [], 0
     rng = np.random.default_rng(3)
     for t, q, qd, tau in excited_data:
