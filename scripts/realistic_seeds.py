@@ -9,8 +9,9 @@ elasticity, a hard stop at the end; 1 kHz; ``identify`` on the unloaded first 12
 second 12 s a random 0.5–2 kg load, COM up to 7 cm off the flange axis, grasped and later
 released over 0.2 s each), then ``estimate --model ident/ --method M --offset-memory 10``
 (the torque offsets, not the CLI's default) for the three methods, every K-th sample
-updating (default the test's 4). Prints one Markdown row per seed and method (the goal quantities of ``realistic.live_metrics``, the goals missed),
-then per method the false changes over all seeds and the seeds meeting all goals.
+updating (default the test's 4). Prints one Markdown row per seed and method (the goal
+quantities of ``realistic.live_metrics``, the goals missed), then per method the false
+changes over all seeds and the seeds meeting all goals.
 ``--keep DIR`` writes each run's ``estimate --json`` output there. ≈ 30 s of CPU per
 seed; run it under ``nice``.
 """
