@@ -107,7 +107,7 @@ def metrics(out: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(path: str | Path, methods: tuple[str, ...] = METHODS, decimation: int = 1,
-        keep: Path | None = None) -> dict[str, Any]:
+        keep: Path | None = None, offset_memory: float = 0.0) -> dict[str, Any]:
     """identify on the first half, each method on the second; the rows and the set-up."""
     data = read_recording(path)
     urdf = str(example_robot_urdf())
@@ -124,7 +124,8 @@ def run(path: str | Path, methods: tuple[str, ...] = METHODS, decimation: int = 
         for method in methods:
             out = _cli_json(["estimate", "--model", str(folder / "ident"), "--data",
                              str(second), "--link", LINK, "--method", method,
-                             "--decimation", str(decimation), "--json"])
+                             "--decimation", str(decimation),
+                             "--offset-memory", str(offset_memory), "--json"])
             if keep is not None:
                 (folder / f"{method}.json").write_text(json.dumps(out), encoding="utf-8")
             rows[method] = metrics(out)
@@ -158,10 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--decimation", type=int, default=1,
                         help="estimate --decimation (default: %(default)s)")
     parser.add_argument("--keep", type=Path, help="keep bags, identify folder, JSON here")
+    parser.add_argument("--offset-memory", type=float, default=0.0,
+                        help="estimate --offset-memory (default: %(default)s, no offsets)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
     methods = tuple(m for m in args.methods.split(",") if m)
-    result = run(args.path, methods, args.decimation, args.keep)
+    result = run(args.path, methods, args.decimation, args.keep, args.offset_memory)
     if args.json:
         print(json.dumps(result))
         return 0

@@ -7,10 +7,11 @@ Panda; AR(1) 0.3–0.8 N·m noise with spikes, a residual growing with the inert
 torque, LuGre friction with Stribeck and hysteresis, a drifting offset, joint
 elasticity, a hard stop at the end; 1 kHz; ``identify`` on the unloaded first 12 s; in the
 second 12 s a random 0.5–2 kg load, COM up to 7 cm off the flange axis, grasped and later
-released over 0.2 s each), then ``estimate --model ident/ --method M`` for the three
-methods, every K-th sample updating (default the test's 4). Prints one Markdown row per
-seed and method (the goal quantities of ``realistic.live_metrics``, the goals missed),
-then per method the false changes over all seeds and the seeds meeting all goals.
+released over 0.2 s each), then ``estimate --model ident/ --method M --offset-memory 10``
+(the torque offsets, not the CLI's default) for the three methods, every K-th sample
+updating (default the test's 4). Prints one Markdown row per seed and method (the goal
+quantities of ``realistic.live_metrics``, the goals missed), then per method the false
+changes over all seeds and the seeds meeting all goals.
 ``--keep DIR`` writes each run's ``estimate --json`` output there. ≈ 30 s of CPU per
 seed; run it under ``nice``.
 """
@@ -30,14 +31,20 @@ sys.path.insert(0, str(REPO / "test"))
 from support import realistic as R  # noqa: E402
 
 from robot_tv_dynamics.cli import main as cli  # noqa: E402
+from robot_tv_dynamics.estimation.load import OFFSET_MEMORY  # noqa: E402
 from robot_tv_dynamics.paths import example_robot_urdf  # noqa: E402
 
 METHODS = ("classical", "projected", "geometric")
 
 
 def run_seed(seed: int, decimation: int, keep: Path | None = None,
-             without: tuple[str, ...] = (), methods: tuple[str, ...] = METHODS) -> dict[str, dict]:
-    """One seed: identify on the first half, each method on the second; method -> metrics."""
+             without: tuple[str, ...] = (), methods: tuple[str, ...] = METHODS,
+             offset_memory: float = OFFSET_MEMORY) -> dict[str, dict]:
+    """One seed: identify on the first half, each method on the second; method -> metrics.
+
+    ``offset_memory``: the estimators' torque offsets (``estimate --offset-memory``; the
+    study's default is the load's memory, the CLI's 0).
+    """
     urdf = str(example_robot_urdf())
     lock = [item for joint in R.PANDA_LOCK for item in ("--lock", joint)]
     rows = {}
@@ -54,8 +61,8 @@ def run_seed(seed: int, decimation: int, keep: Path | None = None,
             with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(io.StringIO()):
                 if cli(["estimate", "--model", str(folder / "ident"), "--data", str(second),
                         "--link", R.LINK, "--payload-frame", R.LINK,  # the truth's frame
-                        "--method", method, "--decimation",
-                        str(decimation), "--json"]) != 0:
+                        "--method", method, "--decimation", str(decimation),
+                        "--offset-memory", str(offset_memory), "--json"]) != 0:
                     raise RuntimeError(f"seed {seed}: estimate --method {method} failed")
             if keep is not None:
                 keep.mkdir(parents=True, exist_ok=True)

@@ -350,7 +350,8 @@ def test_what_docs_estimation_says_of_the_realistic_seeds_holds_in_their_kept_ru
     """The lines under the 20-seed table: classical declares every change within 0.3 s
     and no false one; every false change of the others falls after a true change's start
     (late or repeated, none on the unloaded arm before the grasp); most misses are the COM
-    goal; seed 18 (0.53 kg) is the only one the grasp goes unseen on by projected."""
+    goal; with the torque offsets projected declares every grasp within 0.3 s (seed 18's
+    0.53 kg, unseen before them, included)."""
     kept = numbers.load("realistic_seeds")["data"]
     summary = numbers.realistic_summary(kept)
     assert summary["classical"]["false"] == []
@@ -361,18 +362,18 @@ def test_what_docs_estimation_says_of_the_realistic_seeds_holds_in_their_kept_ru
     com_only = sum(missed == ["COM"] for w in summary.values() for _, missed in w["missed"])
     assert com_only > len([1 for w in summary.values() for _ in w["missed"]]) / 2
     assert [seed for seed, m in kept["seeds"].items()
-            if m["projected"]["delays"][0] is None] == ["18"]
+            if m["projected"]["delays"][0] is None] == []
 
 
 def test_what_docs_estimation_says_of_the_model_error_terms_holds_in_their_kept_runs():
-    """Left out one at a time, the drift is the term whose absence brings the COM of the
-    study's worst seeds within 1 cm (or nearly) and lets its lightest load be followed."""
+    """Left out one at a time, the drift is still (with the torque offsets) the term whose
+    absence brings the COM of the study's worst seeds within 1 cm, and no other does."""
     kept = numbers.load("realistic_terms")["data"]
     rows = {(row["seed"], tuple(row["without"])): row for row in kept["rows"]}
     for seed in (4, 9, 18):
         full = rows[(seed, ())]["com_error"]
         drift = rows[(seed, ("drift",))]["com_error"]
-        assert drift < 0.5 * full, seed
+        assert drift <= 0.01 < full, seed
         others = [rows[(seed, (term,))]["com_error"] for term in kept["terms"]
                   if term not in ("drift", "noise")]
         assert min(others) > drift, seed

@@ -105,6 +105,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         metavar="S",
                         help="a declared load change is confirmed or withdrawn this long "
                              "after it (default: %(default)s)")
+    parser.add_argument("--offset-memory", type=float, default=defaults.offset_memory,
+                        metavar="S",
+                        help="time constant of each joint's estimated torque offset (held at "
+                             "rest and while a load change or contact is suspected), 0 = no "
+                             "offsets (default: %(default)s)")
     parser.add_argument("--margin-fraction", type=float, default=defaults.margin_fraction,
                         help="ε = this × λ_min(f) of the body's base share "
                              "(default: %(default)s)")
@@ -219,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
     settings = LoadEstimatorSettings(
         method=args.method, noise_std=_noise(args, files.summary, model.joint_names),
         memory=args.memory, huber=args.huber, false_alarm_rate=args.false_alarm_rate,
-        change_confirm=args.change_confirm,
+        change_confirm=args.change_confirm, offset_memory=args.offset_memory,
         margin_fraction=args.margin_fraction,
         acceleration_cutoff=args.acceleration_cutoff, decimation=args.decimation,
         excitation=ExcitationConfig(threshold=args.excitation_threshold))

@@ -225,6 +225,20 @@ class ChangeDetector:
         #: updates held as contacts
         self.contacts = 0
         self._contact_tested = -math.inf  # time of the last contact test [s]
+        self._rejection_threshold = math.inf  # the contact test's last quantile
+        self._learned = False
+
+    @property
+    def settled(self) -> bool:
+        """Whether nothing is suspected: what the estimator's torque offsets may follow.
+
+        The last update learned (g/κ below half the threshold, no change pending), no
+        confirmed change is settling, and the contact test is below half its quantile.
+        (Not held through the warm-up: released at its end, the offsets jumped and the
+        detector read the jump as a change on the real Panda recording.)
+        """
+        return (self._learned and self._time >= self._quiet_from
+                and self.rejection < 0.5 * self._rejection_threshold)
 
     @property
     def enabled(self) -> bool:
@@ -257,6 +271,7 @@ class ChangeDetector:
         """
         self._time += step
         self._updates += 1
+        self._learned = False
         warming = self._time < self.config.warmup
         if warming or math.isnan(self.kappa):
             # until learned, a residual correlated over ASSUMED_CORRELATION (a real
@@ -294,6 +309,7 @@ class ChangeDetector:
             return self._pending(a, e_before if e_before is not None else e, s)
         if warming or self.statistic < 0.5 * self.threshold:
             self._learn(e, index, step)
+            self._learned = True
         if not warming:
             self._track_kappa(g, step)
         if (self.statistic > self.threshold and not warming
@@ -330,6 +346,7 @@ class ChangeDetector:
         z = vectors[:, kept].T @ self._bw
         r = float(np.sum(z * z / values[kept]))
         threshold = self.config.quantile(dof)
+        self._rejection_threshold = threshold
         self.rejection = r / self.kappa_r
         if self._time >= self.config.warmup and self.rejection > threshold:
             return True

@@ -36,7 +36,18 @@ Common to all three, in the user's units:
   ``changes`` counts the confirmed ones;
 - a contact is not a load: innovations that no change of the load's (m, h) explains (a
   push on the arm) hold the estimate while they last, and withdraw a pending change
-  (``contacts`` counts the held updates).
+  (``contacts`` counts the held updates);
+- a torque offset per row (``offset``, when ``offset_memory`` > 0): the rows are
+  y = R Φ_L + b + noise, and b is in the state beside the load's (Φ_L, or θ), one Kalman
+  step on both (:meth:`LoadFilter._correct`, H = [R ∂Φ/∂x, I]). b is forgotten like the
+  load, λ_b = exp(−Δt/τ_b) (a random walk whose density is what the rows say about it, so
+  it follows no faster than they separate it from the load: an offset is constant in q, a
+  load's torque is not), starts at 0 with σ_b0 = :data:`OFFSET_PRIOR_STD`, and its
+  variance is capped there. It is *held* (its gain rows 0, Joseph form, its covariance
+  kept) when poorly excited (at rest b and the load's mass and COM are not separable)
+  and while the detector suspects a change or a contact, or a confirmed one settles
+  (:attr:`ChangeDetector.settled`): a load change is the load's. The ``projected``
+  method's projection moves b by its correlation with Φ_L, b* = b̂ + P_bx P_xx⁻¹ (Φ* − Φ̂).
 
 No update raises on data: a singular or non-finite step is skipped and counted in
 ``skipped`` by reason.
@@ -67,6 +78,15 @@ from robot_tv_dynamics.inertia import Array, consistency_margin
 
 #: The methods of :class:`LoadFilter`.
 LOAD_METHODS = ("classical", "projected", "geometric")
+#: A time constant for the torque offsets' forgetting [s]: the load's memory (an offset
+#: then follows no faster than the load does, so the rows can separate the two). Not
+#: the default (0, no offsets): in a slow motion with little noise the offsets took a
+#: grasp (docs/estimation.md, "Torque offsets").
+OFFSET_MEMORY = 10.0
+#: Prior standard deviation of each row's torque offset, and the cap of its variance
+#: [N·m or N]: the order of what a torque sensor's offset drifts from the one identify
+#: fitted.
+OFFSET_PRIOR_STD = 0.1
 
 
 @dataclass(frozen=True)
@@ -89,6 +109,9 @@ class LoadFilterConfig:
         projection_period: ``projected`` replaces its state by the projection at most
             this often (time since the last one, in update time; 0 = after every
             update); the reported load is always the projection of the current state [s].
+        offset_memory: τ_b of each row's torque offset: a random walk whose density is
+            its forgetting, λ_b = exp(−Δt/τ_b) per update (module docstring); 0 = no
+            offset state [s].
     """
 
     memory: float = 10.0
@@ -100,6 +123,7 @@ class LoadFilterConfig:
     max_step: float = 0.5
     mass_floor: float = 1e-3
     projection_period: float = 0.0
+    offset_memory: float = 0.0
 
     def __post_init__(self) -> None:
         """Check the ranges.
@@ -112,7 +136,7 @@ class LoadFilterConfig:
             if not (math.isfinite(value) and value > 0):
                 raise InvalidInputError(name, f"must be > 0, got {value}")
         for name in ("huber", "change_hold", "theta_walk",
-                     "projection_period"):
+                     "projection_period", "offset_memory"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise InvalidInputError(name, f"must be >= 0, got {value}")
@@ -171,11 +195,13 @@ class LoadFilter:
             f0 = mass * np.diag([_START_RADIUS**2] * 3 + [1.0])
             self.theta = log_cholesky_from_pseudo_inertia(f0)
             self._theta_prior = np.diag(_THETA_PRIOR**2)
-            self.covariance = self._theta_prior.copy()
+            self._joint = self._theta_prior.copy()
             self._phi_load, self._jacobian = phi_and_jacobian(self.theta)
         else:
             self._phi_load = np.zeros(10)
-            self.covariance = self._prior.copy()
+            self._joint = self._prior.copy()
+        #: each row's torque offset b̂ (k,), sized at the first update [N·m or N]
+        self.offset = np.zeros(0)
         self._reported: Array | None = None
         self.updates = 0
         #: detected changes (the memory opened)
@@ -193,6 +219,16 @@ class LoadFilter:
         self._last_projection = -math.inf
 
     # ------------------------------------------------------------------ the protocol
+    @property
+    def covariance(self) -> Array:
+        """Covariance of the load's state (Φ_L or θ) (10, 10); see ``offset_covariance``."""
+        return self._joint[:10, :10]
+
+    @property
+    def offset_covariance(self) -> Array:
+        """Covariance of the torque offsets b̂ (k, k) [N·m²] (0 × 0 without offsets)."""
+        return self._joint[10:, 10:]
+
     @property
     def method(self) -> str:
         """``classical``, ``projected`` or ``geometric``."""
@@ -239,12 +275,12 @@ class LoadFilter:
         reported once confirmed.
         """
         if self._method == "geometric":
-            state = self._phi_load if self._snapshot is None else self._snapshot[2]
+            state = self._phi_load if self._snapshot is None else self._snapshot[0]
             return state.copy()
         if self._reported is None:  # the identity (one eigenvalue check) when feasible
-            phi, p = ((self._phi_load, self.covariance) if self._snapshot is None
+            phi, p = ((self._phi_load, self._joint) if self._snapshot is None
                       else self._snapshot[:2])
-            self._reported = self.projection(phi, p).phi
+            self._reported = self.projection(phi, p[:10, :10]).phi
         return self._reported.copy()
 
     @property
@@ -293,6 +329,7 @@ class LoadFilter:
         self._time += step
         r = r_b @ self.transform
         target = y_b - r_b @ self.phi_base
+        self._size_offsets(r.shape[0])
         try:
             with np.errstate(over="raise", divide="raise", invalid="raise"):
                 opening = self._detect(r, target, w, index, step)
@@ -333,23 +370,49 @@ class LoadFilter:
         return 0 if self.detector is None else self.detector.withdrawn
 
     def _state(self) -> tuple[Array, ...]:
-        if self._method == "geometric":
-            return (self.theta.copy(), self.covariance.copy(), self._phi_load.copy(),
-                    self._jacobian.copy())
-        return (self._phi_load.copy(), self.covariance.copy())
+        """(Φ̂_L, joint covariance, b̂, θ̂, ∂Φ/∂θ): what a withdrawn change puts back."""
+        geometric = self._method == "geometric"
+        return (self._phi_load.copy(), self._joint.copy(), self.offset.copy(),
+                self.theta.copy() if geometric else np.zeros(0),
+                self._jacobian.copy() if geometric else np.zeros(0))
 
     def _restore(self, state: tuple[Array, ...]) -> None:
+        self._phi_load, self._joint, self.offset = state[:3]
         if self._method == "geometric":
-            self.theta, self.covariance, self._phi_load, self._jacobian = state
-        else:
-            self._phi_load, self.covariance = state
+            self.theta, self._jacobian = state[3:]
+
+    def _rows(self, r: Array) -> Array:
+        """The rows in the filter's coordinates: [R (∂Φ/∂θ), I] over (load state, offsets)."""
+        h = r @ self._jacobian if self._method == "geometric" else r
+        if self.offset.size == 0:
+            return h
+        return np.hstack([h, np.eye(r.shape[0])])
 
     def _prediction(self, r: Array, target: Array) -> tuple[Array, Array]:
         """Innovations and each row's prediction variance at the current state."""
-        if self._method == "geometric":
-            h = r @ self._jacobian
-            return target - r @ self._phi_load, np.einsum("ij,jk,ik->i", h, self.covariance, h)
-        return target - r @ self._phi_load, np.einsum("ij,jk,ik->i", r, self.covariance, r)
+        self._size_offsets(r.shape[0])
+        h = self._rows(r)
+        return (self._innovation(r, target, self._phi_load, self.offset),
+                np.einsum("ij,jk,ik->i", h, self._joint, h))
+
+    def _innovation(self, r: Array, target: Array, phi: Array, offset: Array) -> Array:
+        """The innovations y − R Φ_L − b (b when the filter has offsets)."""
+        e = target - r @ phi
+        return e - offset if offset.size else e
+
+    def _size_offsets(self, rows: int) -> None:
+        """Offsets for ``rows`` rows (at the first update, or when the row count changes).
+
+        They start at 0 with the prior :data:`OFFSET_PRIOR_STD` each, uncorrelated with
+        the load.
+        """
+        if self.config.offset_memory <= 0 or self.offset.size == rows:
+            return
+        n = 10
+        joint = np.zeros((n + rows, n + rows))
+        joint[:n, :n] = self._joint[:n, :n]
+        joint[n:, n:] = OFFSET_PRIOR_STD**2 * np.eye(rows)
+        self._joint, self.offset = joint, np.zeros(rows)
 
     def _detect(self, r: Array, target: Array, w: Array, bins: npt.NDArray[np.intp] | None,
                 step: float) -> Array | None:
@@ -363,16 +426,14 @@ class LoadFilter:
         e, predicted = self._prediction(r, target)
         before = None
         if self._snapshot is not None:
-            before = target - r @ (self._snapshot[2] if self._method == "geometric"
-                                   else self._snapshot[0])
+            before = self._innovation(r, target, self._snapshot[0], self._snapshot[2])
         outcome = self.detector.step(r, e, predicted, bins, step, before)
         if isinstance(outcome, Confirmation) and self._snapshot is not None:
             # open again by what the estimate has yet to move: the change since the
             # state before the alarm, less the way the estimate went
             self.changes += 1
             std = np.sqrt(np.diag(self._prior))[:4]
-            before = self._snapshot[2] if self._method == "geometric" else self._snapshot[0]
-            moved = (self._phi_load[:4] - before[:4]) / std
+            moved = (self._phi_load[:4] - self._snapshot[0][:4]) / std
             self._snapshot = None
             return self._opening_of(outcome.change - moved, outcome.covariance, confirmed=True)
         if isinstance(outcome, Alarm):
@@ -421,85 +482,133 @@ class LoadFilter:
         z = np.abs(e) / np.sqrt(1.0 / w + np.maximum(predicted, 0.0))
         return w * np.minimum(1.0, k / np.maximum(z, 1e-300))
 
-    def _forgotten(self, p: Array, rows: Array, scale: Array, lam: float,
-                   determined_only: bool) -> tuple[Array, float]:
-        """(P after forgetting, λ left for the update).
+    def _forgotten(self, p: Array, rows: Array, scale: Array, step: float,
+                   determined_only: bool) -> Array:
+        """The joint P after forgetting, λ = exp(−Δt/τ) in x and λ_b = exp(−Δt/τ_b) in b.
 
-        All directions (P, λ), or only those the rows determine: P + (1/λ − 1) Π P Πᵀ
-        (Π the projection onto their row space in prior-scaled coordinates) and λ = 1.
+        All directions (D P D, D = diag(λ^(−1/2), λ_b^(−1/2))), or, poorly excited, only
+        the load's directions the rows determine: P_xx + (1/λ − 1) Π P_xx Πᵀ (Π the
+        projection onto their row space in prior-scaled coordinates); the offsets, then
+        not separable from the load, are held with their covariance.
         """
+        n = scale.size
+        lam = math.exp(-step / self.config.memory)
         if not determined_only:
-            return p, lam
+            d = np.ones(p.shape[0])
+            d[:n] = 1.0 / math.sqrt(lam)
+            if p.shape[0] > n:
+                d[n:] = math.exp(0.5 * step / self.config.offset_memory)
+            return d[:, None] * p * d[None, :]
         _, singular, vt = np.linalg.svd(rows * scale, full_matrices=False)
         basis = vt[singular > 1e-6 * max(float(singular[0]), 1e-300)]
         projector = (scale[:, None] * basis.T) @ (basis / scale[None, :])
-        return p + (1.0 / lam - 1.0) * projector @ p @ projector.T, 1.0
+        out = p.copy()
+        out[:n, :n] += (1.0 / lam - 1.0) * projector @ p[:n, :n] @ projector.T
+        return out
+
+    def _offsets_free(self, determined_only: bool) -> bool:
+        """Whether this update may move the offsets.
+
+        Not when poorly excited (at rest an offset and the load's mass and COM are not
+        separable: held as the undetermined directions are), nor while a change is
+        suspected, pending, spreading or settling (the detector not learning): a load
+        change is the load's, not an offset's.
+        """
+        if determined_only:
+            return False
+        if self._time < self._open_until:
+            return False
+        return self.detector is None or self.detector.settled
+
+    def _correct(self, h: Array, e: Array, w: Array, step: float, opening: Array | None,
+                 determined_only: bool, scale: Array, walk: float = 0.0,
+                 max_step: float = math.inf) -> tuple[Array, Array, Array] | None:
+        """The Kalman step every method shares, on the joint state (load state x, offsets b).
+
+        Rows H = [h, I] (h = ∂(RΦ_L)/∂x), innovations ``e`` = y − RΦ̂_L − b̂. Forgetting
+        (:meth:`_forgotten`), x's walk ``walk``, the change's ``opening`` in x; Huber
+        weights; gain K = P Hᵀ S⁻¹, its offset rows 0 when the offsets are held
+        (:meth:`_offsets_free`), all of it scaled when x's step exceeds ``max_step``
+        (both with the Joseph form); each block's variances capped at its prior.
+        Returns (Δx, Δb, P), or None for a non-finite result.
+        """
+        n = scale.size
+        p = self._forgotten(self._joint, h[:, :n], scale, step, determined_only)
+        if walk > 0:
+            p[:n, :n] += walk * step * np.eye(n)
+        if opening is not None:
+            p[:n, :n] += opening
+        nb = p.shape[0] - n
+        ph = p @ h.T
+        weights = self._huber(e, np.einsum("ij,ji->i", h, ph), w)
+        noise = np.diag(1.0 / weights)
+        gain = np.linalg.solve(h @ ph + noise, ph.T).T
+        joseph = False
+        if nb and not self._offsets_free(determined_only):
+            gain[n:] = 0.0
+            joseph = True
+        length = float(np.linalg.norm(gain[:n] @ e))
+        if length > max_step:  # the trust region scales the gain
+            gain = gain * (max_step / length)
+            joseph = True
+        if joseph:
+            a = np.eye(p.shape[0]) - gain @ h
+            p = a @ p @ a.T + gain @ noise @ gain.T
+        else:
+            p = p - gain @ ph.T
+        p = 0.5 * (p + p.T)
+        # forgetting and the walk inflate unexcited directions without bound: cap each
+        # block at its prior (scaling a block and its cross terms keeps P ⪰ 0)
+        d = np.ones(p.shape[0])
+        d[:n] /= math.sqrt(max(1.0, float(np.max(np.diag(p)[:n] / scale**2))))
+        if nb:
+            top = float(np.max(np.diag(p)[n:])) / OFFSET_PRIOR_STD**2
+            d[n:] /= math.sqrt(max(1.0, top))
+        p = d[:, None] * p * d[None, :]
+        delta = gain @ e
+        if not (np.all(np.isfinite(delta)) and np.all(np.isfinite(p))):
+            return None
+        return delta[:n], delta[n:], p
 
     def _rls_step(self, r: Array, y: Array, w: Array, step: float,
                   opening: Array | None, determined_only: bool = False) -> bool:
-        p, lam = self._forgotten(self.covariance, r, np.sqrt(np.diag(self._prior)),
-                                 math.exp(-step / self.config.memory), determined_only)
-        if opening is not None:
-            p = p + opening
-        e = y - r @ self._phi_load
-        pr = p @ r.T
-        weights = self._huber(e, np.einsum("ij,ji->i", r, pr), w)
-        s = r @ pr + lam * np.diag(1.0 / weights)
-        gain = np.linalg.solve(s, pr.T).T
-        phi = self._phi_load + gain @ e
-        p = (p - gain @ pr.T) / lam
-        p = 0.5 * (p + p.T)
-        # forgetting inflates unexcited directions without bound: cap them at the prior
-        top = float(np.max(np.diag(p) / np.diag(self._prior)))
-        if top > 1.0:
-            p = p / top
-        if not (np.all(np.isfinite(phi)) and np.all(np.isfinite(p))):
+        result = self._correct(self._rows(r), self._innovation(r, y, self._phi_load, self.offset),
+                               w, step, opening, determined_only, np.sqrt(np.diag(self._prior)))
+        if result is None:
             return False
-        self.covariance = p
+        dx, db, self._joint = result
+        phi = self._phi_load + dx
+        self.offset = self.offset + db
         period = self.config.projection_period
         if self._method == "projected" and (
                 self._time - self._last_projection >= period * (1.0 - 1e-9)):
             self._last_projection = self._time
-            result = self.projection(phi, p)
-            if result.active:
+            projected = self.projection(phi, self.covariance)
+            if projected.active:
                 self.projections += 1
-            phi = result.phi
+                # the joint state's projection: the offsets follow the load's move by
+                # their correlation, b* = b̂ + P_bx P_xx⁻¹ (Φ* − Φ̂), unless held
+                if self.offset.size and self._offsets_free(determined_only):
+                    self.offset = self.offset + self._joint[10:, :10] @ np.linalg.lstsq(
+                        self.covariance, projected.phi - phi, rcond=None)[0]
+            phi = projected.phi
         self._phi_load = phi
         return True
 
     def _ekf_step(self, r: Array, y: Array, w: Array, step: float,
                   opening: Array | None, determined_only: bool = False) -> bool:
         cfg = self.config
-        h = r @ self._jacobian
-        p, lam = self._forgotten(self.covariance, h, np.sqrt(np.diag(self._theta_prior)),
-                                 math.exp(-step / cfg.memory), determined_only)
-        p = p / lam + cfg.theta_walk * step * np.eye(10)
-        if opening is not None:
-            p = p + opening
-        e = y - r @ self._phi_load
-        ph = p @ h.T
-        weights = self._huber(e, np.einsum("ij,ji->i", h, ph), w)
-        noise = np.diag(1.0 / weights)
-        s = h @ ph + noise
-        gain = np.linalg.solve(s, ph.T).T
-        correction = gain @ e
-        length = float(np.linalg.norm(correction))
-        if length > cfg.max_step:  # the trust region scales the gain: Joseph form
-            gain = gain * (cfg.max_step / length)
-            correction = gain @ e
-            a = np.eye(10) - gain @ h
-            p = a @ p @ a.T + gain @ noise @ gain.T
-        else:
-            p = p - gain @ ph.T
-        theta = self.theta + correction
-        theta[0] = max(theta[0], 0.5 * math.log(cfg.mass_floor))
-        p = 0.5 * (p + p.T)
-        top = float(np.max(np.diag(p) / np.diag(self._theta_prior)))
-        if top > 1.0:
-            p = p / top
-        lc, jac = phi_and_jacobian(theta)
-        if not (np.all(np.isfinite(lc)) and np.all(np.isfinite(p))):
+        result = self._correct(self._rows(r), self._innovation(r, y, self._phi_load, self.offset),
+                               w, step, opening, determined_only,
+                               np.sqrt(np.diag(self._theta_prior)), cfg.theta_walk, cfg.max_step)
+        if result is None:
             return False
-        self.theta, self.covariance = theta, p
+        dx, db, p = result
+        theta = self.theta + dx
+        theta[0] = max(theta[0], 0.5 * math.log(cfg.mass_floor))
+        lc, jac = phi_and_jacobian(theta)
+        if not np.all(np.isfinite(lc)):
+            return False
+        self.theta, self._joint, self.offset = theta, p, self.offset + db
         self._phi_load, self._jacobian = lc, jac
         return True

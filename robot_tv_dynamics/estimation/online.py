@@ -90,6 +90,10 @@ class LoadEstimatorSettings:
             per sample costs more CPU than the sample period leaves on a loaded
             2-core machine); what is reported is always the projection of the current
             state [s].
+        offset_memory: each joint's torque offset is estimated with this time constant
+            of forgetting (a random walk as fast as the rows resolve it); 0 (the
+            default) = no offsets; :data:`~robot_tv_dynamics.estimation.load.OFFSET_MEMORY`
+            the load's memory [s].
         update_determined: when poorly excited (after the excitation check's warm-up),
             update the directions the rows determine (at rest: the mass and the COM
             across gravity), forgetting only in them, and hold the rest; False holds the
@@ -112,6 +116,7 @@ class LoadEstimatorSettings:
     max_gap: float = 0.5
     decimation: int = 1
     projection_period: float = 0.004
+    offset_memory: float = 0.0
     update_determined: bool = True
     excitation: ExcitationConfig = field(default_factory=ExcitationConfig)
 
@@ -131,6 +136,9 @@ class LoadEstimatorSettings:
         if not (math.isfinite(self.memory) and self.memory > 0):
             raise InvalidInputError("memory", f"must be > 0 s, got {self.memory}")
         self.change_detector  # noqa: B018 (checks the detector's ranges)
+        if not (math.isfinite(self.offset_memory) and self.offset_memory >= 0):
+            raise InvalidInputError(
+                "offset_memory", f"must be >= 0 s, got {self.offset_memory}")
         if self.decimation < 1:
             raise InvalidInputError("decimation", f"must be >= 1, got {self.decimation}")
 
@@ -223,7 +231,7 @@ class OnlineLoadEstimator:
             s.method, self.measurement.transform, phi_base, self.epsilon, LoadFilterConfig(
                 memory=s.memory, prior_std=s.prior_std, huber=s.huber,
                 change=s.change_detector, theta_walk=s.theta_walk,
-                projection_period=s.projection_period))
+                projection_period=s.projection_period, offset_memory=s.offset_memory))
         self.excitation = ExcitationCheck(s.prior_std, s.excitation, rms)
         self.inputs = ModelInputs(model, InputRules(
             acceleration_cutoff=s.acceleration_cutoff, max_gap=s.max_gap))

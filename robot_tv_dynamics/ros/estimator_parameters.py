@@ -106,6 +106,14 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "", 1.0, 1e6,
         runtime=LIVE, note=RESTART),
     ParameterSpec(
+        "offset_memory", 0.0,
+        "time constant of each joint's estimated torque offset (forgotten as the load is, "
+        "held at rest and while a load change or a contact is suspected): the offset "
+        "takes the drifting sensor bias the load's first moment would; 0 = no offsets "
+        "(10 = the load's memory)",
+        "s", 0.0, 1e6,
+        runtime=LIVE, note=RESTART),
+    ParameterSpec(
         "theta_walk", 0.0,
         "random-walk density of the log-Cholesky parameters (geometric)", "1/s", 0.0, 1e6,
         runtime=LIVE, note=RESTART),
@@ -179,6 +187,7 @@ class EstimatorNodeConfig(parameters.CommonConfig):
     change_confirm: float = 0.3
     margin_fraction: float = 0.25
     upper_factor: float = 5.0
+    offset_memory: float = 0.0
     theta_walk: float = 0.0
     acceleration_cutoff: float = 20.0
     max_gap: float = 0.5
@@ -249,7 +258,7 @@ def settings_from_config(cfg: EstimatorNodeConfig, noise_std: tuple[float, ...]
         memory=cfg.memory, huber=cfg.huber, false_alarm_rate=cfg.false_alarm_rate,
         change_confirm=cfg.change_confirm,
         margin_fraction=cfg.margin_fraction, upper_factor=cfg.upper_factor,
-        theta_walk=cfg.theta_walk,
+        theta_walk=cfg.theta_walk, offset_memory=cfg.offset_memory,
         acceleration_cutoff=cfg.acceleration_cutoff, max_gap=cfg.max_gap,
         decimation=cfg.decimation,
         excitation=ExcitationConfig(window=cfg.excitation_window,
@@ -267,6 +276,7 @@ def settings_values(settings: LoadEstimatorSettings) -> list[tuple[str, object]]
             ("change_confirm", settings.change_confirm),
             ("margin_fraction", settings.margin_fraction),
             ("upper_factor", settings.upper_factor), ("theta_walk", settings.theta_walk),
+            ("offset_memory", settings.offset_memory),
             ("acceleration_cutoff", settings.acceleration_cutoff),
             ("max_gap", settings.max_gap), ("decimation", settings.decimation),
             ("excitation_window", settings.excitation.window),

@@ -558,7 +558,7 @@ ESTIMATOR_VALUES = {
     "prior_inertia_std": (0.02, "0.02"), "memory": (30.0, "30"), "huber": (1.5, "1.5"),
     "false_alarm_rate": (0.01, "0.01"), "change_confirm": (0.5, "0.5"),
     "margin_fraction": (0.3, "0.3"),
-    "upper_factor": (6.0, "6"), "theta_walk": (0.01, "0.01"),
+    "upper_factor": (6.0, "6"), "theta_walk": (0.01, "0.01"), "offset_memory": (5.0, "5"),
     "acceleration_cutoff": (15.0, "15"), "max_gap": (0.25, "0.25"), "decimation": (2, "2"),
     "excitation_window": (100, "100"), "excitation_threshold": (0.002, "0.002"),
     "converged_mass_std": (0.05, "0.05"), "publish_period": (0.02, "0.02"),
