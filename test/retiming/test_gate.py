@@ -8,6 +8,8 @@ static torque at the path's worst point.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from support.gate_cases import Q0, Q1, UR5_JOINTS, quintic, theta_with_payload
@@ -130,3 +132,32 @@ def test_a_payload_the_arm_cannot_hold_is_refused_with_the_reason(ur5):
 def test_bad_options_are_refused_by_name(field, value):
     with pytest.raises(InvalidInputError, match=field):
         GateOptions(**{field: value})
+
+
+def test_a_time_optimal_timing_over_the_limit_as_played_falls_back_to_the_uniform_one(
+        ur5, monkeypatch):
+    """Should TOPP-RA's tightening stop with the playback over the limit (the offline
+    ``retime`` then warns), the gate executes the verified uniform slowdown and says why."""
+    from robot_tv_dynamics.retiming import solve
+
+    real = solve.retime_checked
+
+    def playing_over(*args, **kwargs):
+        result = real(*args, **kwargs)
+        return replace(result, peak_ratio_playback=np.full_like(result.peak_ratio, 1.2))
+
+    monkeypatch.setattr(solve, "retime_checked", playing_over)
+    theta = theta_with_payload(ur5, 9.0)
+    planned = quintic(1.0)
+    decision = gate_trajectory(ur5, planned, theta, GateOptions(effort_margin=0.95,
+                                                                method="time-optimal"))
+    assert decision.action == RETIME, decision.reason
+    assert "plays at peak |tau|/tau_max 1.200" in decision.reason
+    assert "slowed down uniformly" in decision.reason
+    played = evaluate(ur5, controller_playback(decision.trajectory, 12), None, theta=theta,
+                      compute_max_payload=False)
+    assert np.nanmax(played.peak_ratio) <= 0.95 + 5e-3
+    # without the playback check the time-optimal timing is kept
+    decision = gate_trajectory(ur5, planned, theta, GateOptions(
+        effort_margin=0.95, method="time-optimal", verify_playback=False))
+    assert "retimed to peak" in decision.reason
