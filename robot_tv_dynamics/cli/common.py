@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import math
 import os
 import sys
@@ -388,3 +389,19 @@ def save_figure(figure: Any, top: Any, title: str, path: str | Path) -> None:
         top.set_title(title, fontsize="medium")
     figure.tight_layout()
     figure.savefig(str(path), format="png")
+
+
+def require_ros_modules(command: str, modules: Sequence[str]) -> None:
+    """Raise unless every module of ``modules`` (rclpy, message packages) is importable.
+
+    Raises:
+        RosExtraMissingError: naming ``command``, the first missing module and the ``[ros]``
+            extra (with the source tree's bootstrap when run from one).
+    """
+    from robot_tv_dynamics.exceptions import RosExtraMissingError
+    from robot_tv_dynamics.paths import source_root
+
+    for module in modules:
+        if importlib.util.find_spec(module) is None:
+            root = source_root()
+            raise RosExtraMissingError(command, module, None if root is None else str(root))

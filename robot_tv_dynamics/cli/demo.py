@@ -14,10 +14,10 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from robot_tv_dynamics.cli.common import require_ros_modules
 from robot_tv_dynamics.control.setups import CONTROLLERS
 from robot_tv_dynamics.demo import SCENARIOS
-from robot_tv_dynamics.exceptions import DemoError, RosExtraMissingError
-from robot_tv_dynamics.paths import source_root
+from robot_tv_dynamics.exceptions import DemoError
 
 #: The default output folder, in the working directory.
 DEFAULT_OUT = "demo_output"
@@ -87,11 +87,7 @@ def run(args: argparse.Namespace) -> int:
         RosExtraMissingError: rclpy or a message package is not installed (the message
             names the ``[ros]`` extra).
     """
-    for module in ROS_MODULES:
-        if importlib.util.find_spec(module) is None:
-            root = source_root()
-            raise RosExtraMissingError("robot-tv-dynamics demo", module,
-                                       None if root is None else str(root))
+    require_ros_modules("robot-tv-dynamics demo", ROS_MODULES)
     args.out = str(output_folder(args.out, args.overwrite))
     runner = importlib.import_module(RUNNER)
     return int(runner.run(args))

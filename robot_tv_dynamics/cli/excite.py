@@ -29,11 +29,11 @@ from robot_tv_dynamics.cli.common import (
     load_model,
     lock_option,
     positive_float,
+    require_ros_modules,
 )
 from robot_tv_dynamics.exceptions import (
     InvalidInputError,
     RobotTvDynamicsError,
-    RosExtraMissingError,
 )
 from robot_tv_dynamics.friction import FRICTION_TERMS
 from robot_tv_dynamics.identification.excitation import (
@@ -42,7 +42,6 @@ from robot_tv_dynamics.identification.excitation import (
     trajectory_dict,
 )
 from robot_tv_dynamics.identification.progress import Progress
-from robot_tv_dynamics.paths import source_root
 
 #: The arm side of ``--play``, imported by :func:`play_on_arm` only (test/test_layering.py).
 RUNNER = "robot_tv_dynamics.ros.execute"
@@ -139,11 +138,7 @@ def play_options(args: argparse.Namespace) -> Any:
         return None
     if args.record is None:
         raise InvalidInputError("--play", "give --record BAG for the joint_states it records")
-    for module in ROS_MODULES:
-        if importlib.util.find_spec(module) is None:
-            root = source_root()
-            raise RosExtraMissingError("robot-tv-dynamics excite --play", module,
-                                       None if root is None else str(root))
+    require_ros_modules("robot-tv-dynamics excite --play", ROS_MODULES)
     runner = importlib.import_module(RUNNER)
     return runner.ExecuteOptions(action=args.play, record=Path(args.record),
                                  joint_states=args.joint_states,

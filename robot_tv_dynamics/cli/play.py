@@ -14,8 +14,8 @@ import importlib
 import importlib.util
 import sys
 
-from robot_tv_dynamics.exceptions import RobotTvDynamicsError, RosExtraMissingError
-from robot_tv_dynamics.paths import source_root
+from robot_tv_dynamics.cli.common import require_ros_modules
+from robot_tv_dynamics.exceptions import RobotTvDynamicsError
 
 #: The replay's DDS side, imported by :func:`run` only (test/test_layering.py checks it).
 RUNNER = "robot_tv_dynamics.ros.play"
@@ -53,11 +53,7 @@ def run(args: argparse.Namespace) -> int:
         RosExtraMissingError: rclpy is not installed (the message names the ``[ros]``
             extra).
     """
-    for module in ROS_MODULES:
-        if importlib.util.find_spec(module) is None:
-            root = source_root()
-            raise RosExtraMissingError("robot-tv-dynamics play", module,
-                                       None if root is None else str(root))
+    require_ros_modules("robot-tv-dynamics play", ROS_MODULES)
     runner = importlib.import_module(RUNNER)
     try:
         remaps = dict(runner.parse_remap(text) for text in args.remap)
