@@ -263,7 +263,7 @@ def summary(rec: Recording, result: dict[str, Any], model: RobotModel, scenario:
         "tracking_rms_per_joint_rad": [float(v) for v in result["tracking_rms_per_joint"]],
         "messages": counts,
         "settings": {key: rec.info.get(key) for key in (
-            "rate", "publish_rate", "estimator_rate", "forgetting", "torque_noise_std",
+            "rate", "publish_rate", "estimator_rate", "memory", "torque_noise_std",
             "epsilon_projection", "beta_projection")} | {
             "monitor_margin_fraction": DEMO_MARGIN_FRACTION,
             "observer": dict(OBSERVER_PARAMETERS)},

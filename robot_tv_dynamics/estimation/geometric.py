@@ -39,6 +39,7 @@ import numpy.typing as npt
 import pinocchio as pin
 
 from robot_tv_dynamics.estimation.interface import noise_covariance
+from robot_tv_dynamics.estimation.kalman import correct
 from robot_tv_dynamics.exceptions import InvalidInputError, PhysicalConsistencyError
 from robot_tv_dynamics.inertia import (
     PINOCCHIO_TO_PHI,
@@ -218,34 +219,18 @@ class GeometricEKF:
         p[np.diag_indices(10)] += cfg.theta_walk * step
         idx = np.arange(10, 20)
         p[idx, idx] += cfg.rate_walk * step
-        # correct, linearized at the predicted θ
+        # correct, linearized at the predicted θ (H zero on θ̇), in a trust region
         lc, jac = phi_and_jacobian(theta)
-        h = r @ jac                                   # (k, 10); zero on θ̇
-        ph = p[:, :10] @ h.T                          # (20, k)
-        s = h @ ph[:10] + noise
-        gain = np.linalg.solve(s, ph.T).T             # (20, k)
-        innovation = y - r @ (self._phi_eps + lc)
-        correction = gain @ innovation
-        length = float(np.linalg.norm(correction[:10]))
-        if length > cfg.max_step:
-            # the trust region scales the gain, so the covariance must be the one of the
-            # scaled gain too (Joseph form, valid for any gain): the full-gain update
-            # would claim the information of a step that was not taken
-            scale = cfg.max_step / length
-            gain = scale * gain
-            correction *= scale
-            a = np.eye(20)
-            a[:, :10] -= gain @ h
-            p = a @ p @ a.T + gain @ noise @ gain.T
-        else:
-            p = p - gain @ ph.T
+        h = np.hstack([r @ jac, np.zeros((r.shape[0], 10))])
+        kalman = correct(p, h, y - r @ (self._phi_eps + lc), noise, trust=(10, cfg.max_step))
+        correction, p = kalman.delta, kalman.covariance
         x = np.concatenate([theta, self.theta_rate]) + correction
         lc, jac = phi_and_jacobian(x[:10])
         phi = self._phi_eps + lc
         if not (np.all(np.isfinite(phi)) and np.all(np.isfinite(p))):
             self.rejected += 1  # an overflow: keep the last state (never NaN)
             return self.phi.copy()
-        self.covariance = 0.5 * (p + p.T)
+        self.covariance = p
         self.theta, self.theta_rate = x[:10], x[10:]
         self.phi = phi
         self._jacobian = jac

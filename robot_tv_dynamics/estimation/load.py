@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -65,91 +64,32 @@ import numpy.typing as npt
 from robot_tv_dynamics.estimation.change import (
     Alarm,
     ChangeDetector,
-    ChangeDetectorConfig,
     Confirmation,
 )
 from robot_tv_dynamics.estimation.geometric import (
     log_cholesky_from_pseudo_inertia,
     phi_and_jacobian,
 )
+from robot_tv_dynamics.estimation.kalman import (
+    correct,
+    forget_determined,
+    forgetting_factor,
+    row_variances,
+)
+from robot_tv_dynamics.estimation.load_config import (
+    OFFSET_MEMORY,
+    OFFSET_PRIOR_STD,
+    LoadFilterConfig,
+)
 from robot_tv_dynamics.estimation.load_projection import LoadProjection
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array, consistency_margin
 
+__all__ = ["LOAD_METHODS", "OFFSET_MEMORY", "OFFSET_PRIOR_STD", "LoadFilter",
+           "LoadFilterConfig"]
+
 #: The methods of :class:`LoadFilter`.
 LOAD_METHODS = ("classical", "projected", "geometric")
-#: A time constant for the torque offsets' forgetting [s]: the load's memory (an offset
-#: then follows no faster than the load does, so the rows can separate the two). Not
-#: the default (0, no offsets): in a slow motion with little noise the offsets took a
-#: grasp (docs/estimation.md, "Torque offsets").
-OFFSET_MEMORY = 10.0
-#: Prior standard deviation of each row's torque offset, and the cap of its variance
-#: [N·m or N]: the order of what a torque sensor's offset drifts from the one identify
-#: fitted.
-OFFSET_PRIOR_STD = 0.1
-
-
-@dataclass(frozen=True)
-class LoadFilterConfig:
-    """Settings of :class:`LoadFilter`.
-
-    Attributes:
-        memory: τ of the forgetting, λ = exp(−Δt/τ) per update [s].
-        prior_std: prior standard deviations of the load's (m, h, I) [kg, kg·m, kg·m²]
-            (RLS); the scale of what a detected change opens.
-        huber: k of the Huber weights on normalized innovations; 0 = plain least squares.
-        change: settings of the change detector (its ``false_alarm_rate`` 0 = none).
-        change_hold: after a declared change the memory stays open this long (as much
-            covariance again as the change opened, spread over it) [s].
-        theta_walk: random-walk density of the log-Cholesky parameters (geometric) [1/s].
-        max_step: largest change of θ per update (geometric; the covariance takes the
-            scaled gain) [1].
-        mass_floor: the geometric filter's smallest mass (its log-Cholesky scale is
-            kept above ½ log of it) [kg].
-        projection_period: ``projected`` replaces its state by the projection at most
-            this often (time since the last one, in update time; 0 = after every
-            update); the reported load is always the projection of the current state [s].
-        offset_memory: τ_b of each row's torque offset: a random walk whose density is
-            its forgetting, λ_b = exp(−Δt/τ_b) per update (module docstring); 0 = no
-            offset state [s].
-    """
-
-    memory: float = 10.0
-    prior_std: tuple[float, float, float] = (1.0, 0.1, 0.01)
-    huber: float = 2.5
-    change: ChangeDetectorConfig = field(default_factory=ChangeDetectorConfig)
-    change_hold: float = 0.3
-    theta_walk: float = 0.0
-    max_step: float = 0.5
-    mass_floor: float = 1e-3
-    projection_period: float = 0.0
-    offset_memory: float = 0.0
-
-    def __post_init__(self) -> None:
-        """Check the ranges.
-
-        Raises:
-            InvalidInputError: a value out of range.
-        """
-        for name in ("memory", "max_step", "mass_floor"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0):
-                raise InvalidInputError(name, f"must be > 0, got {value}")
-        for name in ("huber", "change_hold", "theta_walk",
-                     "projection_period", "offset_memory"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0):
-                raise InvalidInputError(name, f"must be >= 0, got {value}")
-        if len(self.prior_std) != 3 or not all(
-                math.isfinite(s) and s > 0 for s in self.prior_std):
-            raise InvalidInputError("prior_std", f"need three values > 0, got {self.prior_std}")
-
-    def prior_covariance(self) -> Array:
-        """diag(σ_m², σ_h²·1₃, σ_I²·1₆) (10, 10)."""
-        m, h, i = self.prior_std
-        return np.diag([m * m] + [h * h] * 3 + [i * i] * 6).astype(np.float64)
-
-
 #: Prior standard deviations of the log-Cholesky parameters (α, d₁₋₃, s, t = COM [m]).
 _THETA_PRIOR = np.array([2.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.1, 0.1, 0.1])
 #: The geometric filter's start: a small sphere-like body at the link origin.
@@ -393,7 +333,7 @@ class LoadFilter:
         self._size_offsets(r.shape[0])
         h = self._rows(r)
         return (self._innovation(r, target, self._phi_load, self.offset),
-                np.einsum("ij,jk,ik->i", h, self._joint, h))
+                row_variances(self._joint, h))
 
     def _innovation(self, r: Array, target: Array, phi: Array, offset: Array) -> Array:
         """The innovations y − R Φ_L − b (b when the filter has offsets)."""
@@ -487,24 +427,19 @@ class LoadFilter:
         """The joint P after forgetting, λ = exp(−Δt/τ) in x and λ_b = exp(−Δt/τ_b) in b.
 
         All directions (D P D, D = diag(λ^(−1/2), λ_b^(−1/2))), or, poorly excited, only
-        the load's directions the rows determine: P_xx + (1/λ − 1) Π P_xx Πᵀ (Π the
-        projection onto their row space in prior-scaled coordinates); the offsets, then
+        the load's directions the rows determine
+        (:func:`~robot_tv_dynamics.estimation.kalman.forget_determined`); the offsets, then
         not separable from the load, are held with their covariance.
         """
         n = scale.size
-        lam = math.exp(-step / self.config.memory)
-        if not determined_only:
-            d = np.ones(p.shape[0])
-            d[:n] = 1.0 / math.sqrt(lam)
-            if p.shape[0] > n:
-                d[n:] = math.exp(0.5 * step / self.config.offset_memory)
-            return d[:, None] * p * d[None, :]
-        _, singular, vt = np.linalg.svd(rows * scale, full_matrices=False)
-        basis = vt[singular > 1e-6 * max(float(singular[0]), 1e-300)]
-        projector = (scale[:, None] * basis.T) @ (basis / scale[None, :])
-        out = p.copy()
-        out[:n, :n] += (1.0 / lam - 1.0) * projector @ p[:n, :n] @ projector.T
-        return out
+        lam = forgetting_factor(step, self.config.memory)
+        if determined_only:
+            return forget_determined(p, rows, scale, lam)
+        d = np.ones(p.shape[0])
+        d[:n] = 1.0 / math.sqrt(lam)
+        if p.shape[0] > n:
+            d[n:] = 1.0 / math.sqrt(forgetting_factor(step, self.config.offset_memory))
+        return d[:, None] * p * d[None, :]
 
     def _offsets_free(self, determined_only: bool) -> bool:
         """Whether this update may move the offsets.
@@ -523,14 +458,14 @@ class LoadFilter:
     def _correct(self, h: Array, e: Array, w: Array, step: float, opening: Array | None,
                  determined_only: bool, scale: Array, walk: float = 0.0,
                  max_step: float = math.inf) -> tuple[Array, Array, Array] | None:
-        """The Kalman step every method shares, on the joint state (load state x, offsets b).
+        """The shared Kalman step on the joint state (load state x, offsets b).
 
         Rows H = [h, I] (h = ∂(RΦ_L)/∂x), innovations ``e`` = y − RΦ̂_L − b̂. Forgetting
         (:meth:`_forgotten`), x's walk ``walk``, the change's ``opening`` in x; Huber
-        weights; gain K = P Hᵀ S⁻¹, its offset rows 0 when the offsets are held
-        (:meth:`_offsets_free`), all of it scaled when x's step exceeds ``max_step``
-        (both with the Joseph form); each block's variances capped at its prior.
-        Returns (Δx, Δb, P), or None for a non-finite result.
+        weights; then :func:`~robot_tv_dynamics.estimation.kalman.correct` with the
+        offsets held when :meth:`_offsets_free` says so and x's step at most ``max_step``;
+        each block's variances capped at its prior. Returns (Δx, Δb, P), or None for a
+        non-finite result.
         """
         n = scale.size
         p = self._forgotten(self._joint, h[:, :n], scale, step, determined_only)
@@ -538,34 +473,12 @@ class LoadFilter:
             p[:n, :n] += walk * step * np.eye(n)
         if opening is not None:
             p[:n, :n] += opening
-        nb = p.shape[0] - n
-        ph = p @ h.T
-        weights = self._huber(e, np.einsum("ij,ji->i", h, ph), w)
-        noise = np.diag(1.0 / weights)
-        gain = np.linalg.solve(h @ ph + noise, ph.T).T
-        joseph = False
-        if nb and not self._offsets_free(determined_only):
-            gain[n:] = 0.0
-            joseph = True
-        length = float(np.linalg.norm(gain[:n] @ e))
-        if length > max_step:  # the trust region scales the gain
-            gain = gain * (max_step / length)
-            joseph = True
-        if joseph:
-            a = np.eye(p.shape[0]) - gain @ h
-            p = a @ p @ a.T + gain @ noise @ gain.T
-        else:
-            p = p - gain @ ph.T
-        p = 0.5 * (p + p.T)
-        # forgetting and the walk inflate unexcited directions without bound: cap each
-        # block at its prior (scaling a block and its cross terms keeps P ⪰ 0)
-        d = np.ones(p.shape[0])
-        d[:n] /= math.sqrt(max(1.0, float(np.max(np.diag(p)[:n] / scale**2))))
-        if nb:
-            top = float(np.max(np.diag(p)[n:])) / OFFSET_PRIOR_STD**2
-            d[n:] /= math.sqrt(max(1.0, top))
-        p = d[:, None] * p * d[None, :]
-        delta = gain @ e
+        weights = self._huber(e, row_variances(p, h), w)
+        held = None if self._offsets_free(determined_only) else slice(n, None)
+        kalman = correct(p, h, e, np.diag(1.0 / weights), held=held,
+                         trust=(n, max_step) if math.isfinite(max_step) else None)
+        p = _capped(kalman.covariance, scale)
+        delta = kalman.delta
         if not (np.all(np.isfinite(delta)) and np.all(np.isfinite(p))):
             return None
         return delta[:n], delta[n:], p
@@ -612,3 +525,19 @@ class LoadFilter:
         self.theta, self._joint, self.offset = theta, p, self.offset + db
         self._phi_load, self._jacobian = lc, jac
         return True
+
+
+def _capped(p: Array, scale: Array) -> Array:
+    """P with each block's variances capped at its prior.
+
+    The load's at ``scale``², the offsets' at :data:`OFFSET_PRIOR_STD`²: forgetting and
+    the walk inflate unexcited directions without bound; scaling a block and its cross
+    terms keeps P ⪰ 0.
+    """
+    n = scale.size
+    d = np.ones(p.shape[0])
+    d[:n] /= math.sqrt(max(1.0, float(np.max(np.diag(p)[:n] / scale**2))))
+    if p.shape[0] > n:
+        top = float(np.max(np.diag(p)[n:])) / OFFSET_PRIOR_STD**2
+        d[n:] /= math.sqrt(max(1.0, top))
+    return d[:, None] * p * d[None, :]

@@ -92,7 +92,7 @@ class LoadEstimatorSettings:
             state [s].
         offset_memory: each joint's torque offset is estimated with this time constant
             of forgetting (a random walk as fast as the rows resolve it); 0 (the
-            default) = no offsets; :data:`~robot_tv_dynamics.estimation.load.OFFSET_MEMORY`
+            default) = no offsets; :data:`~robot_tv_dynamics.estimation.load_config.OFFSET_MEMORY`
             the load's memory [s].
         update_determined: when poorly excited (after the excitation check's warm-up),
             update the directions the rows determine (at rest: the mass and the COM
@@ -151,7 +151,7 @@ class LoadEstimatorSettings:
 
 def make_estimator(method: str, phi0: npt.ArrayLike, *, epsilon: float, beta: float,
                    prior_std: tuple[float, float, float], noise_std: float,
-                   forgetting: float = 0.999, theta_walk: float = 0.05,
+                   memory: float = 5.0, theta_walk: float = 0.05,
                    rate_walk: float = 0.5, period: float = 0.005) -> PayloadEstimator:
     """The estimator ``method`` of :data:`METHODS` starting from ``phi0`` (10,).
 
@@ -159,7 +159,7 @@ def make_estimator(method: str, phi0: npt.ArrayLike, *, epsilon: float, beta: fl
         InvalidInputError: an unknown method or a setting out of range.
     """
     if method in ("classical", "projected"):
-        config = EstimatorConfig(forgetting=forgetting, prior_std=prior_std,
+        config = EstimatorConfig(memory=memory, period=period, prior_std=prior_std,
                                  noise_std=noise_std, epsilon=epsilon, beta=beta)
         return RecursiveLeastSquares(phi0, config, projected=method == "projected")
     if method == "geometric":

@@ -47,6 +47,7 @@ import numpy as np
 import numpy.typing as npt
 
 from robot_tv_dynamics.estimation.interface import noise_covariance
+from robot_tv_dynamics.estimation.kalman import correct, forgetting_factor
 from robot_tv_dynamics.estimation.projection import MetricProjection, project_in_metric
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import (
@@ -65,8 +66,8 @@ class EstimatorConfig:
     """Settings of the recursive least-squares estimator of one body's Φ.
 
     Attributes:
-        forgetting: λ ∈ (0, 1], forgetting factor per update; the memory is
-            about 1/(1 − λ) updates [1].
+        memory: τ of the forgetting, λ = exp(−Δt/τ) per update (``math.inf``: none) [s].
+        period: Δt between updates when ``update`` is not told [s].
         prior_std: prior standard deviations of (m, h, I) [kg, kg·m, kg·m²]: the
             initial covariance is diag(σ_m², σ_h²·1₃, σ_I²·1₆).
         noise_std: standard deviation of the torque residual the update assumes
@@ -79,7 +80,8 @@ class EstimatorConfig:
             in the Frobenius norm of f; kept for comparison: it fights the recursion).
     """
 
-    forgetting: float = 0.995
+    memory: float = 1.0
+    period: float = 0.005
     prior_std: tuple[float, float, float] = (1.0, 0.1, 0.02)
     noise_std: float = 0.05
     epsilon: float = 1e-4
@@ -92,8 +94,10 @@ class EstimatorConfig:
         Raises:
             InvalidInputError: a value out of range.
         """
-        if not 0.0 < self.forgetting <= 1.0:
-            raise InvalidInputError("forgetting", f"must be in (0, 1], got {self.forgetting}")
+        if not self.memory > 0:
+            raise InvalidInputError("memory", f"must be > 0 s, got {self.memory}")
+        if not (math.isfinite(self.period) and self.period > 0):
+            raise InvalidInputError("period", f"must be > 0 s, got {self.period}")
         if len(self.prior_std) != 3 or not all(
                 math.isfinite(s) and s > 0 for s in self.prior_std):
             raise InvalidInputError("prior_std", f"need three values > 0, got {self.prior_std}")
@@ -116,13 +120,15 @@ class EstimatorConfig:
 class RecursiveLeastSquares:
     r"""RLS with exponential forgetting on Φ ∈ ℝ¹⁰, optionally projected (Definition 3).
 
-    Update with rows R (k, 10) and measurement y (k,), noise covariance S = σ² I:
+    Update with rows R (k, 10) and measurement y (k,), noise covariance S = σ² I, and
+    λ = exp(−Δt/τ) (the memory τ, the time Δt since the previous update):
 
     .. math::
         K = P R^\top (λ S + R P R^\top)^{-1},\quad
         \hatΦ \leftarrow \hatΦ + K (y - R \hatΦ),\quad
         P \leftarrow (P - K R P)/λ
 
+    (the shared Kalman step of :mod:`~robot_tv_dynamics.estimation.kalman` on P/λ)
     and, when ``projected``, :math:`\hatΦ \leftarrow \arg\min_{εI ⪯ f(Φ) ⪯ βI}
     (Φ - \hatΦ)^\top P^{-1} (Φ - \hatΦ)` (the identity inside the band). With per-row
     ``weights`` w (1/σ²), S = diag(1/w) replaces σ² I. It gives no Φ̇̂
@@ -172,27 +178,27 @@ class RecursiveLeastSquares:
         return self.margin >= self.config.epsilon * (1.0 - 1e-9)
 
     def update(self, regressor: npt.ArrayLike, y: npt.ArrayLike,
-               weights: npt.ArrayLike | None = None) -> Array:
+               weights: npt.ArrayLike | None = None, dt: float | None = None) -> Array:
         """One RLS step; returns the new Φ̂ (a copy).
 
         Args:
             regressor: R_b, (k, 10), rows of the body's classical regressor.
             y: the torque share attributed to the body, (k,) [N·m or N].
             weights: 1/σ² of each row (k,); None = 1/noise_std² for every row.
+            dt: time since the previous update [s]; None = ``config.period``.
 
         Raises:
-            InvalidInputError: wrong shapes or non-finite values.
+            InvalidInputError: wrong shapes, non-finite values, dt < 0.
         """
         r = check_finite(regressor, "regressor", (None, 10))
         y = check_finite(y, "y", (r.shape[0],))
-        lam, p = self.config.forgetting, self.covariance
+        cfg = self.config
+        lam = forgetting_factor(cfg.period if dt is None else float(dt), cfg.memory)
         previous = self.phi
-        pr = p @ r.T
-        s = r @ pr + lam * noise_covariance(weights, self.config.noise_std, r.shape[0])
-        gain = np.linalg.solve(s, pr.T).T  # (10, k)
-        self.phi = self.phi + gain @ (y - r @ self.phi)
-        p = (p - gain @ pr.T) / lam
-        self.covariance = 0.5 * (p + p.T)
+        step = correct(self.covariance / lam, r, y - r @ self.phi,
+                       noise_covariance(weights, cfg.noise_std, r.shape[0]))
+        self.phi = self.phi + step.delta
+        self.covariance = step.covariance
         if self.projected:
             self.phi = self._project(previous)
         self.updates += 1

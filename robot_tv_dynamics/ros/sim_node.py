@@ -518,7 +518,7 @@ class SimNode(Node):
         if self.loop is not None:
             est = self.loop.config.estimator
             info.update({"epsilon_projection": est.epsilon, "beta_projection": est.beta,
-                         "forgetting": est.forgetting,
+                         "memory": est.memory,
                          "torque_noise_std": self.loop.config.torque_noise_std,
                          "estimator_rate": self.loop.config.rate
                          / self.loop.config.estimator_decimation})

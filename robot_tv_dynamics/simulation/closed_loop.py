@@ -177,9 +177,10 @@ class ClosedLoop:
             kin = self.model.kinematics(sample.q)
             measured = payload_measurement(kin, sample.qd, qdd, tau_measured, self.theta_known,
                                            self.body)
-            self.classical.update(measured.regressor, measured.y)
-            self.projected.update(measured.regressor, measured.y)
-            self.geometric.update(measured.regressor, measured.y)
+            dt = self.config.estimator_decimation / self.config.rate
+            self.classical.update(measured.regressor, measured.y, dt=dt)
+            self.projected.update(measured.regressor, measured.y, dt=dt)
+            self.geometric.update(measured.regressor, measured.y, dt=dt)
             self.law.reset(self.theta_hat(self.projected.phi))
         return LoopSample(
             t=sample.t, q=sample.q, qd=sample.qd, qdd=qdd, tau=tau, tau_measured=tau_measured,
@@ -201,7 +202,7 @@ DEMO_PROJECTION_UPPER = 5.0
 def demo_config(model: RobotModel, body: int, seed: int = 0) -> ClosedLoopConfig:
     """The closed-loop settings of the demo (docs/demo.md explains each choice).
 
-    RLS at 200 Hz with forgetting λ = 0.999 (memory ≈ 5 s), a confident prior around
+    RLS at 200 Hz with a memory of 5 s (λ = exp(−Δt/5 s) ≈ 0.999), a confident prior around
     the known empty-payload Φ (σ = 0.1 kg, 0.01 kg·m, and μ_b(URDF) kg·m² for the second
     moments: the payload body's own margin, 2.0·10⁻³ on the Panda, 2.3·10⁻⁴ on the UR5's
     wrist, so that noise alone does not make a slim body's estimate inconsistent),
@@ -213,7 +214,7 @@ def demo_config(model: RobotModel, body: int, seed: int = 0) -> ClosedLoopConfig
     beta = DEMO_PROJECTION_UPPER * float(consistency_size(phi))
     return ClosedLoopConfig(
         rate=1000.0, estimator_decimation=5, torque_noise_std=0.02, bandwidth=10.0, seed=seed,
-        estimator=EstimatorConfig(forgetting=0.999,
+        estimator=EstimatorConfig(memory=5.0, period=0.005,
                                   prior_std=(0.1, 0.01, float(consistency_margin(phi))),
                                   noise_std=0.02, epsilon=epsilon, beta=beta))
 

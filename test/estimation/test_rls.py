@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from support.examples import LOADING_CONFIG as CONFIG
@@ -22,7 +24,7 @@ def test_rls_recovers_a_constant_phi_from_exact_torques(panda):
     body = 6
     truth = panda.theta_nominal.copy()
     truth[body] += phi_from_point_masses([0.4, 0.3], [[0.0, 0.05, 0.15], [0.02, -0.03, 0.1]])
-    config = EstimatorConfig(forgetting=1.0, prior_std=(1.0, 0.1, 0.05), noise_std=1e-3)
+    config = EstimatorConfig(memory=math.inf, prior_std=(1.0, 0.1, 0.05), noise_std=1e-3)
     rls = RecursiveLeastSquares(panda.theta_nominal[body], config, projected=False)
     for _ in range(300):
         q = rng.uniform(-1.5, 1.5, 9) * np.r_[np.ones(7), 0, 0] + np.r_[np.zeros(7), .02, .02]
@@ -58,7 +60,7 @@ def test_projected_estimate_stays_in_the_uniformly_consistent_set():
 
 def test_bad_config_is_rejected():
     with pytest.raises(InvalidInputError):
-        EstimatorConfig(forgetting=1.5)
+        EstimatorConfig(memory=0.0)
     with pytest.raises(InvalidInputError):
         EstimatorConfig(epsilon=1.0, beta=0.5)
 
