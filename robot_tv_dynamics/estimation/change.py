@@ -100,6 +100,22 @@ def excitation_bins(qd: npt.ArrayLike, qdd: npt.ArrayLike) -> npt.NDArray[np.int
     return np.asarray(level + (len(ACCELERATION_EDGES) + 1) * reversing, dtype=np.intp)
 
 
+def change_opening(change: Array, covariance: Array, prior: Array) -> tuple[Array, float]:
+    """The covariance a detected change adds to a load's Φ_L, and its share.
+
+    E[ΔΔᵀ] = Δ̂Δ̂ᵀ + Cov(Δ̂) of GLR's change in (m, h) (``change`` (4,) and ``covariance``
+    (4, 4) in prior standard deviations), and the inertia's ``prior`` (10, 10) times the
+    share, the largest diagonal entry of E[ΔΔᵀ] at most 1 (a load whose mass or first
+    moment changes by one prior deviation may change its inertia by as much).
+    """
+    moment = np.outer(change, change) + covariance
+    share = min(1.0, float(np.max(np.diag(moment))))
+    std = np.sqrt(np.diag(prior))
+    opening = share * prior
+    opening[:4, :4] = moment * np.outer(std[:4], std[:4])
+    return opening, share
+
+
 @dataclass(frozen=True)
 class ChangeDetectorConfig:
     """Settings of :class:`ChangeDetector`.

@@ -45,6 +45,16 @@ def forgetting_factor(step: float, memory: float) -> float:
     return 1.0 if math.isinf(memory) else math.exp(-step / memory)
 
 
+def forget(p: Array, n: int, lam: float, lam_rest: float = 1.0) -> Array:
+    """P forgotten in every direction: D P D, D = diag(λ^(−1/2)·1ₙ, λ_rest^(−1/2)·1).
+
+    The leading n entries of the state forget with λ, the others with ``lam_rest``.
+    """
+    d = np.full(p.shape[0], 1.0 / math.sqrt(lam_rest))
+    d[:n] = 1.0 / math.sqrt(lam)
+    return d[:, None] * p * d[None, :]
+
+
 def forget_determined(p: Array, rows: Array, scale: Array, lam: float) -> Array:
     r"""P forgotten only in the directions ``rows`` determine: P + (1/λ − 1) Π P Πᵀ.
 
@@ -112,6 +122,33 @@ def correct(p: Array, h: Array, e: Array, noise: Array, *, held: slice | None = 
     else:
         p = p - gain @ ph.T
     return Correction(gain @ e, 0.5 * (p + p.T), scaled)
+
+
+def huber_weights(e: Array, predicted: Array, w: Array, k: float) -> Array:
+    """Row weights w·min(1, k/|r_j|) of the normalized innovations r_j = e_j/√s_j.
+
+    s_j = 1/w_j + the row's prediction variance ``predicted``; k ≤ 0: ``w`` unchanged
+    (plain least squares). Heavy-tailed rows do not pull the estimate.
+    """
+    if k <= 0:
+        return w
+    z = np.abs(e) / np.sqrt(1.0 / w + np.maximum(predicted, 0.0))
+    return w * np.minimum(1.0, k / np.maximum(z, 1e-300))
+
+
+def cap_at_prior(p: Array, scale: Array, rest_std: float) -> Array:
+    """P with each block's variances capped at its prior, its cross terms scaled alike.
+
+    The leading block at ``scale``² (its prior standard deviations), the rest at
+    ``rest_std``²: forgetting and a random walk inflate unexcited directions without
+    bound; scaling a block and its cross terms by one factor keeps P ⪰ 0.
+    """
+    n = scale.size
+    d = np.ones(p.shape[0])
+    d[:n] /= math.sqrt(max(1.0, float(np.max(np.diag(p)[:n] / scale**2))))
+    if p.shape[0] > n:
+        d[n:] /= math.sqrt(max(1.0, float(np.max(np.diag(p)[n:])) / rest_std**2))
+    return d[:, None] * p * d[None, :]
 
 
 def row_variances(p: npt.ArrayLike, h: Array) -> Array:

@@ -37,17 +37,10 @@ Common to all three, in the user's units:
 - a contact is not a load: innovations that no change of the load's (m, h) explains (a
   push on the arm) hold the estimate while they last, and withdraw a pending change
   (``contacts`` counts the held updates);
-- a torque offset per row (``offset``, when ``offset_memory`` > 0): the rows are
-  y = R Φ_L + b + noise, and b is in the state beside the load's (Φ_L, or θ), one Kalman
-  step on both (:meth:`LoadFilter._correct`, H = [R ∂Φ/∂x, I]). b is forgotten like the
-  load, λ_b = exp(−Δt/τ_b) (a random walk whose density is what the rows say about it, so
-  it follows no faster than they separate it from the load: an offset is constant in q, a
-  load's torque is not), starts at 0 with σ_b0 = :data:`OFFSET_PRIOR_STD`, and its
-  variance is capped there. It is *held* (its gain rows 0, Joseph form, its covariance
-  kept) when poorly excited (at rest b and the load's mass and COM are not separable)
-  and while the detector suspects a change or a contact, or a confirmed one settles
-  (:attr:`ChangeDetector.settled`): a load change is the load's. The ``projected``
-  method's projection moves b by its correlation with Φ_L, b* = b̂ + P_bx P_xx⁻¹ (Φ* − Φ̂).
+- a torque offset per row (``offset``, when ``offset_memory`` > 0): y = R Φ_L + b + noise,
+  b in the state beside the load's, one Kalman step on both (:meth:`LoadFilter._correct`),
+  forgotten with λ_b = exp(−Δt/τ_b), held while poorly excited or while a change is
+  suspected or settling (docs/estimation.md, "Torque offsets").
 
 No update raises on data: a singular or non-finite step is skipped and counted in
 ``skipped`` by reason.
@@ -60,25 +53,32 @@ from collections import Counter
 
 import numpy as np
 import numpy.typing as npt
+from scipy.linalg import block_diag
 
 from robot_tv_dynamics.estimation.change import (
     Alarm,
     ChangeDetector,
     Confirmation,
+    change_opening,
 )
 from robot_tv_dynamics.estimation.geometric import (
     log_cholesky_from_pseudo_inertia,
     phi_and_jacobian,
 )
 from robot_tv_dynamics.estimation.kalman import (
+    cap_at_prior,
     correct,
+    forget,
     forget_determined,
     forgetting_factor,
+    huber_weights,
     row_variances,
 )
 from robot_tv_dynamics.estimation.load_config import (
     OFFSET_MEMORY,
     OFFSET_PRIOR_STD,
+    START_RADIUS,
+    THETA_PRIOR_STD,
     LoadFilterConfig,
 )
 from robot_tv_dynamics.estimation.load_projection import LoadProjection
@@ -90,12 +90,6 @@ __all__ = ["LOAD_METHODS", "OFFSET_MEMORY", "OFFSET_PRIOR_STD", "LoadFilter",
 
 #: The methods of :class:`LoadFilter`.
 LOAD_METHODS = ("classical", "projected", "geometric")
-#: Prior standard deviations of the log-Cholesky parameters (α, d₁₋₃, s, t = COM [m]).
-_THETA_PRIOR = np.array([2.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.1, 0.1, 0.1])
-#: The geometric filter's start: a small sphere-like body at the link origin.
-_START_RADIUS = 0.05  # [m]
-
-
 class LoadFilter:
     """Φ_L of one link's load with f(Φ_L) ⪰ 0 and f(Φ_b⁰ + TΦ_L) ⪰ εI (module docstring).
 
@@ -131,10 +125,9 @@ class LoadFilter:
         self.projection = LoadProjection(self.transform, self.phi_base, self._epsilon)
         self._prior = cfg.prior_covariance()
         if method == "geometric":
-            mass = cfg.mass_floor
-            f0 = mass * np.diag([_START_RADIUS**2] * 3 + [1.0])
+            f0 = cfg.mass_floor * np.diag([START_RADIUS**2] * 3 + [1.0])
             self.theta = log_cholesky_from_pseudo_inertia(f0)
-            self._theta_prior = np.diag(_THETA_PRIOR**2)
+            self._theta_prior = np.diag(THETA_PRIOR_STD**2)
             self._joint = self._theta_prior.copy()
             self._phi_load, self._jacobian = phi_and_jacobian(self.theta)
         else:
@@ -331,9 +324,8 @@ class LoadFilter:
     def _prediction(self, r: Array, target: Array) -> tuple[Array, Array]:
         """Innovations and each row's prediction variance at the current state."""
         self._size_offsets(r.shape[0])
-        h = self._rows(r)
         return (self._innovation(r, target, self._phi_load, self.offset),
-                row_variances(self._joint, h))
+                row_variances(self._joint, self._rows(r)))
 
     def _innovation(self, r: Array, target: Array, phi: Array, offset: Array) -> Array:
         """The innovations y − R Φ_L − b (b when the filter has offsets)."""
@@ -348,11 +340,8 @@ class LoadFilter:
         """
         if self.config.offset_memory <= 0 or self.offset.size == rows:
             return
-        n = 10
-        joint = np.zeros((n + rows, n + rows))
-        joint[:n, :n] = self._joint[:n, :n]
-        joint[n:, n:] = OFFSET_PRIOR_STD**2 * np.eye(rows)
-        self._joint, self.offset = joint, np.zeros(rows)
+        self._joint = block_diag(self._joint[:10, :10], OFFSET_PRIOR_STD**2 * np.eye(rows))
+        self.offset = np.zeros(rows)
 
     def _detect(self, r: Array, target: Array, w: Array, bins: npt.NDArray[np.intp] | None,
                 step: float) -> Array | None:
@@ -392,19 +381,13 @@ class LoadFilter:
     def _opening_of(self, change: Array, covariance: Array, confirmed: bool = False) -> Array:
         """The covariance a change adds, in the filter's coordinates.
 
-        In Φ_L: E[ΔΔᵀ] = Δ̂Δ̂ᵀ + Cov(Δ̂) of GLR's change in (m, h) (given in prior
-        standard deviations), and the inertia's prior times the largest diagonal entry
-        of E[ΔΔᵀ] (a load whose mass or first moment changes by one prior deviation may
-        change its inertia by as much), at most the prior. The EKF takes it through the
-        inverse of ∂Φ/∂θ at its state, scaled to stay within its log-Cholesky prior, while
-        the change is pending; a confirmed change opens its log-Cholesky prior times that
-        largest entry (from a light load, ∂Φ/∂θ is too local for a large change).
+        In Φ_L, :func:`~robot_tv_dynamics.estimation.change.change_opening`. The EKF takes
+        it through the inverse of ∂Φ/∂θ at its state, scaled to stay within its
+        log-Cholesky prior, while the change is pending; a confirmed change opens its
+        log-Cholesky prior times that opening's share (from a light load, ∂Φ/∂θ is too
+        local for a large change).
         """
-        moment = np.outer(change, change) + covariance
-        share = min(1.0, float(np.max(np.diag(moment))))
-        std = np.sqrt(np.diag(self._prior))
-        opening = share * self._prior
-        opening[:4, :4] = moment * np.outer(std[:4], std[:4])
+        opening, share = change_opening(change, covariance, self._prior)
         if self._method != "geometric":
             return opening
         if confirmed:
@@ -414,32 +397,19 @@ class LoadFilter:
         top = float(np.max(np.diag(theta) / np.diag(self._theta_prior)))
         return theta / top if top > 1.0 else theta
 
-    def _huber(self, e: Array, predicted: Array, w: Array) -> Array:
-        """Huber row weights min(1, k/|r_j|) of the normalized innovations."""
-        k = self.config.huber
-        if k <= 0:
-            return w
-        z = np.abs(e) / np.sqrt(1.0 / w + np.maximum(predicted, 0.0))
-        return w * np.minimum(1.0, k / np.maximum(z, 1e-300))
-
     def _forgotten(self, p: Array, rows: Array, scale: Array, step: float,
                    determined_only: bool) -> Array:
         """The joint P after forgetting, λ = exp(−Δt/τ) in x and λ_b = exp(−Δt/τ_b) in b.
 
-        All directions (D P D, D = diag(λ^(−1/2), λ_b^(−1/2))), or, poorly excited, only
-        the load's directions the rows determine
-        (:func:`~robot_tv_dynamics.estimation.kalman.forget_determined`); the offsets, then
-        not separable from the load, are held with their covariance.
+        All directions, or, poorly excited, only the load's directions the rows determine;
+        the offsets, then not separable from the load, are held with their covariance.
         """
-        n = scale.size
         lam = forgetting_factor(step, self.config.memory)
         if determined_only:
             return forget_determined(p, rows, scale, lam)
-        d = np.ones(p.shape[0])
-        d[:n] = 1.0 / math.sqrt(lam)
-        if p.shape[0] > n:
-            d[n:] = 1.0 / math.sqrt(forgetting_factor(step, self.config.offset_memory))
-        return d[:, None] * p * d[None, :]
+        n = scale.size
+        rest = forgetting_factor(step, self.config.offset_memory) if p.shape[0] > n else 1.0
+        return forget(p, n, lam, rest)
 
     def _offsets_free(self, determined_only: bool) -> bool:
         """Whether this update may move the offsets.
@@ -473,11 +443,11 @@ class LoadFilter:
             p[:n, :n] += walk * step * np.eye(n)
         if opening is not None:
             p[:n, :n] += opening
-        weights = self._huber(e, row_variances(p, h), w)
+        weights = huber_weights(e, row_variances(p, h), w, self.config.huber)
         held = None if self._offsets_free(determined_only) else slice(n, None)
         kalman = correct(p, h, e, np.diag(1.0 / weights), held=held,
                          trust=(n, max_step) if math.isfinite(max_step) else None)
-        p = _capped(kalman.covariance, scale)
+        p = cap_at_prior(kalman.covariance, scale, OFFSET_PRIOR_STD)
         delta = kalman.delta
         if not (np.all(np.isfinite(delta)) and np.all(np.isfinite(p))):
             return None
@@ -526,18 +496,3 @@ class LoadFilter:
         self._phi_load, self._jacobian = lc, jac
         return True
 
-
-def _capped(p: Array, scale: Array) -> Array:
-    """P with each block's variances capped at its prior.
-
-    The load's at ``scale``², the offsets' at :data:`OFFSET_PRIOR_STD`²: forgetting and
-    the walk inflate unexcited directions without bound; scaling a block and its cross
-    terms keeps P ⪰ 0.
-    """
-    n = scale.size
-    d = np.ones(p.shape[0])
-    d[:n] /= math.sqrt(max(1.0, float(np.max(np.diag(p)[:n] / scale**2))))
-    if p.shape[0] > n:
-        top = float(np.max(np.diag(p)[n:])) / OFFSET_PRIOR_STD**2
-        d[n:] /= math.sqrt(max(1.0, top))
-    return d[:, None] * p * d[None, :]

@@ -81,3 +81,10 @@ class LoadFilterConfig:
         """diag(σ_m², σ_h²·1₃, σ_I²·1₆) (10, 10)."""
         m, h, i = self.prior_std
         return np.diag([m * m] + [h * h] * 3 + [i * i] * 6).astype(np.float64)
+
+
+#: Prior standard deviations of the geometric method's log-Cholesky parameters
+#: (α, d₁₋₃, s, t = COM [m]).
+THETA_PRIOR_STD = np.array([2.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.1, 0.1, 0.1])
+#: The geometric method's start: a small sphere-like body at the link origin.
+START_RADIUS = 0.05  # [m]
