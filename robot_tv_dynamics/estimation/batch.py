@@ -333,7 +333,7 @@ def _tare(a: Array, b: Array, blocks: int) -> tuple[Array, Array]:
     """
     tare = np.linalg.lstsq(a.reshape(-1, a.shape[2]), b.ravel(), rcond=None)[0]
     cov_tare, _ = batch_covariance(a, b - a @ tare, blocks)
-    return tare, cov_tare
+    return np.asarray(tare, dtype=np.float64), cov_tare
 
 
 def _com_and_inertia(phi: Array) -> tuple[Array, Array]:
