@@ -56,9 +56,10 @@ from robot_tv_dynamics.estimation import (
 )
 from robot_tv_dynamics.estimation.online import load_estimate
 from robot_tv_dynamics.exceptions import InvalidInputError
-from robot_tv_dynamics.friction import load_friction_file
+from robot_tv_dynamics.friction import FrictionParameters, load_friction_file
+from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.model.frames import load_in_frame, payload_frame_for
-from robot_tv_dynamics.observer.replay import read_observer_bag
+from robot_tv_dynamics.observer.replay import ObserverRecording, read_observer_bag
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -215,12 +216,7 @@ def run(args: argparse.Namespace) -> int:
     """Replay the bag through the estimator; print the summary or the JSON object."""
     if args.batch:
         return run_batch(args)
-    files = model_files(args)
-    model = load_model(files.urdf, lock_option(files.lock))
-    friction = (load_friction_file(files.friction, model.joint_names)
-                if files.friction else None)
-    if files.note:
-        print(f"estimate: {files.note}", file=sys.stderr)
+    files, model, friction = _model_and_friction(args)
     settings = LoadEstimatorSettings(
         method=args.method, noise_std=_noise(args, files.summary, model.joint_names),
         memory=args.memory, huber=args.huber, false_alarm_rate=args.false_alarm_rate,
@@ -232,23 +228,8 @@ def run(args: argparse.Namespace) -> int:
     frame = payload_frame_for(model, args.link, args.payload_frame)
     efforts = effort_option(args, model.joint_names)
     recording = read_observer_bag(args.data, model, args.joint_topic, efforts)
-    t_out: list[float] = []
-    mass: list[float] = []
-    com: list[list[float]] = []
-    margin: list[float] = []
-    raw_margin: list[float] = []
     origin = 1.0  # stamps must be non-zero: the bag's first sample is t = 0
-    load = load_estimate(load_in_frame(model, estimator.load.phi, args.link, frame))
-    for k in range(recording.t.size):
-        t = float(recording.t[k])
-        if estimator.add_sample(origin + t, recording.q[k], recording.qd[k],
-                                recording.effort[k]):
-            load = load_estimate(load_in_frame(model, estimator.load.phi, args.link, frame))
-        t_out.append(t)
-        mass.append(load.mass)
-        com.append([float(v) for v in load.com])
-        margin.append(estimator.margin)
-        raw_margin.append(estimator.raw_margin)
+    series = _replay(estimator, recording, model, args.link, frame, origin)
     final = load_estimate(load_in_frame(model, estimator.load.phi, args.link, frame))
     i = final.inertia
     filt = estimator.estimator
@@ -256,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
         "method": args.method, "link": args.link, "frame": frame,
         "efforts": efforts.describe(), "body": model.body_names[
             estimator.measurement.body],
-        "t": t_out, "mass": mass, "com": com, "margin": margin, "raw_margin": raw_margin,
+        **series,
         "epsilon": estimator.epsilon, "updates": filt.updates,
         "held": estimator.held, "partial": estimator.partial,
         "settling": estimator.settling,
@@ -282,17 +263,60 @@ def run(args: argparse.Namespace) -> int:
         json.dump(data, sys.stdout)
         sys.stdout.write("\n")
         return 0
-    f = data["final"]
-    print(f"{args.method} estimate of the load on {args.link} over {data['samples']} samples "
-          f"({data['updates']} updates, {data['held']} held as poorly excited, "
+    _print_summary(data, estimator)
+    return 0
+
+
+def _model_and_friction(args: argparse.Namespace
+                        ) -> tuple[ModelFiles, RobotModel, FrictionParameters | None]:
+    """The model files (:func:`model_files`), the arm and its friction; the note on stderr."""
+    files = model_files(args)
+    model = load_model(files.urdf, lock_option(files.lock))
+    friction = (load_friction_file(files.friction, model.joint_names)
+                if files.friction else None)
+    if files.note:
+        print(f"estimate: {files.note}", file=sys.stderr)
+    return files, model, friction
+
+
+def _replay(estimator: OnlineLoadEstimator, recording: ObserverRecording, model: RobotModel,
+            link: str, frame: str, origin: float) -> dict[str, list[Any]]:
+    """Feed every sample to the estimator; the load and margins after each, as JSON series.
+
+    Keys ``t`` [s from the first sample], ``mass`` [kg], ``com`` [m, in ``frame``],
+    ``margin`` and ``raw_margin`` [kg·m²]; a sample's stamp is ``origin`` + t [s].
+    """
+    t_out: list[float] = []
+    mass: list[float] = []
+    com: list[list[float]] = []
+    margin: list[float] = []
+    raw_margin: list[float] = []
+    load = load_estimate(load_in_frame(model, estimator.load.phi, link, frame))
+    for k in range(recording.t.size):
+        t = float(recording.t[k])
+        if estimator.add_sample(origin + t, recording.q[k], recording.qd[k],
+                                recording.effort[k]):
+            load = load_estimate(load_in_frame(model, estimator.load.phi, link, frame))
+        t_out.append(t)
+        mass.append(load.mass)
+        com.append([float(v) for v in load.com])
+        margin.append(estimator.margin)
+        raw_margin.append(estimator.raw_margin)
+    return {"t": t_out, "mass": mass, "com": com, "margin": margin, "raw_margin": raw_margin}
+
+
+def _print_summary(data: dict[str, Any], estimator: OnlineLoadEstimator) -> None:
+    """The replay's summary: counts, the final load, the body's margin."""
+    filt, f, frame = estimator.estimator, data["final"], data["frame"]
+    print(f"{data['method']} estimate of the load on {data['link']} over {data['samples']} "
+          f"samples ({data['updates']} updates, {data['held']} held as poorly excited, "
           f"{sum(filt.skipped.values())} skipped, {filt.changes} changes detected)")
     print(f"mass {f['mass']:.4g} kg, COM {np.round(f['com'], 4).tolist()} m (frame {frame})")
     print(f"inertia about the COM, axes of {frame} [kg·m²]: " + ", ".join(
         f"{key} {value:.3g}" for key, value in f["inertia"].items()))
-    lowest = min(margin) if margin else math.nan
+    lowest = min(data["margin"]) if data["margin"] else math.nan
     print(f"margin λ_min(f) of {data['body']}: final {estimator.margin:.4g}, lowest "
           f"{lowest:.4g}, ε = {estimator.epsilon:.4g}")
-    return 0
 
 
 def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
@@ -322,12 +346,8 @@ def run_batch(args: argparse.Namespace) -> int:
     from robot_tv_dynamics.identification.data import load_samples
     from robot_tv_dynamics.model.frames import frame_change_matrix
 
-    files = model_files(args)  # --model DIR or --urdf/--friction, as the live estimate
-    model = load_model(files.urdf, lock_option(files.lock))
-    friction = (load_friction_file(files.friction, model.joint_names)
-                if files.friction else None)
-    if files.note:
-        print(f"estimate: {files.note}", file=sys.stderr)
+    # --model DIR or --urdf/--friction, as the live estimate
+    _, model, friction = _model_and_friction(args)
     efforts = effort_option(args, model.joint_names)
     samples = load_samples(args.data, model, args.joint_topic, efforts=efforts)
     reference = (load_samples(args.reference, model, args.joint_topic, efforts=efforts)

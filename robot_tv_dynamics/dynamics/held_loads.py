@@ -171,7 +171,6 @@ class HeldLoads:
         self._init_rows()
         self.set_loads(arm.theta_nominal)
 
-
     # ------------------------------------------------------------------ properties
     @property
     def shared_buffers(self) -> bool:
@@ -344,7 +343,7 @@ class HeldLoads:
         if body.__class__ is not int or not 0 <= body < self._n:
             body = self._checked_body(body)
         loads = self._buffer.loads
-        m, h1, h2, h3, ixx, iyy, izz, ixy, iyz, ixz = row[THETA].tolist()
+        m, h1, h2, h3 = row[THETA][:4].tolist()
         reach = self.com_range * m
         rates = self._row_rates @ self._row_rates > 0.0 or self._row_rates.any()  # (underflow)
         if (self._shifted or not (m > 0.0 and reach - h1 > 0.0 and reach + h1 > 0.0
@@ -365,6 +364,11 @@ class HeldLoads:
             self._rates_zero = self._offset_zero = True  # the last non-zero rates are gone
             self._main.forces[:] = 0.0
             self._main.push_forces()
+        self._hold_row(body)
+
+    def _hold_row(self, body: int) -> None:
+        """Hold the row buffer's Φ_l (m > 0) as ``body``'s (m, c, I_c); check its Z(Φ_l) ≻ 0."""
+        m, h1, h2, h3, ixx, iyy, izz, ixy, iyz, ixz = self._row[THETA].tolist()
         # (m, c, I_c) as _hold computes it, in Pinocchio's storage order
         c1, c2, c3 = h1 / m, h2 / m, h3 / m
         xx, yy, zz = ixx - h2 * c2 - h3 * c3, iyy - h1 * c1 - h3 * c3, izz - h1 * c1 - h2 * c2

@@ -290,40 +290,61 @@ def fit_load(
     a, b, data = _rows(measurement, window_samples(samples, start, end), cutoff, blocks,
                        friction_terms, coulomb)
     p = a.shape[2]
-    phi_base = measurement.phi_base
+    phi_base, transform = measurement.phi_base, measurement.transform
     epsilon = margin_fraction * float(consistency_margin(phi_base))
-    # first pass unweighted → per-joint residual RMS → weights
-    x0, _ = _solve(a.reshape(-1, p), b.ravel(), phi_base, measurement.transform,
-                   epsilon, solvers)
-    sigma = np.sqrt(np.mean((b - a @ x0) ** 2, axis=0))
-    sigma = np.maximum(sigma, 1e-6 * max(float(sigma.max()), 1e-12))
-    aw = a / sigma[None, :, None]
-    bw = b / sigma[None, :]
-    tare = np.zeros(p)
-    cov_tare = np.zeros((p, p))
+    sigma = _noise_sigma(a, b, phi_base, transform, epsilon, solvers)
+    aw, bw = a / sigma[None, :, None], b / sigma[None, :]
+    tare, cov_tare = np.zeros(p), np.zeros((p, p))
     if reference is not None:
         ar, br, _ = _rows(measurement, reference, cutoff, blocks, friction_terms, coulomb)
-        ar, br = ar / sigma[None, :, None], br / sigma[None, :]
-        tare = np.linalg.lstsq(ar.reshape(-1, p), br.ravel(), rcond=None)[0]
-        cov_tare, _ = batch_covariance(ar, br - ar @ tare, blocks)
+        tare, cov_tare = _tare(ar / sigma[None, :, None], br / sigma[None, :], blocks)
         bw = bw - aw @ tare
-    base = phi_base + measurement.transform @ tare[:10]
-    x, solver = _solve(aw.reshape(-1, p), bw.ravel(), base, measurement.transform,
-                       epsilon, solvers)
+    base = phi_base + transform @ tare[:10]
+    x, solver = _solve(aw.reshape(-1, p), bw.ravel(), base, transform, epsilon, solvers)
     cov, _ = batch_covariance(aw, bw - aw @ x, blocks)
     phi, cov = x[:10], (cov + cov_tare)[:10, :10]
     mass_ci, com_ci = mass_com_intervals(phi, cov, blocks)
-    if phi[M] > 1e-9:
-        _, com, inertia = mass_com_inertia_from_phi(phi)
-    else:  # no load: the inertia is ~0 too (f(Φ_L) ⪰ 0)
-        com, inertia = np.zeros(3), np.zeros((3, 3))
+    com, inertia = _com_and_inertia(phi)
     t0 = float(samples.t[0])
     return BatchLoadEstimate(
-        phi=phi, mass=float(phi[M]), com=np.asarray(com), inertia=np.asarray(inertia),
+        phi=phi, mass=float(phi[M]), com=com, inertia=inertia,
         covariance=cov, mass_interval=mass_ci, com_interval=com_ci, noise_sigma=sigma,
-        margin=float(consistency_margin(base + measurement.transform @ phi)),
+        margin=float(consistency_margin(base + transform @ phi)),
         epsilon=epsilon, samples=int(data.t.size), blocks=blocks, solver=solver,
         window=(float(data.t[0] - t0), float(data.t[-1] - t0)), tare=reference is not None)
+
+
+def _noise_sigma(a: Array, b: Array, phi_base: Array, transform: Array, epsilon: float,
+                 solvers: tuple[str, ...]) -> Array:
+    """σ_j, each joint's residual RMS of a first unweighted fit (nv,) [N·m or N].
+
+    The weights W = diag(1/σ_j) of the module docstring; floored at 1e-6 of the largest.
+    """
+    p = a.shape[2]
+    x0, _ = _solve(a.reshape(-1, p), b.ravel(), phi_base, transform, epsilon, solvers)
+    sigma = np.sqrt(np.mean((b - a @ x0) ** 2, axis=0))
+    return np.maximum(sigma, 1e-6 * max(float(sigma.max()), 1e-12))
+
+
+def _tare(a: Array, b: Array, blocks: int) -> tuple[Array, Array]:
+    """The unloaded reference's least-squares fit (p,) and its covariance (p, p).
+
+    ``a`` (K, nv, p), ``b`` (K, nv): the reference's rows, weighted as the loaded ones.
+    """
+    tare = np.linalg.lstsq(a.reshape(-1, a.shape[2]), b.ravel(), rcond=None)[0]
+    cov_tare, _ = batch_covariance(a, b - a @ tare, blocks)
+    return np.asarray(tare, dtype=np.float64), cov_tare
+
+
+def _com_and_inertia(phi: Array) -> tuple[Array, Array]:
+    """The load's COM (3,) [m] and inertia about it (3, 3) [kg·m²] from Φ_L (10,).
+
+    Zeros when m ≤ 1e-9 kg: no load, and then the inertia is ~0 too (f(Φ_L) ⪰ 0).
+    """
+    if phi[M] > 1e-9:
+        _, com, inertia = mass_com_inertia_from_phi(phi)
+        return np.asarray(com), np.asarray(inertia)
+    return np.zeros(3), np.zeros((3, 3))
 
 
 def _rows(measurement: LoadMeasurement, samples: JointSamples, cutoff: float | None,
@@ -357,13 +378,9 @@ def estimate_in_frame(estimate: BatchLoadEstimate, change: Array) -> BatchLoadEs
     phi = change @ estimate.phi
     cov = change @ estimate.covariance @ change.T
     mass_ci, com_ci = mass_com_intervals(phi, cov, estimate.blocks)
-    if phi[M] > 1e-9:
-        _, com, inertia = mass_com_inertia_from_phi(phi)
-    else:
-        com, inertia = np.zeros(3), np.zeros((3, 3))
-    return replace(estimate, phi=phi, mass=float(phi[M]), com=np.asarray(com),
-                   inertia=np.asarray(inertia), covariance=cov, mass_interval=mass_ci,
-                   com_interval=com_ci)
+    com, inertia = _com_and_inertia(phi)
+    return replace(estimate, phi=phi, mass=float(phi[M]), com=com, inertia=inertia,
+                   covariance=cov, mass_interval=mass_ci, com_interval=com_ci)
 
 
 def set_load_files(estimate: BatchLoadEstimate, link: str) -> dict[str, dict[str, Any]]:

@@ -131,77 +131,128 @@ def project_onto_bodies(phi: Array, lower: Array, start: tuple[Array, Array] | N
         (Φ, (S, Z), gap, Newton steps), or None when the tolerance was not met within
         the step budget (the caller's general solver takes over).
     """
-    g = _SVEC_OF_PHI @ lower  # svec 𝒢x = g x
-    # the cone is invariant under S ↦ A⁻¹SA⁻¹ (A = diag(a)): a scales 𝒢𝒢* to unit
-    # diagonal where it acts as a congruence, which the Newton steps converge from
-    diagonal = np.einsum("ij,ij->i", g, g)[_SVEC_ROWS == _SVEC_COLS]
-    if not (np.all(np.isfinite(diagonal)) and np.all(diagonal > 0.0)):
+    newton = _SemismoothNewton.of(phi, lower, gap_tolerance)
+    if newton is None:
         return None
-    a = diagonal**0.25
-    scale = 1.0 / (a[_SVEC_ROWS] * a[_SVEC_COLS])  # svec(A⁻¹SA⁻¹) = scale · svec(S)
-    outer = np.outer(a, a)
-    g = scale[:, None] * g
-    g_inv = (_lower_inverse(lower) @ _PHI_OF_SVEC) / scale  # (scale · SV L)⁻¹
-    g_t = g.T
-    s_hat = scale * (_SVEC_OF_PHI @ phi)
+    # the warm start (few steps), then the cold one: Y = F̂, S the clipping of f(Φ̂)
+    if start is not None:
+        warm = newton.solve(start[0] / newton.outer - newton.c * start[1] * newton.outer,
+                            _WARM_STEPS)
+        if warm is not None:
+            return warm
+    return newton.solve(_smat(newton.s_hat), _NEWTON_STEPS)
+
+
+#: A load projection's answer: (Φ, (S, Z), gap, Newton steps), as project_onto_bodies'.
+_Solution = tuple[Array, tuple[Array, Array], float, int]
+#: R(Y) and what it was computed from: (R, x, Π₊(Y), eigenvalues of Y, eigenvectors of Y).
+_Evaluation = tuple[Array, Array, Array, Array, Array]
+
+
+def _clipping_derivative(values: Array, vectors: Array) -> Array:
+    """D ∈ ∂Π₊(Y) in svec coordinates (10, 10), from Y's eigenvalues and eigenvectors Q.
+
+    D = Kᵀ diag(ω) K, K the congruence by Qᵀ · Q and ω the Löwner divided differences
+    of max(·, 0) at the eigenvalues (at equal eigenvalues: 1 if positive, else 0).
+    """
+    positive = np.maximum(values, 0.0)
+    difference = values[:, None] - values[None, :]
+    same = np.abs(difference) <= 1e-14 * max(1.0, float(np.abs(values).max()))
+    omega = np.where(same, (values[:, None] > 0.0).astype(np.float64),
+                     (positive[:, None] - positive[None, :])
+                     / np.where(same, 1.0, difference))
+    k_t = _svec_batch(vectors.T @ _SVEC_BASIS @ vectors)  # row a: svec(Qᵀ B_a Q)
+    return np.asarray(k_t @ (omega[_SVEC_ROWS, _SVEC_COLS][:, None] * k_t.T))
+
+
+class _SemismoothNewton:
+    """The iteration of :func:`project_onto_bodies` on R(Y) = 0, for one Φ̂ and L.
+
+    The cone is invariant under S ↦ A⁻¹SA⁻¹ (A = diag(a)): a scales 𝒢𝒢* to unit
+    diagonal where it acts as a congruence, which the Newton steps converge from. The
+    maps are held scaled: ``g_t`` = 𝒢*, ``g_inv`` = 𝒢⁻¹, ``s_hat`` = svec F̂, and
+    ``outer`` = a aᵀ maps the scaled S, Z back.
+    """
+
+    #: c of c Z = Π₊(Y) − Y [1].
     c = 1.0
 
-    def evaluate(y: Array) -> tuple[Array, Array, Array, Array, Array]:
+    def __init__(self, phi: Array, lower: Array, gap_tolerance: float, g: Array,
+                 a: Array) -> None:
+        """Scale 𝒢 (svec 𝒢x = g x) by a (10,) (see :meth:`of`)."""
+        self.phi, self.lower, self.gap_tolerance = phi, lower, gap_tolerance
+        scale = 1.0 / (a[_SVEC_ROWS] * a[_SVEC_COLS])  # svec(A⁻¹SA⁻¹) = scale · svec(S)
+        self.outer = np.outer(a, a)
+        g = scale[:, None] * g
+        self.g_inv = (_lower_inverse(lower) @ _PHI_OF_SVEC) / scale  # (scale · SV L)⁻¹
+        self.g_t = g.T
+        self.s_hat = scale * (_SVEC_OF_PHI @ phi)
+        self.g_t_c = self.g_t / self.c
+        self.mixed = self.g_inv - self.g_t_c
+
+    @classmethod
+    def of(cls, phi: Array, lower: Array, gap_tolerance: float) -> _SemismoothNewton | None:
+        """The iteration for Φ̂ and L, or None when 𝒢𝒢* has a diagonal entry ≤ 0 or not finite."""
+        g = _SVEC_OF_PHI @ lower  # svec 𝒢x = g x
+        diagonal = np.einsum("ij,ij->i", g, g)[_SVEC_ROWS == _SVEC_COLS]
+        if not (np.all(np.isfinite(diagonal)) and np.all(diagonal > 0.0)):
+            return None
+        return cls(phi, lower, gap_tolerance, g, diagonal**0.25)
+
+    def evaluate(self, y: Array) -> _Evaluation:
+        """R(Y) and what it was computed from (see :data:`_Evaluation`)."""
         values, vectors = _eigh(y)
         plus = (vectors * np.maximum(values, 0.0)) @ vectors.T
         s_plus = _svec_batch(plus)
-        x = g_inv @ (s_plus - s_hat)
-        return x - g_t @ (s_plus - _svec_batch(y)) / c, x, plus, values, vectors
+        x = self.g_inv @ (s_plus - self.s_hat)
+        return x - self.g_t @ (s_plus - _svec_batch(y)) / self.c, x, plus, values, vectors
 
-    def tolerance(x: Array) -> float:
-        return gap_tolerance * max(1.0, 0.5 * float(x @ x))
+    def tolerance(self, x: Array) -> float:
+        """The gap to reach at x: gap_tolerance · max(1, ½‖x‖²) [1]."""
+        return self.gap_tolerance * max(1.0, 0.5 * float(x @ x))
 
-    g_t_c = g_t / c
-    mixed = g_inv - g_t_c
+    def solve(self, y: Array, budget: int) -> _Solution | None:
+        """Up to ``budget`` damped Newton steps from Y: the solution, or None (singular, stalled).
 
-    def newton(y: Array, budget: int) -> tuple[Array, tuple[Array, Array], float, int] | None:
-        residual, x, plus, values, vectors = evaluate(y)
+        None also when the gap is not reached within the budget.
+        """
+        residual, x, plus, values, vectors = self.evaluate(y)
         norm2 = float(residual @ residual)
         for steps in range(budget + 1):
             gap = 0.5 * norm2
-            if gap <= tolerance(x):
-                return (phi + lower @ x, (plus * outer, (plus - y) / c / outer), gap, steps)
+            if gap <= self.tolerance(x):
+                outer = self.outer
+                return (self.phi + self.lower @ x, (plus * outer, (plus - y) / self.c / outer),
+                        gap, steps)
             if steps == budget:
                 break
-            # D = ∂Π₊(Y) in svec coordinates: Kᵀ diag(ω) K, K the congruence by Qᵀ · Q
-            positive = np.maximum(values, 0.0)
-            difference = values[:, None] - values[None, :]
-            same = np.abs(difference) <= 1e-14 * max(1.0, float(np.abs(values).max()))
-            omega = np.where(same, (values[:, None] > 0.0).astype(np.float64),
-                             (positive[:, None] - positive[None, :])
-                             / np.where(same, 1.0, difference))
-            k_t = _svec_batch(vectors.T @ _SVEC_BASIS @ vectors)  # row a: svec(Qᵀ B_a Q)
-            d = k_t @ (omega[_SVEC_ROWS, _SVEC_COLS][:, None] * k_t.T)
-            jacobian = g_t_c + mixed @ d  # 𝒢⁻¹D + 𝒢*(I − D)/c
+            # 𝒢⁻¹D + 𝒢*(I − D)/c
+            jacobian = self.g_t_c + self.mixed @ _clipping_derivative(values, vectors)
             try:
                 direction = _smat(_solve(jacobian, -residual))
             except np.linalg.LinAlgError:
                 return None
-            length = 1.0
-            for _ in range(12):  # backtracking on ‖R‖ (the certified gap)
-                trial = evaluate(y + length * direction)
-                trial_norm2 = float(trial[0] @ trial[0])
-                if trial_norm2 <= (1.0 - 1e-4 * length) ** 2 * norm2:
-                    break
-                length *= 0.5
-            else:
+            step = self.backtrack(y, direction, norm2)
+            if step is None:
                 return None  # stalled (far from the solution, ‖R‖ is not smooth)
+            length, (residual, x, plus, values, vectors), norm2 = step
             y = y + length * direction
-            residual, x, plus, values, vectors = trial
-            norm2 = trial_norm2
         return None
 
-    # the warm start (few steps), then the cold one: Y = F̂, S the clipping of f(Φ̂)
-    if start is not None:
-        warm = newton(start[0] / outer - c * start[1] * outer, _WARM_STEPS)
-        if warm is not None:
-            return warm
-    return newton(_smat(s_hat), _NEWTON_STEPS)
+    def backtrack(self, y: Array, direction: Array, norm2: float
+                  ) -> tuple[float, _Evaluation, float] | None:
+        """The step along ``direction`` that decreases ‖R‖ enough: (length, R there, ‖R‖²).
+
+        Halving from 1 up to 12 times (the certified gap is ½‖R‖²); None when none does.
+        """
+        length = 1.0
+        for _ in range(12):
+            trial = self.evaluate(y + length * direction)
+            trial_norm2 = float(trial[0] @ trial[0])
+            if trial_norm2 <= (1.0 - 1e-4 * length) ** 2 * norm2:
+                return length, trial, trial_norm2
+            length *= 0.5
+        return None
 
 
 class LoadProjection:

@@ -113,47 +113,8 @@ def design_payload_excitation(
     if center is not None:
         _center_limits(model, limits, scales, center)
     moving = tuple(range(n - wrist, n))
-    mask = np.zeros((n, 1))
-    mask[list(moving)] = 1.0
-    base_frequency = 1.0 / duration
-    k = np.arange(1, harmonics + 1)
-    rng = np.random.default_rng(seed)
-
-    def fit(traj: FourierTrajectory) -> FourierTrajectory:
-        q, qd, qdd = traj.evaluate(search)
-        ratio = np.maximum.reduce([
-            np.abs(q - limits.center).max(axis=0) / limits.excursion,
-            np.abs(qd).max(axis=0) / limits.velocity,
-            np.abs(qdd).max(axis=0) / max_acceleration])
-        traj = traj.scaled(np.where(ratio > 0, 1.0 / np.maximum(ratio, 1e-12), 0.0))
-        if limits.effort_ratio(traj) <= 1.0:
-            return traj
-        low, high = 0.0, 1.0
-        for _ in range(12):
-            mid = 0.5 * (low + high)
-            low, high = (mid, high) if limits.effort_ratio(traj.scaled(mid)) <= 1.0 \
-                else (low, mid)
-        return traj.scaled(low)
-
-    def draw(around: FourierTrajectory | None = None) -> FourierTrajectory:
-        a = rng.standard_normal((n, harmonics)) / k
-        b = rng.standard_normal((n, harmonics)) / k
-        if around is not None:
-            size = np.abs(around.a).max(axis=1, keepdims=True) + 1e-9
-            a, b = around.a + 0.3 * size * a, around.b + 0.3 * size * b
-        a, b = project_to_rest(a * mask, b * mask)
-        return fit(FourierTrajectory(base_frequency, limits.center, a, b))
-
-    def score(traj: FourierTrajectory) -> float:
-        return load_condition_number(model, link, *traj.evaluate(search))
-
-    best, best_score = draw(), math.inf
-    best_score = score(best)
-    for i in range(1, candidates + iterations):
-        candidate = draw(best if i >= candidates else None)
-        value = score(candidate)
-        if value < best_score:
-            best, best_score = candidate, value
+    best = _WristSearch(model, link, limits, max_acceleration, moving, harmonics, duration,
+                        seed).best(candidates, iterations)
     times = np.arange(0.0, duration + 0.5 / rate, 1.0 / rate)
     final = TrajectoryLimits(model, scales, times)
     final.center, final.excursion = limits.center, limits.excursion
@@ -163,6 +124,69 @@ def design_payload_excitation(
     design = ExcitationDesign(trajectory, float(times[-1]), cond, 10, ratios,
                               candidates + iterations)
     return PayloadExcitation(design, moving, acc)
+
+
+class _WristSearch:
+    """The random search of :func:`design_payload_excitation` (module docstring).
+
+    A candidate's coefficients of harmonic k are drawn ~ N(0, 1/k²) for the moving joints
+    (zero for the others), projected to start and end at rest and fitted to the limits
+    (:meth:`fit`); its score is the load regressor's condition number on the grid
+    ``limits.times``, lower is better.
+    """
+
+    def __init__(self, model: RobotModel, link: str, limits: TrajectoryLimits,
+                 max_acceleration: float, moving: tuple[int, ...], harmonics: int,
+                 duration: float, seed: int) -> None:
+        """The search for the load on ``link``, the joints ``moving`` moving, one period [s]."""
+        self.model, self.link, self.limits = model, link, limits
+        self.max_acceleration = max_acceleration
+        self.mask = np.zeros((model.nv, 1))
+        self.mask[list(moving)] = 1.0
+        self.harmonics = harmonics
+        self.k = np.arange(1, harmonics + 1)
+        self.base_frequency = 1.0 / duration
+        self.rng = np.random.default_rng(seed)
+
+    def fit(self, traj: FourierTrajectory) -> FourierTrajectory:
+        """Scale per joint to the position range, velocity and acceleration limits, then to effort.
+
+        The last step is uniform (:meth:`TrajectoryLimits.within_effort`).
+        """
+        limits = self.limits
+        q, qd, qdd = traj.evaluate(limits.times)
+        ratio = np.maximum.reduce([
+            np.abs(q - limits.center).max(axis=0) / limits.excursion,
+            np.abs(qd).max(axis=0) / limits.velocity,
+            np.abs(qdd).max(axis=0) / self.max_acceleration])
+        traj = traj.scaled(np.where(ratio > 0, 1.0 / np.maximum(ratio, 1e-12), 0.0))
+        return limits.within_effort(traj)
+
+    def draw(self, around: FourierTrajectory | None = None) -> FourierTrajectory:
+        """A random candidate, or one about ``around`` (steps of 0.3 × its joint's largest a)."""
+        n, harmonics, k = self.model.nv, self.harmonics, self.k
+        a = self.rng.standard_normal((n, harmonics)) / k
+        b = self.rng.standard_normal((n, harmonics)) / k
+        if around is not None:
+            size = np.abs(around.a).max(axis=1, keepdims=True) + 1e-9
+            a, b = around.a + 0.3 * size * a, around.b + 0.3 * size * b
+        a, b = project_to_rest(a * self.mask, b * self.mask)
+        return self.fit(FourierTrajectory(self.base_frequency, self.limits.center, a, b))
+
+    def score(self, traj: FourierTrajectory) -> float:
+        """The condition number of the load regressor along ``traj``."""
+        return load_condition_number(self.model, self.link, *traj.evaluate(self.limits.times))
+
+    def best(self, candidates: int, iterations: int) -> FourierTrajectory:
+        """The best of ``candidates`` random draws, then of ``iterations`` about the best."""
+        best = self.draw()
+        best_score = self.score(best)
+        for i in range(1, candidates + iterations):
+            candidate = self.draw(best if i >= candidates else None)
+            value = self.score(candidate)
+            if value < best_score:
+                best, best_score = candidate, value
+        return best
 
 
 def _check_design(model: RobotModel, link: str, *, duration: float, max_acceleration: float,

@@ -196,7 +196,13 @@ class TrajectoryLimits:
         """Scale per joint to the position/velocity limits, then uniformly to effort."""
         position, velocity = self.kinematic(traj)
         per_joint = 1.0 / np.maximum(np.maximum(position, velocity), 1e-12)
-        traj = traj.scaled(per_joint)
+        return self.within_effort(traj.scaled(per_joint))
+
+    def within_effort(self, traj: FourierTrajectory) -> FourierTrajectory:
+        """``traj``, or it scaled uniformly by the largest factor found under the effort limit.
+
+        The factor is bisected in [0, 1] (12 halvings); the lower end is kept.
+        """
         if self.effort_ratio(traj) <= 1.0:
             return traj
         low, high = 0.0, 1.0

@@ -26,7 +26,12 @@ from robot_tv_dynamics.loading import LoadState
 from robot_tv_dynamics.model import RobotModel
 from robot_tv_dynamics.retiming.options import RetimeOptions
 from robot_tv_dynamics.retiming.playback import controller_playback
-from robot_tv_dynamics.retiming.result import LoadSchedule, RetimeResult, uniform_scaling
+from robot_tv_dynamics.retiming.result import (
+    LoadSchedule,
+    RetimeResult,
+    UniformScaling,
+    uniform_scaling,
+)
 from robot_tv_dynamics.retiming.timing import TimeLaw
 
 #: A velocity below this counts as zero when looking for stops [rad/s or m/s].
@@ -176,14 +181,7 @@ def retime_segments(
     started = time.perf_counter()
     by_time = options.loading_index == "time"
     offset = options.time_offset
-    results: list[RetimeResult] = []
-    t_start, elapsed = [], 0.0
-    for first, last in ranges:
-        local = replace(options, compare_uniform=False, split_at_stops=False,
-                        time_offset=offset + elapsed if by_time else offset)
-        results.append(retime(model, _slice(trajectory, first, last), payload, local))
-        t_start.append(elapsed)
-        elapsed += results[-1].duration_after
+    results, t_start = _retime_each(retime, model, trajectory, payload, ranges, options)
     starts = np.array(t_start)
     lengths = np.array([r.timing.length for r in results])
     s_start = np.concatenate([[0.0], np.cumsum(lengths)[:-1]])
@@ -208,19 +206,8 @@ def retime_segments(
                       theta=options.theta,
                       default_positions=options.default_positions, time_offset=offset)
     factor = np.min([r.effort_factor for r in results], axis=0)
-    velocity_limit = np.where(model.joint_limits.velocity > 0, model.joint_limits.velocity
-                              * options.velocity_scale, np.inf)
-    stops = [last for _, last in ranges[:-1]]
-    notes = [f"the input stops at waypoint(s) {stops}: retimed as {len(ranges)} rest-to-rest "
-             "segments, the stops kept"]
-    uniform = None
-    if options.compare_uniform:
-        if by_time and options.acceleration_limits is None:
-            uniform = uniform_scaling(model, trajectory, payload, head.effort_margin,
-                                      velocity_limit, np.full(model.nv, np.inf), kwargs,
-                                      options.moveit_scaling)
-        else:
-            notes.append("no uniform-slowdown comparison for this segmented input")
+    uniform, notes = _uniform_comparison(model, trajectory, payload, ranges, options,
+                                         head.effort_margin, kwargs)
     notes = _unique([*notes, *(n for r in results for n in r.notes)])
     warnings = _unique([w for r in results for w in r.warnings])
     schedule, s_before, speed_before = _joined_path(results, s_start, starts)
@@ -240,6 +227,55 @@ def retime_segments(
         schedule=schedule, load=load, before=before, before_path_position=s_before,
         before_path_speed=speed_before, evaluation=evaluation, verification=verification,
         runtime=time.perf_counter() - started, notes=tuple(notes), warnings=tuple(warnings))
+
+
+def _retime_each(
+    retime: Callable[..., RetimeResult], model: RobotModel, trajectory: Trajectory,
+    payload: Load | None, ranges: list[tuple[int, int]], options: RetimeOptions,
+) -> tuple[list[RetimeResult], list[float]]:
+    """Each segment of ``ranges`` retimed on its own, and its start in the joined output [s].
+
+    With a loading process indexed by time, segment k's process starts where segment
+    k − 1's ended (``options.time_offset`` plus the durations before it).
+    """
+    by_time = options.loading_index == "time"
+    offset = options.time_offset
+    results: list[RetimeResult] = []
+    t_start, elapsed = [], 0.0
+    for first, last in ranges:
+        local = replace(options, compare_uniform=False, split_at_stops=False,
+                        time_offset=offset + elapsed if by_time else offset)
+        results.append(retime(model, _slice(trajectory, first, last), payload, local))
+        t_start.append(elapsed)
+        elapsed += results[-1].duration_after
+    return results, t_start
+
+
+def _uniform_comparison(
+    model: RobotModel, trajectory: Trajectory, payload: Load | None,
+    ranges: list[tuple[int, int]], options: RetimeOptions, effort_margin: float,
+    kwargs: dict[str, Any],
+) -> tuple[UniformScaling | None, list[str]]:
+    """The uniform slowdown of the whole input to compare with, and the notes on the split.
+
+    The comparison is made only for a loading process indexed by time and without
+    acceleration limits; otherwise it is ``None`` and a note says so. ``kwargs`` are
+    the evaluation's settings (theta, default positions, time offset).
+    """
+    velocity_limit = np.where(model.joint_limits.velocity > 0, model.joint_limits.velocity
+                              * options.velocity_scale, np.inf)
+    stops = [last for _, last in ranges[:-1]]
+    notes = [f"the input stops at waypoint(s) {stops}: retimed as {len(ranges)} rest-to-rest "
+             "segments, the stops kept"]
+    uniform: UniformScaling | None = None
+    if options.compare_uniform:
+        if options.loading_index == "time" and options.acceleration_limits is None:
+            uniform = uniform_scaling(model, trajectory, payload, effort_margin,
+                                      velocity_limit, np.full(model.nv, np.inf), kwargs,
+                                      options.moveit_scaling)
+        else:
+            notes.append("no uniform-slowdown comparison for this segmented input")
+    return uniform, notes
 
 
 def _unique(items: Sequence[str]) -> list[str]:

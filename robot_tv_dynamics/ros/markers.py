@@ -34,7 +34,7 @@ from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
 from robot_tv_dynamics.exceptions import InvalidInputError
-from robot_tv_dynamics.visualization import InertiaScene
+from robot_tv_dynamics.visualization import BodyVisual, InertiaScene, Skeleton
 from robot_tv_dynamics.visualization.look import RGBA, SKELETON_COLOR
 
 #: Smallest side drawn [m]: a box on the boundary (a plate, a rod) keeps a visible side.
@@ -168,14 +168,7 @@ def scene_markers(
     Returns:
         The markers, body markers first.
     """
-    new = _marker if store is None else store.marker
-
-    def deleted(ns: str, marker_id: int, frame: str) -> list[Marker]:
-        if store is None:
-            return [_delete(ns, marker_id, frame, stamp)]
-        gone = store.delete(ns, marker_id, frame, stamp)
-        return [] if gone is None else [gone]
-
+    make = _Maker(store, stamp)
     shift = np.asarray(offset, dtype=np.float64) if scene.in_base_frame else np.zeros(3)
     if body_frames is None and not scene.in_base_frame:
         raise InvalidInputError("body_frames", "a scene in body frames needs the link names")
@@ -186,55 +179,92 @@ def scene_markers(
         body = drawn.get(l)
         if body is None:
             for kind in BODY_KINDS:
-                markers += deleted(f"{source}/{kind}", l, frame)
+                markers += make.deleted(f"{source}/{kind}", l, frame)
             continue
-        geometry, look = body.geometry, body.look
-        lead = new(f"{source}/lead", l, Marker.SPHERE, frame, stamp)
-        _place(lead, body.com + shift)
-        diameter = max(2.0 * geometry.lead_radius, MIN_SIDE)
-        lead.scale.x = lead.scale.y = lead.scale.z = diameter
-        lead.color = _color(look.ball)
-        markers.append(lead)
-        if geometry.box is not None:
-            box = new(f"{source}/box", l, Marker.CUBE, frame, stamp)
-            _place(box, body.com + shift, body.rotation)
-            sides = np.maximum(np.asarray(geometry.box.dimensions), MIN_SIDE)
-            box.scale.x, box.scale.y, box.scale.z = (float(v) for v in sides)
-            box.color = _color(look.box)
-            markers.append(box)
-        else:
-            markers += deleted(f"{source}/box", l, frame)
-        if look.label:
-            label = new(f"{source}/label", l, Marker.TEXT_VIEW_FACING, frame, stamp)
-            _place(label, body.com + shift + np.array([0.0, 0.0, diameter + TEXT_HEIGHT]))
-            label.scale.z = TEXT_HEIGHT
-            label.color = _color(look.ball)
-            label.text = look.label
-            markers.append(label)
-        else:
-            markers += deleted(f"{source}/label", l, frame)
+        markers += _body_markers(make, source, body, frame, shift)
     if scene.skeleton is not None:
-        bones = scene.skeleton
-        lines = new(f"{source}/skeleton", 0, Marker.LINE_LIST, frame_id, stamp)
-        lines.scale.x = LINE_WIDTH
-        lines.color = _color(SKELETON_COLOR)
-        lines.points = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
-                        for p in bones.segment_points().reshape(-1, 3) + shift]
-        joints = new(f"{source}/joints", 0, Marker.SPHERE_LIST, frame_id, stamp)
-        joints.scale.x = joints.scale.y = joints.scale.z = JOINT_DIAMETER
-        joints.color = _color(SKELETON_COLOR)
-        joints.points = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
-                         for p in bones.points + shift]
-        markers += [lines, joints]
+        markers += _skeleton_markers(make, source, scene.skeleton, frame_id, shift)
     text = source if title is None else title
     if text:
-        caption = new(f"{source}/title", 0, Marker.TEXT_VIEW_FACING, frame_id, stamp)
+        caption = make.new(f"{source}/title", 0, Marker.TEXT_VIEW_FACING, frame_id)
         _place(caption, shift + np.array([0.0, 0.0, -0.12]))
         caption.scale.z = 1.5 * TEXT_HEIGHT
         caption.color = _color(SKELETON_COLOR)
         caption.text = text
         markers.append(caption)
     return markers
+
+
+class _Maker:
+    """The messages of one array: new ones, or the ``store``'s kept ones; all at ``stamp``."""
+
+    def __init__(self, store: MarkerStore | None, stamp: Time) -> None:
+        """Make new messages (``store`` None) or refill the store's."""
+        self.store, self.stamp = store, stamp
+
+    def new(self, ns: str, marker_id: int, kind: int, frame_id: str) -> Marker:
+        """An ADD of ``kind`` for (ns, id) (:func:`_marker`, or the kept message refilled)."""
+        if self.store is None:
+            return _marker(ns, marker_id, kind, frame_id, self.stamp)
+        return self.store.marker(ns, marker_id, kind, frame_id, self.stamp)
+
+    def deleted(self, ns: str, marker_id: int, frame_id: str) -> list[Marker]:
+        """A DELETE of (ns, id), or none when the store knows it is not drawn."""
+        if self.store is None:
+            return [_delete(ns, marker_id, frame_id, self.stamp)]
+        gone = self.store.delete(ns, marker_id, frame_id, self.stamp)
+        return [] if gone is None else [gone]
+
+
+def _body_markers(make: _Maker, source: str, body: BodyVisual, frame: str,
+                  shift: np.ndarray) -> list[Marker]:
+    """One body's ``lead``, ``box`` and ``label`` (a DELETE for a box or label it lacks).
+
+    Positions are the body's COM plus ``shift`` [m], in ``frame``.
+    """
+    l, geometry, look = body.index, body.geometry, body.look
+    markers: list[Marker] = []
+    lead = make.new(f"{source}/lead", l, Marker.SPHERE, frame)
+    _place(lead, body.com + shift)
+    diameter = max(2.0 * geometry.lead_radius, MIN_SIDE)
+    lead.scale.x = lead.scale.y = lead.scale.z = diameter
+    lead.color = _color(look.ball)
+    markers.append(lead)
+    if geometry.box is not None:
+        box = make.new(f"{source}/box", l, Marker.CUBE, frame)
+        _place(box, body.com + shift, body.rotation)
+        sides = np.maximum(np.asarray(geometry.box.dimensions), MIN_SIDE)
+        box.scale.x, box.scale.y, box.scale.z = (float(v) for v in sides)
+        box.color = _color(look.box)
+        markers.append(box)
+    else:
+        markers += make.deleted(f"{source}/box", l, frame)
+    if look.label:
+        label = make.new(f"{source}/label", l, Marker.TEXT_VIEW_FACING, frame)
+        _place(label, body.com + shift + np.array([0.0, 0.0, diameter + TEXT_HEIGHT]))
+        label.scale.z = TEXT_HEIGHT
+        label.color = _color(look.ball)
+        label.text = look.label
+        markers.append(label)
+    else:
+        markers += make.deleted(f"{source}/label", l, frame)
+    return markers
+
+
+def _skeleton_markers(make: _Maker, source: str, bones: Skeleton, frame_id: str,
+                      shift: np.ndarray) -> list[Marker]:
+    """The ``skeleton`` (LINE_LIST) and ``joints`` (SPHERE_LIST) of the base-frame joints."""
+    lines = make.new(f"{source}/skeleton", 0, Marker.LINE_LIST, frame_id)
+    lines.scale.x = LINE_WIDTH
+    lines.color = _color(SKELETON_COLOR)
+    lines.points = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
+                    for p in bones.segment_points().reshape(-1, 3) + shift]
+    joints = make.new(f"{source}/joints", 0, Marker.SPHERE_LIST, frame_id)
+    joints.scale.x = joints.scale.y = joints.scale.z = JOINT_DIAMETER
+    joints.color = _color(SKELETON_COLOR)
+    joints.points = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
+                     for p in bones.points + shift]
+    return [lines, joints]
 
 
 def marker_array(markers: Sequence[Marker]) -> MarkerArray:
