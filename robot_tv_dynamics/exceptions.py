@@ -7,7 +7,8 @@ fields and build a message that names the problem.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterable, Sequence
 
 
 class RobotTvDynamicsError(Exception):
@@ -85,6 +86,23 @@ class InvalidInputError(RobotTvDynamicsError, ValueError):
         self.problem = problem
         super().__init__(f"{argument}: {problem}")
 
+
+
+def check_ranges(settings: object, *, positive: Iterable[str] = (),
+                 nonnegative: Iterable[str] = (), unit: str = "") -> None:
+    """Check a settings record's fields by name: finite and > 0, or finite and ≥ 0.
+
+    ``positive`` and ``nonnegative`` name the fields; ``unit`` is said after the bound in
+    the message (e.g. " s").
+
+    Raises:
+        InvalidInputError: the first field out of range, by name.
+    """
+    for names, op in ((positive, ">"), (nonnegative, ">=")):
+        for name in names:
+            value = getattr(settings, name)
+            if not (math.isfinite(value) and (value > 0 if op == ">" else value >= 0)):
+                raise InvalidInputError(name, f"must be {op} 0{unit}, got {value}")
 
 
 class PhysicalConsistencyError(RobotTvDynamicsError, ValueError):

@@ -47,7 +47,7 @@ import numpy.typing as npt
 
 from robot_tv_dynamics import limits
 from robot_tv_dynamics.consistency.statistics import ConsistencyTracker, spectral_statistics
-from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.exceptions import InvalidInputError, check_ranges
 from robot_tv_dynamics.filters import DerivativeFilter
 from robot_tv_dynamics.inertia import Array, check_finite
 from robot_tv_dynamics.status import Level
@@ -99,17 +99,11 @@ class MonitorConfig:
         """
         nonneg = ("uniform_margin", "upper_bound", "upper_factor", "rate_bound", "warn_band",
                   "horizon", "hysteresis", "trend_significance")
-        for name in nonneg:
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0.0):
-                raise InvalidInputError(name, f"must be finite and >= 0, got {value}")
+        check_ranges(self, nonnegative=nonneg)
         if not 0.0 <= self.margin_fraction <= 1.0:
             raise InvalidInputError(
                 "margin_fraction", f"must be in [0, 1], got {self.margin_fraction}")
-        for name in ("trend_window", "rate_cutoff", "max_gap"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0.0):
-                raise InvalidInputError(name, f"must be finite and > 0, got {value}")
+        check_ranges(self, positive=("trend_window", "rate_cutoff", "max_gap"))
         if self.min_trend_samples < 2:
             raise InvalidInputError(
                 "min_trend_samples", f"must be >= 2, got {self.min_trend_samples}")

@@ -75,7 +75,7 @@ import numpy.typing as npt
 # import, a stall in which a live node loses a burst of samples
 from scipy.special import chdtri
 
-from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.exceptions import InvalidInputError, check_ranges
 from robot_tv_dynamics.inertia import Array
 
 #: The tested directions: the load's mass and first moment (eq. (7) order, first four).
@@ -143,14 +143,8 @@ class ChangeDetectorConfig:
         Raises:
             InvalidInputError: a value out of range.
         """
-        for name in ("window", "baseline", "confirm"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0):
-                raise InvalidInputError(name, f"must be > 0 s, got {value}")
-        for name in ("warmup", "contact_period"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0):
-                raise InvalidInputError(name, f"must be >= 0 s, got {value}")
+        check_ranges(self, positive=("window", "baseline", "confirm"),
+                     nonnegative=("warmup", "contact_period"), unit=" s")
         if not (math.isfinite(self.false_alarm_rate)
                 and 0 <= self.false_alarm_rate * self.window < 0.5):
             raise InvalidInputError(

@@ -38,14 +38,17 @@ import numpy as np
 import numpy.typing as npt
 import pinocchio as pin
 
-from robot_tv_dynamics.estimation.interface import noise_covariance
+from robot_tv_dynamics.estimation.interface import BandMargin, noise_covariance
 from robot_tv_dynamics.estimation.kalman import correct
-from robot_tv_dynamics.exceptions import InvalidInputError, PhysicalConsistencyError
+from robot_tv_dynamics.exceptions import (
+    InvalidInputError,
+    PhysicalConsistencyError,
+    check_ranges,
+)
 from robot_tv_dynamics.inertia import (
     PINOCCHIO_TO_PHI,
     Array,
     check_finite,
-    consistency_margin,
     phi_from_pseudo_inertia,
     pseudo_inertia,
 )
@@ -88,14 +91,8 @@ class GeometricConfig:
         if len(self.prior_std) != 3 or not all(
                 math.isfinite(s) and s > 0 for s in self.prior_std):
             raise InvalidInputError("prior_std", f"need three values > 0, got {self.prior_std}")
-        for name in ("noise_std", "period", "max_step"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0):
-                raise InvalidInputError(name, f"must be > 0, got {value}")
-        for name in ("theta_walk", "rate_walk", "rate_prior_std"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0):
-                raise InvalidInputError(name, f"must be >= 0, got {value}")
+        check_ranges(self, positive=("noise_std", "period", "max_step"),
+                     nonnegative=("theta_walk", "rate_walk", "rate_prior_std"))
 
 
 def log_cholesky_from_pseudo_inertia(f: npt.ArrayLike) -> Array:
@@ -129,7 +126,7 @@ def phi_and_jacobian(theta: Array) -> tuple[Array, Array]:
     return phi, jacobian
 
 
-class GeometricEKF:
+class GeometricEKF(BandMargin):
     """EKF on (θ, θ̇) with f(Φ) = ε I + U(θ)U(θ)ᵀ (module docstring)."""
 
     def __init__(self, phi0: npt.ArrayLike, config: GeometricConfig) -> None:
@@ -174,20 +171,10 @@ class GeometricEKF:
         return self.config.epsilon
 
     @property
-    def margin(self) -> float:
-        """λ_min(f(Φ̂)) > ε by construction [kg·m² or kg]."""
-        return float(consistency_margin(self.phi))
-
-    @property
     def phi_covariance(self) -> Array:
         """Covariance of Φ̂ to first order (10, 10): (∂Φ/∂θ) P_θθ (∂Φ/∂θ)ᵀ."""
         jac = self._jacobian
         return np.asarray(jac @ self.covariance[:10, :10] @ jac.T)
-
-    @property
-    def consistent(self) -> bool:
-        """λ_min(f(Φ̂)) ≥ ε (always, up to rounding)."""
-        return self.margin >= self.config.epsilon * (1.0 - 1e-9)
 
     def update(self, regressor: npt.ArrayLike, y: npt.ArrayLike,
                weights: npt.ArrayLike | None = None, dt: float | None = None) -> Array:

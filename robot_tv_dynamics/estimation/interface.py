@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from robot_tv_dynamics.exceptions import InvalidInputError
-from robot_tv_dynamics.inertia import Array, check_finite
+from robot_tv_dynamics.inertia import Array, check_finite, consistency_margin
 
 
 @runtime_checkable
@@ -67,6 +67,34 @@ class PayloadEstimator(Protocol):
                weights: npt.ArrayLike | None = None) -> Array:
         """Take one block R (k, 10), y (k,), row weights 1/σ² (k,); return Φ̂ (a copy)."""
         ...
+
+
+class _Banded(Protocol):
+    @property
+    def phi(self) -> Array: ...
+
+    @property
+    def epsilon(self) -> float: ...
+
+    @property
+    def margin(self) -> float: ...
+
+
+class BandMargin:
+    """``margin`` and ``consistent`` of an estimator, from its ``phi`` and ``epsilon``.
+
+    The estimators derive from it and give ``phi`` and ``epsilon``.
+    """
+
+    @property
+    def margin(self: _Banded) -> float:
+        """λ_min(f(Φ̂)) [kg·m² or kg]."""
+        return float(consistency_margin(self.phi))
+
+    @property
+    def consistent(self: _Banded) -> bool:
+        """Whether Φ̂ is in the band, λ_min(f(Φ̂)) ≥ ε (up to rounding)."""
+        return self.margin >= self.epsilon * (1.0 - 1e-9)
 
 
 def noise_covariance(weights: npt.ArrayLike | None, noise_std: float, rows: int) -> Array:

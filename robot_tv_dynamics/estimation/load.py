@@ -65,6 +65,7 @@ from robot_tv_dynamics.estimation.geometric import (
     log_cholesky_from_pseudo_inertia,
     phi_and_jacobian,
 )
+from robot_tv_dynamics.estimation.interface import BandMargin
 from robot_tv_dynamics.estimation.kalman import (
     cap_at_prior,
     correct,
@@ -83,14 +84,16 @@ from robot_tv_dynamics.estimation.load_config import (
 )
 from robot_tv_dynamics.estimation.load_projection import LoadProjection
 from robot_tv_dynamics.exceptions import InvalidInputError
-from robot_tv_dynamics.inertia import Array, consistency_margin
+from robot_tv_dynamics.inertia import Array
 
 __all__ = ["LOAD_METHODS", "OFFSET_MEMORY", "OFFSET_PRIOR_STD", "LoadFilter",
            "LoadFilterConfig"]
 
 #: The methods of :class:`LoadFilter`.
 LOAD_METHODS = ("classical", "projected", "geometric")
-class LoadFilter:
+
+
+class LoadFilter(BandMargin):
     """Φ_L of one link's load with f(Φ_L) ⪰ 0 and f(Φ_b⁰ + TΦ_L) ⪰ εI (module docstring).
 
     Implements :class:`~robot_tv_dynamics.estimation.interface.PayloadEstimator` for the
@@ -176,16 +179,6 @@ class LoadFilter:
     def phi(self) -> Array:
         """Φ̂_b = Φ_b⁰ + T Φ̂_L of the estimator's state (may be unconstrained, ``raw_load_phi``)."""
         return np.asarray(self.phi_base + self.transform @ self._phi_load)
-
-    @property
-    def margin(self) -> float:
-        """λ_min(f(Φ̂_b)) [kg·m² or kg]."""
-        return float(consistency_margin(self.phi))
-
-    @property
-    def consistent(self) -> bool:
-        """λ_min(f(Φ̂_b)) ≥ ε (up to rounding)."""
-        return self.margin >= self._epsilon * (1.0 - 1e-9)
 
     @property
     def phi_covariance(self) -> Array:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from robot_tv_dynamics.estimation.change import ChangeDetectorConfig
-from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.exceptions import InvalidInputError, check_ranges
 from robot_tv_dynamics.inertia import Array
 
 #: A time constant for the torque offsets' forgetting [s]: the load's memory (an offset
@@ -64,15 +64,9 @@ class LoadFilterConfig:
         Raises:
             InvalidInputError: a value out of range.
         """
-        for name in ("memory", "max_step", "mass_floor"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0):
-                raise InvalidInputError(name, f"must be > 0, got {value}")
-        for name in ("huber", "change_hold", "theta_walk",
-                     "projection_period", "offset_memory"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0):
-                raise InvalidInputError(name, f"must be >= 0, got {value}")
+        check_ranges(self, positive=("memory", "max_step", "mass_floor"),
+                     nonnegative=("huber", "change_hold", "theta_walk", "projection_period",
+                                  "offset_memory"))
         if len(self.prior_std) != 3 or not all(
                 math.isfinite(s) and s > 0 for s in self.prior_std):
             raise InvalidInputError("prior_std", f"need three values > 0, got {self.prior_std}")

@@ -46,14 +46,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from robot_tv_dynamics.estimation.interface import noise_covariance
+from robot_tv_dynamics.estimation.interface import BandMargin, noise_covariance
 from robot_tv_dynamics.estimation.kalman import correct, forgetting_factor
 from robot_tv_dynamics.estimation.projection import MetricProjection, project_in_metric
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import (
     Array,
     check_finite,
-    consistency_margin,
     project_uniformly_consistent,
 )
 
@@ -117,7 +116,7 @@ class EstimatorConfig:
         return np.diag([m * m] + [h * h] * 3 + [i * i] * 6).astype(np.float64)
 
 
-class RecursiveLeastSquares:
+class RecursiveLeastSquares(BandMargin):
     r"""RLS with exponential forgetting on Φ ∈ ℝ¹⁰, optionally projected (Definition 3).
 
     Update with rows R (k, 10) and measurement y (k,), noise covariance S = σ² I, and
@@ -163,19 +162,9 @@ class RecursiveLeastSquares:
         return self.config.epsilon
 
     @property
-    def margin(self) -> float:
-        """λ_min(f(Φ̂)) [kg·m² or kg]."""
-        return float(consistency_margin(self.phi))
-
-    @property
     def phi_covariance(self) -> Array:
         """Covariance of Φ̂ (10, 10): P itself."""
         return self.covariance
-
-    @property
-    def consistent(self) -> bool:
-        """Whether Φ̂ is in the uniform band, λ_min(f(Φ̂)) ≥ ε (up to rounding)."""
-        return self.margin >= self.config.epsilon * (1.0 - 1e-9)
 
     def update(self, regressor: npt.ArrayLike, y: npt.ArrayLike,
                weights: npt.ArrayLike | None = None, dt: float | None = None) -> Array:

@@ -46,7 +46,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from robot_tv_dynamics.arrays import Array, check_finite
-from robot_tv_dynamics.exceptions import InvalidInputError
+from robot_tv_dynamics.exceptions import InvalidInputError, check_ranges
 
 #: Status of a lookup: a sample at exactly this stamp.
 EXACT = "exact"
@@ -89,10 +89,7 @@ class TimelineRules:
             InvalidInputError: a negative or non-finite duration, or a history shorter
                 than the window.
         """
-        for name in ("max_age", "window", "history"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0.0):
-                raise InvalidInputError(name, f"must be finite and ≥ 0 s, got {value}")
+        check_ranges(self, nonnegative=("max_age", "window", "history"), unit=" s")
         if self.history < self.window:
             raise InvalidInputError(
                 "history", f"({self.history} s) is shorter than the window ({self.window} s)")

@@ -39,6 +39,7 @@ from robot_tv_dynamics.exceptions import (
     RetimingError,
     RobotTvDynamicsError,
     StaticHoldingError,
+    check_ranges,
 )
 from robot_tv_dynamics.inertia import Array
 from robot_tv_dynamics.model import RobotModel
@@ -89,10 +90,7 @@ class GateOptions:
             InvalidInputError: a margin, scale or limit that is not positive and finite,
                 fewer than 10 grid intervals, no iteration.
         """
-        for name in ("effort_margin", "velocity_scale"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0.0):
-                raise InvalidInputError(name, f"must be > 0 and finite, got {value!r}")
+        check_ranges(self, positive=("effort_margin", "velocity_scale"))
         limit = self.acceleration_limit
         if limit is not None and not (math.isfinite(limit) and limit > 0.0):
             raise InvalidInputError("acceleration_limit", f"must be > 0 (or none), got {limit!r}")
