@@ -498,10 +498,21 @@ def load_module(name: str, path: str, *folders: str) -> Any:
     return module
 
 
+def test_support(name: str) -> Any:
+    """``test/support/NAME``: a case the tests assert on and a fragment quotes.
+
+    REPO/test goes first on sys.path, where the tests' ``support`` package is.
+    """
+    import importlib
+
+    if str(REPO / "test") not in sys.path:
+        sys.path.insert(0, str(REPO / "test"))
+    return importlib.import_module(f"support.{name}")
+
+
 def retime_test_paths() -> Any:
-    """The curved rest-to-rest test paths and loads of ``test/retiming/test_retime.py``."""
-    # "test": the module's own import of particle_lagrangian
-    return load_module("test_retime_paths", "test/retiming/test_retime.py", "test")
+    """The curved rest-to-rest test paths and loads of the retiming tests (test/support)."""
+    return test_support("retime_paths")
 
 
 def _retime_row(result: Any) -> dict[str, Any]:
@@ -675,10 +686,8 @@ IDENTIFICATION_TOLERANCE = {"ratio": 5e-3, "relative": 0.05, "friction": 2e-3}
 
 
 def run_identification() -> dict[str, Any]:
-    """``measure`` of test/identification/test_identification_accuracy.py on both arms."""
-    module = load_module("identification_accuracy",
-                         "test/identification/test_identification_accuracy.py",
-                         "test")
+    """``measure`` of the identification-accuracy case (test/support) on both arms."""
+    module = test_support("identification_accuracy")
     from support.particle_lagrangian import find_example_robot_urdf
 
     arms = {arm: module.measure(module.make_case(arm, find_example_robot_urdf(arm)))
@@ -778,10 +787,8 @@ GENERALIZED_FILL_METHODS = ("geometric", "projected")
 
 
 def generalized_fill_module() -> Any:
-    """``test/estimation/test_generalized.py``: the simulated fill and what it measures."""
-    # "test/estimation": its ``excited``
-    return load_module("generalized_fill", "test/estimation/test_generalized.py",
-                       "test")
+    """``test/support/generalized_fill.py``: the simulated fill and what it measures."""
+    return test_support("generalized_fill")
 
 
 def generalized_fill_numbers(methods: tuple[str, ...] = GENERALIZED_FILL_METHODS
