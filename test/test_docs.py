@@ -244,7 +244,8 @@ UNOPENABLE = re.compile(r"DESIGN\.md|\b[Ii]ssues? #?\d+|\(#\d+\)|\bbefore issue\
 #: Every text a user reads: docs, README, CHANGELOG, code and its docstrings, scripts.
 USER_TEXTS = [*PAGES, REPO / "CHANGELOG.md", *sorted((REPO / "robot_tv_dynamics").rglob("*.py")),
               *sorted((REPO / "benchmarks").glob("*.py")), *sorted((REPO / "launch").glob("*.py")),
-              *sorted((REPO / "scripts").glob("*")), *sorted((REPO / "config").rglob("*.yaml")),
+              *sorted((REPO / "scripts").glob("*")), *sorted((REPO / "scripts").glob("*/*.py")),
+              *sorted((REPO / "config").rglob("*.yaml")),
               REPO / "pyproject.toml", REPO / "setup.py", REPO / "package.xml"]
 
 

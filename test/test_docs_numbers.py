@@ -14,8 +14,8 @@ The speed figures (``bench_demo``, ``bench_dynamics``, ``bench_observer``, ``ben
 
 from __future__ import annotations
 
-import importlib.util
 import re
+import sys
 import tempfile
 from pathlib import Path
 
@@ -23,22 +23,34 @@ import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SPEC = importlib.util.spec_from_file_location("docs_numbers", REPO / "scripts" / "docs_numbers.py")
-numbers = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(numbers)
+sys.path.insert(0, str(REPO / "scripts"))
+
+from docs_fragments import (  # noqa: E402
+    batch_seeds,
+    common,
+    generalized_fill,
+    max_payload,
+    observer_noise,
+    realistic_seeds,
+    registry,
+    retime,
+    retime_cases,
+    simulation,
+    weighted_bounds,
+)
 
 
 def test_every_fragment_is_its_kept_data_rendered_and_every_data_file_is_shown():
-    found = numbers.fragments()
-    assert {name for _, name, _ in found} == set(numbers.SECTIONS)
-    kept = {path.stem for path in numbers.DATA.glob("*.json")}
-    assert kept == set(numbers.SECTIONS)
+    found = registry.fragments()
+    assert {name for _, name, _ in found} == set(registry.SECTIONS)
+    kept = {path.stem for path in common.DATA.glob("*.json")}
+    assert kept == set(registry.SECTIONS)
     stale = [f"{page.relative_to(REPO)}: {name}" for page, name, text in found
-             if text != numbers.rendered(name)]
+             if text != registry.rendered(name)]
     assert not stale, ("fragments that differ from their data (run python "
                        f"scripts/docs_numbers.py --render): {stale}")
-    for name in numbers.SECTIONS:
-        machine = numbers.load(name)["machine"]
+    for name in registry.SECTIONS:
+        machine = common.load(name)["machine"]
         assert {"date", "cores", "load_average", "rnea_us"} <= set(machine), name
 
 
@@ -103,9 +115,9 @@ VALUES = ("classical_inf_mu", "classical_min_lambda", "projected_min_lambda",
 @pytest.mark.slow
 @pytest.mark.parametrize("arm", ["panda", "ur5"])
 def test_the_demo_table_agrees_with_a_fresh_closed_loop(arm):
-    kept = numbers.load("demo")["data"]
+    kept = common.load("demo")["data"]
     stated, tolerance = kept["arms"][arm], kept["tolerances"]
-    urdf = numbers.example_urdf(numbers.UR5 if arm == "ur5" else "")
+    urdf = common.example_urdf(common.UR5 if arm == "ur5" else "")
     fresh = closed_loop_numbers(urdf, duration=kept["duration_s"])
     assert fresh["link"] == stated["link"]
     assert fresh["projected_alarms"] == stated["projected_alarms"] == 0
@@ -136,8 +148,8 @@ def skeleton(text: str) -> tuple[str, list[float]]:
 
 @pytest.mark.slow
 def test_the_retime_example_agrees_with_a_fresh_run():
-    kept = numbers.load("retime")["data"]
-    for stated, fresh in zip(kept["outputs"], numbers.retime_outputs(), strict=True):
+    kept = common.load("retime")["data"]
+    for stated, fresh in zip(kept["outputs"], retime.retime_outputs(), strict=True):
         words, values = skeleton(stated)
         fresh_words, fresh_values = skeleton(fresh)
         assert fresh_words == words
@@ -153,8 +165,8 @@ def test_the_retime_example_agrees_with_a_fresh_run():
 
 # ------------------------------------------------------------------------ max_payload
 def test_the_maximum_payloads_agree_with_a_fresh_evaluate():
-    kept = numbers.load("max_payload")["data"]
-    fresh = numbers.max_payload_outputs()
+    kept = common.load("max_payload")["data"]
+    fresh = max_payload.max_payload_outputs()
     assert set(fresh) == set(kept["outputs"])
     for arm, stated in kept["outputs"].items():
         for key in ("max_payload_mass", "moveit_static_max_payload_mass"):
@@ -168,15 +180,15 @@ def test_the_maximum_payloads_agree_with_a_fresh_evaluate():
 
 
 # ------------------------------------------------------------------------ retime_cases
-RETIME_ROWS = tuple(numbers.load("retime_cases")["data"]["rows"])
+RETIME_ROWS = tuple(common.load("retime_cases")["data"]["rows"])
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("label", RETIME_ROWS)
 def test_a_retiming_case_agrees_with_a_fresh_retime(label):
-    kept = numbers.load("retime_cases")["data"]
+    kept = common.load("retime_cases")["data"]
     stated, tolerance = kept["rows"][label], kept["tolerance"]
-    fresh = numbers.retime_case_rows((label,))[label]
+    fresh = retime_cases.retime_case_rows((label,))[label]
     assert fresh["binding"] == stated["binding"]
     assert fresh["solves"] == stated["solves"]
     for key in ("before_s", "after_s", "uniform_s"):
@@ -192,9 +204,9 @@ def test_a_retiming_case_agrees_with_a_fresh_retime(label):
 
 
 def test_the_smoothing_example_agrees_with_a_fresh_retime():
-    kept = numbers.load("retime_cases")["data"]
+    kept = common.load("retime_cases")["data"]
     stated, tolerance = kept["smoothing"], kept["tolerance"]
-    fresh = numbers.retime_smoothing()
+    fresh = retime_cases.retime_smoothing()
     for key in ("raw", "smoothed"):
         assert fresh[key]["jerk"] == pytest.approx(stated[key]["jerk"],
                                                    rel=tolerance["relative"]), key
@@ -207,9 +219,9 @@ def test_the_smoothing_example_agrees_with_a_fresh_retime():
 
 
 def test_the_playback_case_agrees_with_a_fresh_retime_as_written():
-    kept = numbers.load("retime_cases")["data"]
+    kept = common.load("retime_cases")["data"]
     stated, tolerance = kept["playback"]["waypoints"], kept["tolerance"]
-    fresh = numbers.retime_playback(("waypoints",), played=False)["waypoints"]
+    fresh = retime_cases.retime_playback(("waypoints",), played=False)["waypoints"]
     assert fresh["points"] == stated["points"]
     assert fresh["effort_factor_joint"] == stated["effort_factor_joint"]
     for key in ("written", "effort_factor"):
@@ -223,8 +235,8 @@ def test_the_playback_case_agrees_with_a_fresh_retime_as_written():
 
 # ------------------------------------------------------------------------ simulation
 def test_the_simulation_example_prints_what_its_page_says():
-    kept = numbers.load("simulation")["data"]
-    fresh, _ = numbers.simulation_output()
+    kept = common.load("simulation")["data"]
+    fresh, _ = simulation.simulation_output()
     words, values = skeleton(kept["output"])
     fresh_words, fresh_values = skeleton(fresh)
     assert fresh_words == words
@@ -236,9 +248,9 @@ def test_the_simulation_example_prints_what_its_page_says():
 
 # ------------------------------------------------------------------------ generalized_fill
 def test_the_generalized_fill_errors_agree_with_a_fresh_run():
-    kept = numbers.load("generalized_fill")["data"]
+    kept = common.load("generalized_fill")["data"]
     method = next(iter(kept["live"]))  # the first live method: the other costs 4× the time
-    fresh = numbers.generalized_fill_numbers((method,))
+    fresh = generalized_fill.generalized_fill_numbers((method,))
     for kind in ("classical", "generalized"):
         for key in ("mean", "max"):
             assert fresh["measurement"][kind][key] == pytest.approx(
@@ -260,8 +272,8 @@ def test_the_generalized_fill_errors_agree_with_a_fresh_run():
 
 # ------------------------------------------------------------------------ observer_noise
 def test_the_observer_noise_table_agrees_with_a_fresh_evaluation():
-    kept = numbers.load("observer_noise")["data"]
-    fresh = numbers.observer_noise_table(kept["case"])
+    kept = common.load("observer_noise")["data"]
+    fresh = observer_noise.observer_noise_table(kept["case"])
     for load in ("empty", "loaded"):
         np.testing.assert_allclose(fresh[load], kept["sigma"][load], rtol=0,
                                    atol=kept["tolerance"], err_msg=load)
@@ -278,7 +290,7 @@ def test_the_observer_noise_table_agrees_with_a_fresh_evaluation():
 # ------------------------------------------------------------------------ adaptive_60s
 def test_what_docs_adaptive_says_of_the_60s_runs_holds_in_their_kept_rows():
     """The prose above the 60 s table quotes its rows: each range here is the page's."""
-    rows = numbers.load("adaptive_60s")["data"]["rows"]
+    rows = common.load("adaptive_60s")["data"]["rows"]
 
     def pick(arm=None, law=None, excitation=None, lasted=None):
         return [r for r in rows if (arm is None or r["arm"] == arm)
@@ -352,8 +364,8 @@ def test_what_docs_estimation_says_of_the_realistic_seeds_holds_in_their_kept_ru
     (late or repeated, none on the unloaded arm before the grasp); most misses are the COM
     goal; with the torque offsets projected declares every grasp within 0.3 s (seed 18's
     0.53 kg, unseen before them, included)."""
-    kept = numbers.load("realistic_seeds")["data"]
-    summary = numbers.realistic_summary(kept)
+    kept = common.load("realistic_seeds")["data"]
+    summary = realistic_seeds.realistic_summary(kept)
     assert summary["classical"]["false"] == []
     assert summary["classical"]["detected"] == [20, 20]
     for method, w in summary.items():
@@ -368,7 +380,7 @@ def test_what_docs_estimation_says_of_the_realistic_seeds_holds_in_their_kept_ru
 def test_what_docs_estimation_says_of_the_model_error_terms_holds_in_their_kept_runs():
     """Left out one at a time, the drift is still (with the torque offsets) the term whose
     absence brings the COM of the study's worst seeds within 1 cm, and no other does."""
-    kept = numbers.load("realistic_terms")["data"]
+    kept = common.load("realistic_terms")["data"]
     rows = {(row["seed"], tuple(row["without"])): row for row in kept["rows"]}
     for seed in (4, 9, 18):
         full = rows[(seed, ())]["com_error"]
@@ -381,9 +393,9 @@ def test_what_docs_estimation_says_of_the_model_error_terms_holds_in_their_kept_
 
 @pytest.mark.slow
 def test_a_realistic_seed_agrees_with_a_fresh_run():
-    kept = numbers.load("realistic_seeds")["data"]
+    kept = common.load("realistic_seeds")["data"]
     seed, tolerance = kept["check_seed"], kept["tolerance"]
-    fresh = numbers.realistic_seed(seed)
+    fresh = realistic_seeds.realistic_seed(seed)
     for method, stated in kept["seeds"][str(seed)].items():
         got = fresh[method]
         assert got["pre"] == pytest.approx(stated["pre"], abs=tolerance["mass"]), method
@@ -399,10 +411,10 @@ def test_a_realistic_seed_agrees_with_a_fresh_run():
 # ------------------------------------------------------------------------ batch_seeds
 @pytest.mark.slow
 def test_a_batch_seed_agrees_with_a_fresh_fit():
-    kept = numbers.load("batch_seeds")["data"]
+    kept = common.load("batch_seeds")["data"]
     study, seed, tolerance = kept["studies"][0], kept["check_seed"], kept["tolerance"]
     stated = next(row for row in study["rows"] if row["seed"] == seed)
-    fresh = numbers.batch_seed_row(seed, study["identify_s"], study["loaded_s"])
+    fresh = batch_seeds.batch_seed_row(seed, study["identify_s"], study["loaded_s"])
     assert fresh["mass"] == pytest.approx(stated["mass"], abs=tolerance["mass"])
     np.testing.assert_allclose(fresh["com_error"], stated["com_error"], rtol=0,
                                atol=tolerance["com"])
@@ -413,39 +425,39 @@ def test_a_batch_seed_agrees_with_a_fresh_fit():
 
 def test_the_batch_seed_table_meets_the_goals_the_page_states():
     """What the page says of the kept study: on 40 s + 40 s every seed within 3 % and 1 cm."""
-    kept = numbers.load("batch_seeds")["data"]
+    kept = common.load("batch_seeds")["data"]
     for study in kept["studies"][:2]:  # the test's length: its study and its own seeds
-        summary = numbers.batch_summary(study["rows"], kept["blocks"])
+        summary = batch_seeds.batch_summary(study["rows"], kept["blocks"])
         assert summary["max_mass_error"] <= 0.03 and summary["max_com_error"] <= 10.0
         assert summary["inside"] >= 0.9 * 4 * summary["n"]
-    short = numbers.batch_summary(kept["studies"][2]["rows"], kept["blocks"])
+    short = batch_seeds.batch_summary(kept["studies"][2]["rows"], kept["blocks"])
     assert short["above_1cm"]  # the shorter recording misses 1 cm on some seeds
 
 
 def test_the_precision_paragraph_agrees_with_the_kept_studies():
     """docs/estimation.md's σ_c ≈ k·√(1/T_L + 1/T_R): the mean σ_c it quotes of both studies,
     k ≈ 12, 12, 9–10 mm·√s from either, 7 of 40 short seeds and none of 20 long ones > 1 cm."""
-    kept = numbers.load("batch_seeds")["data"]
-    text = " ".join((numbers.REPO / "docs" / "estimation.md").read_text(encoding="utf-8")
+    kept = common.load("batch_seeds")["data"]
+    text = " ".join((common.REPO / "docs" / "estimation.md").read_text(encoding="utf-8")
                     .split())
     assert "k ≈ 12, 12, 9–10 mm·√s" in text and "7 of its 40 seeds" in text
     for study, quoted in ((kept["studies"][0], (2.7, 2.8, 2.2)),
                           (kept["studies"][2], (5.1, 5.3, 4.0))):
-        summary = numbers.batch_summary(study["rows"], kept["blocks"])
+        summary = batch_seeds.batch_summary(study["rows"], kept["blocks"])
         assert f"{', '.join(f'{v:.1f}' for v in quoted)} mm" in text
         np.testing.assert_allclose(summary["mean_sigma"], quoted, atol=0.05)
         k = np.array(summary["mean_sigma"]) / np.sqrt(1 / study["identify_s"]
                                                       + 1 / study["loaded_s"])
         np.testing.assert_allclose(k[:2], (12, 12), atol=0.55)
         assert 8.95 <= k[2] <= 10.05, k
-    assert len(numbers.batch_summary(kept["studies"][2]["rows"], kept["blocks"])
+    assert len(batch_seeds.batch_summary(kept["studies"][2]["rows"], kept["blocks"])
                ["above_1cm"]) == 7
-    assert not numbers.batch_summary(kept["studies"][0]["rows"], kept["blocks"])["above_1cm"]
+    assert not batch_seeds.batch_summary(kept["studies"][0]["rows"], kept["blocks"])["above_1cm"]
 
 
 def test_what_docs_concepts_says_of_the_certified_searches_holds_in_their_kept_runs():
     """The lines under the certified table quote its rows: each value here is the page's."""
-    rows = numbers.load("weighted_certified")["data"]["rows"]
+    rows = common.load("weighted_certified")["data"]["rows"]
     ur5, free, locked = rows["UR5"], rows["Panda, fingers free"], rows["Panda, fingers locked"]
     assert ur5["alpha1"] == pytest.approx(1.57e-2, abs=0.005e-2)
     assert ur5["alpha1"] / ur5["exact_min"][1] == pytest.approx(0.99, abs=0.005)
@@ -484,8 +496,8 @@ def test_the_urdf_margins_the_pages_quote_are_the_models():
     from robot_tv_dynamics import RobotModel
     from robot_tv_dynamics.inertia import consistency_margin
 
-    panda = RobotModel.from_urdf(numbers.example_urdf())
-    ur5 = RobotModel.from_urdf(numbers.example_urdf(numbers.UR5))
+    panda = RobotModel.from_urdf(common.example_urdf())
+    ur5 = RobotModel.from_urdf(common.example_urdf(common.UR5))
     mu_panda = dict(zip(panda.body_names, consistency_margin(panda.theta_nominal), strict=True))
     mu_ur5 = consistency_margin(ur5.theta_nominal)
     hand = panda.body_names[panda.link_attachment("panda_hand").body]
@@ -501,7 +513,7 @@ def test_the_urdf_margins_the_pages_quote_are_the_models():
 # ------------------------------------------------------------------------ adaptive_5s
 def test_what_docs_adaptive_says_of_the_5s_suite_holds_in_its_kept_rows():
     """The lines under the 5 s table quote its rows: each range here is the page's."""
-    rows = numbers.load("adaptive_5s")["data"]["rows"]
+    rows = common.load("adaptive_5s")["data"]["rows"]
 
     def pick(arm=None, law=None, scenario=None, plant=None):
         return [r for r in rows if (arm is None or r["arm"] == arm)
@@ -559,11 +571,11 @@ def test_what_docs_adaptive_says_of_the_5s_suite_holds_in_its_kept_rows():
 
 
 # ------------------------------------------------------------------------ weighted bounds
-@pytest.mark.parametrize("label", [arm[0] for arm in numbers.WEIGHTED_ARMS])
+@pytest.mark.parametrize("label", [arm[0] for arm in weighted_bounds.WEIGHTED_ARMS])
 def test_the_weighted_bounds_table_agrees_with_fresh_searches(label):
-    kept = numbers.load("weighted_bounds")["data"]
-    urdf, locked = next((u, k) for name, u, k in numbers.WEIGHTED_ARMS if name == label)
-    fresh = numbers.weighted_row(urdf, locked)
+    kept = common.load("weighted_bounds")["data"]
+    urdf, locked = next((u, k) for name, u, k in weighted_bounds.WEIGHTED_ARMS if name == label)
+    fresh = weighted_bounds.weighted_row(urdf, locked)
     stated = kept["rows"][label]
     for key, value in stated.items():
         if key != "elapsed_s":
@@ -576,7 +588,7 @@ def test_the_weighted_bounds_table_agrees_with_fresh_searches(label):
 # ------------------------------------------------------------------------ adaptive_matched
 def test_what_docs_adaptive_says_of_the_matched_suite_holds_in_its_kept_rows():
     """The lines above the matched-speed table quote its rows: each range is the page's."""
-    rows = numbers.load("adaptive_matched")["data"]["rows"]
+    rows = common.load("adaptive_matched")["data"]["rows"]
 
     def pick(arm=None, law=None, scenario=None):
         return [r for r in rows if (arm is None or r["arm"] == arm)
