@@ -66,6 +66,8 @@ import numpy as np
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
+from rclpy.publisher import Publisher
+from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -270,6 +272,23 @@ def resolve_loading(name: str) -> LoadingProcess | None:
     return load_loading_process(path)
 
 
+def _check_choices(cfg: SimNodeConfig) -> None:
+    """The parameters that name a choice name a known one.
+
+    Raises:
+        InvalidInputError: an unknown controller, initial_estimate or effort_output.
+    """
+    if cfg.controller not in CONTROLLER_CHOICES:
+        raise InvalidInputError(
+            "controller", f'"{cfg.controller}" is not one of {", ".join(CONTROLLER_CHOICES)}')
+    if cfg.initial_estimate not in INITIAL_ESTIMATES:
+        raise InvalidInputError(
+            "initial_estimate", f'"{cfg.initial_estimate}" is not known or wrong')
+    if cfg.effort_output not in ("applied", "measured"):
+        raise InvalidInputError(
+            "effort_output", f'"{cfg.effort_output}" is not applied or measured')
+
+
 class SimNode(Node):
     """The simulated arm (see the module docstring)."""
 
@@ -283,27 +302,64 @@ class SimNode(Node):
         values = parameters.declare_parameters(self, PARAMETERS)
         self.config: SimNodeConfig = parameters.config_from_parameters(SimNodeConfig, values)
         cfg = self.config
-        if cfg.controller not in CONTROLLER_CHOICES:
-            raise InvalidInputError(
-                "controller", f'"{cfg.controller}" is not one of {", ".join(CONTROLLER_CHOICES)}')
-        if cfg.initial_estimate not in INITIAL_ESTIMATES:
-            raise InvalidInputError(
-                "initial_estimate", f'"{cfg.initial_estimate}" is not known or wrong')
-        if cfg.effort_output not in ("applied", "measured"):
-            raise InvalidInputError(
-                "effort_output", f'"{cfg.effort_output}" is not applied or measured')
+        _check_choices(cfg)
         latched = qos.ROBOT_DESCRIPTION_QOS  # reliable, transient local, depth 1
-        description_pub = self.create_publisher(String, "robot_description", latched)
+        xml = self._load_model(cfg, self.create_publisher(String, "robot_description", latched))
+        self.process, scenario_collision = self._place_loading(cfg, xml)
+        model = self.model
+        self._build_plant(cfg, xml)
+        self.follower: TrajectoryFollower | None = None
+        wrench = self._collision(cfg, scenario_collision)
+        if wrench is not None:
+            self.plant.wrenches = (wrench,)
+            model.link_attachment(wrench.link)  # unknown link: start-up error
+        self._command = np.zeros(model.nv)
+        effort = np.asarray(model.joint_limits.effort, dtype=np.float64)
+        #: |command| accepted per joint: the URDF effort limit, else limits.EFFORT
+        self._effort_bound = np.where(effort > 0.0, effort, limits.EFFORT)
+        self._guard = input_guard.InputGuard(
+            self, self.create_publisher(DiagnosticArray, "/diagnostics", qos.RELIABLE_QOS),
+            robot_description.robot_name(model), cfg.log_throttle, 1.0, executable=NODE_NAME)
+        self._lock = threading.Lock()
+        self._latest = (self.plant.t, self.plant.q.copy(), self.plant.qd.copy())
+        if cfg.controller == TRAJECTORY:
+            self.follower = TrajectoryFollower(model, self.plant.q)
+            TrajectoryServer(self, self.follower, self._lock, lambda: self._latest)
+        self._make_outputs(cfg, latched)
+        self.epoch = 0.0
+        self.finished = threading.Event()
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        #: the set-parameters callback: publish_rate, real_time_factor and duration are read
+        #: by the stepping loop at every step; the others are read-only
+        self.runtime_parameters = parameters.RuntimeParameters(
+            self, PARAMETERS, self._apply_parameters)
+        self._thread = threading.Thread(target=self._run, name="sim_node stepping", daemon=True)
+        self._thread.start()
+        self.get_logger().info(
+            f"ready: simulating {model.nv} joints at {1.0 / self.plant.dt:g} Hz, controller "
+            f"{cfg.controller}, loading {cfg.loading or 'none'}; effort_commands accepted "
+            "from now on")
+
+    def _load_model(self, cfg: SimNodeConfig, description_pub: Publisher) -> str:
+        """Build ``self.model`` from the parameters; return the URDF text.
+
+        From ``robot_description``, else ``urdf_path`` (or the embedded Panda), whose
+        text is then published on robot_description (latched).
+        """
         locked = parse_locked_joints(cfg.locked_joints)
         if cfg.robot_description.strip():
             xml = cfg.robot_description
             self.model = RobotModel.from_urdf_string(xml, "parameter robot_description", locked)
-        else:
-            path = cfg.urdf_path.strip() or str(example_robot_urdf())
-            self.model = RobotModel.from_urdf(Path(path).expanduser(), locked)
-            xml = Path(path).expanduser().read_text()
-            description_pub.publish(String(data=xml))
-        self.process, scenario_collision = self._place_loading(cfg, xml)
+            return xml
+        path = cfg.urdf_path.strip() or str(example_robot_urdf())
+        self.model = RobotModel.from_urdf(Path(path).expanduser(), locked)
+        xml = Path(path).expanduser().read_text()
+        description_pub.publish(String(data=xml))
+        return xml
+
+    def _build_plant(self, cfg: SimNodeConfig, xml: str) -> None:
+        """``self.plant`` and what steps it: a control law, the demo's loop, or commands."""
         model = self.model
         self.loop: ClosedLoop | None = None
         self.law: ControlLoop | None = None
@@ -339,23 +395,10 @@ class SimNode(Node):
         else:
             self.plant = ArmSimulator(model, self.process, rate=cfg.rate,
                                       q0=start_pose(model, cfg.initial_positions))
-        self.follower: TrajectoryFollower | None = None
-        wrench = self._collision(cfg, scenario_collision)
-        if wrench is not None:
-            self.plant.wrenches = (wrench,)
-            model.link_attachment(wrench.link)  # unknown link: start-up error
-        self._command = np.zeros(model.nv)
-        effort = np.asarray(model.joint_limits.effort, dtype=np.float64)
-        #: |command| accepted per joint: the URDF effort limit, else limits.EFFORT
-        self._effort_bound = np.where(effort > 0.0, effort, limits.EFFORT)
-        self._guard = input_guard.InputGuard(
-            self, self.create_publisher(DiagnosticArray, "/diagnostics", qos.RELIABLE_QOS),
-            robot_description.robot_name(model), cfg.log_throttle, 1.0, executable=NODE_NAME)
-        self._lock = threading.Lock()
-        self._latest = (self.plant.t, self.plant.q.copy(), self.plant.qd.copy())
-        if cfg.controller == TRAJECTORY:
-            self.follower = TrajectoryFollower(model, self.plant.q)
-            TrajectoryServer(self, self.follower, self._lock, lambda: self._latest)
+
+    def _make_outputs(self, cfg: SimNodeConfig, latched: QoSProfile) -> None:
+        """The publishers, the effort_commands subscription and the serialized outputs."""
+        model = self.model
         reliable = qos.RELIABLE_QOS
         topics: list[tuple[str, type]] = [
             ("joint_states", JointState), ("joint_accelerations", JointTrajectory),
@@ -387,20 +430,6 @@ class SimNode(Node):
             name: BodyVectorOutput(pubs[f"estimates/{name}/inertial_parameters_stamped"],
                                    bodies, "phi", rates=False)
             for name in self._estimate_names()}
-        self.epoch = 0.0
-        self.finished = threading.Event()
-        self.error: BaseException | None = None
-        self._stop = threading.Event()
-        #: the set-parameters callback: publish_rate, real_time_factor and duration are read
-        #: by the stepping loop at every step; the others are read-only
-        self.runtime_parameters = parameters.RuntimeParameters(
-            self, PARAMETERS, self._apply_parameters)
-        self._thread = threading.Thread(target=self._run, name="sim_node stepping", daemon=True)
-        self._thread.start()
-        self.get_logger().info(
-            f"ready: simulating {model.nv} joints at {1.0 / self.plant.dt:g} Hz, controller "
-            f"{cfg.controller}, loading {cfg.loading or 'none'}; effort_commands accepted "
-            "from now on")
 
     def _apply_parameters(self, config: SimNodeConfig, names: frozenset[str]) -> str:
         """Take over LIVE parameters (the stepping loop reads them from ``self.config``)."""
