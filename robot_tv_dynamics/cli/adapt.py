@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from robot_tv_dynamics.cli.common import load_model, positive_float, positive_int
+from robot_tv_dynamics.cli.common import finite_float, load_model, positive_float, positive_int
 from robot_tv_dynamics.control.gains import ADAPTATION_TIME
 from robot_tv_dynamics.control.report import run_figure, suite_figure
 from robot_tv_dynamics.control.setups import CONSTANT, CONTROLLERS, EXCITATIONS, WRONG_ESTIMATE
@@ -56,6 +56,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "covers 90 %% of the load's step (no load: 30 %% of the tool's "
                              "body) in this time, in the averaged model of docs/adaptive.md; "
                              "the gains are in summary.json (suite: column gamma)")
+    parser.add_argument("--disturbance", type=finite_float, default=0.0, metavar="W",
+                        help="w of eq. (39): a constant torque (N·m; N on a prismatic joint) "
+                             "added at the plant to every joint, unknown to the controller "
+                             "(default 0; suite: every run; column disturbance)")
     parser.add_argument("--out", default="adapt_output", help="output directory")
     parser.add_argument("--bag", default="", metavar="PATH",
                         help="also write the run as an MCAP (a .mcap file or a folder): "
@@ -97,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
         model = load_model(urdf)
         summary, result = run_scenario(urdf, args.controller, args.scenario, args.plant,
                                        args.excitation, args.duration, out, model=model,
-                                       adaptation_time=args.adaptation_time)
+                                       adaptation_time=args.adaptation_time,
+                                       disturbance=args.disturbance)
         (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
         run_figure(result, f"{args.controller} on the {args.plant} plant, scenario "
                    f"{args.scenario}, {Path(urdf).name}", out / "report.png")
@@ -137,7 +142,8 @@ def run(args: argparse.Namespace) -> int:
         excitations.index(c.excitation), arms.index(c.arm)))
     with tempfile.TemporaryDirectory() as work:
         started = run_suite(start, args.duration, Path(work), args.workers, progress=progress,
-                            scheduler=args.scheduler, adaptation_time=args.adaptation_time)
+                            scheduler=args.scheduler, adaptation_time=args.adaptation_time,
+                            disturbance=args.disturbance)
     rows = [row for _, row in sorted(zip((order[c] for c in start), started, strict=True),
                                      key=lambda pair: pair[0])]
     definite, _ = natural_definiteness(rows)
@@ -158,7 +164,9 @@ def summary_text(summary: dict[str, Any], urdf_name: str, written: list[str]) ->
     lines = [
         f"adapt: {summary['controller']} on the {summary['plant']} plant, scenario "
         f"{summary['scenario']}, {summary['excitation']} excitation, {urdf_name}, "
-        f"{summary['duration_s']:g} s simulated",
+        f"{summary['duration_s']:g} s simulated"
+        + (f", disturbance w = {summary['disturbance']:g} N·m on every joint"
+           if summary.get("disturbance") else ""),
         f"tracking error: RMS {_value(summary['tracking_rms_rad'], 'rad')} (all joints), "
         f"largest {_value(summary['tracking_max_rad'], 'rad')} (one joint); "
         f"τ RMS {_value(summary['tau_rms'], 'N·m')}",

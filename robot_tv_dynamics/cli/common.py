@@ -212,6 +212,11 @@ def positive_float(text: str) -> float:
     return checked_number(text, float, lambda v: v > 0, "a positive number")
 
 
+def finite_float(text: str) -> float:
+    """Argparse type: a finite number."""
+    return checked_number(text, float, lambda v: True, "a finite number")
+
+
 def positive_int(text: str) -> int:
     """Argparse type: an integer ≥ 1."""
     return checked_number(text, int, lambda v: v >= 1, "a positive integer")

@@ -68,7 +68,7 @@ COLUMNS = ("arm", "scenario", "plant", "excitation", "controller", "tracking_rms
            "final_load_mass_relative_error", "load_mass_settle_s",
            "load_mass_unobservable_fraction", "final_theta_error",
            "final_theta_error_max_body", "final_visible_error_W",
-           "visible_error_final_over_peak", "band_budget")
+           "visible_error_final_over_peak", "band_budget", "disturbance")
 #: Samples of the joint box for γ, δ of α₁, α₂ (searched once per arm and process).
 EXTREMES_SAMPLES = 256
 
@@ -138,7 +138,7 @@ def scenario_process(scenario: str, model: RobotModel, urdf: str, duration: floa
 def run_scenario(urdf: str, controller: str, scenario: str, plant: str, excitation: str,
                  duration: float, work: Path, *, model: RobotModel | None = None,
                  extremes: JacobianExtremes | None = None,
-                 adaptation_time: float = ADAPTATION_TIME,
+                 adaptation_time: float = ADAPTATION_TIME, disturbance: float = 0.0,
                  ) -> tuple[dict[str, Any], AdaptiveRun]:
     """One ``adapt`` run: (summary, the recorded run).
 
@@ -146,7 +146,9 @@ def run_scenario(urdf: str, controller: str, scenario: str, plant: str, excitati
     scenario's load; the controller starts from :func:`~robot_tv_dynamics.control.
     setups.initial_estimate` (the wrong one in :data:`WRONG_ESTIMATE`) with the per-body
     gains of :func:`~robot_tv_dynamics.control.setups.adaptation_gains` for
-    ``adaptation_time`` [s] (the summary's ``adaptation_gains``).
+    ``adaptation_time`` [s] (the summary's ``adaptation_gains``). ``disturbance``: eq.
+    (39)'s w, a constant torque (or force) on every joint at the plant that the
+    controller does not know [N·m or N] (the summary's ``disturbance``).
 
     Raises:
         InvalidInputError: an unknown scenario, controller, plant or excitation.
@@ -162,7 +164,8 @@ def run_scenario(urdf: str, controller: str, scenario: str, plant: str, excitati
     ctrl = make_controller(controller, model, theta_hat0, gains=gains)
     result = run_adaptive(model, ctrl, reference, unknown_truth(model),
                           process=process, classical=plant == "classical", duration=duration,
-                          extremes=extremes, extremes_samples=EXTREMES_SAMPLES)
+                          extremes=extremes, extremes_samples=EXTREMES_SAMPLES,
+                          disturbance=np.full(model.nv, disturbance) if disturbance else None)
     law_gains = gains.as_dict(model.body_names)
     body = result.load_body
     information = excitation_matrix(model, reference, damping(model))
@@ -170,7 +173,7 @@ def run_scenario(urdf: str, controller: str, scenario: str, plant: str, excitati
     summary = {"controller": controller, "plant": plant, "scenario": scenario,
                "excitation": excitation, "duration_s": duration, "urdf": urdf,
                **result.summary(), "load_mass_unobservable_fraction": unobservable,
-               "band_budget": _band_budget(ctrl, theta_hat0),
+               "band_budget": _band_budget(ctrl, theta_hat0), "disturbance": disturbance,
                **visible_error(result, information),
                "adaptation_gains": (None if controller not in ADAPTIVE_LAWS else {
                    "adaptation_time_s": adaptation_time,
@@ -234,18 +237,19 @@ def suite_cases(arms: Sequence[str], scenarios: Sequence[str], controllers: Sequ
 
 
 def run_case(case: SuiteCase, duration: float, work: str,
-             adaptation_time: float = ADAPTATION_TIME) -> dict[str, Any]:
+             adaptation_time: float = ADAPTATION_TIME,
+             disturbance: float = 0.0) -> dict[str, Any]:
     """The suite row of one case (the Jacobian extremes searched once per arm and process).
 
     Adds ``cpu_s``: the process CPU time the case took [s]; the adaptive laws' gains are
-    those of ``adaptation_time`` [s].
+    those of ``adaptation_time`` [s]; ``disturbance`` as :func:`run_scenario`'s.
     """
     started = time.process_time()
     urdf = arm_urdf(case.arm)
     Path(work).mkdir(parents=True, exist_ok=True)
     summary, _ = run_scenario(urdf, case.controller, case.scenario, case.plant,
                               case.excitation, duration, Path(work), extremes=_extremes(urdf),
-                              adaptation_time=adaptation_time)
+                              adaptation_time=adaptation_time, disturbance=disturbance)
     gains = summary.get("adaptation_gains") or {}
     gamma = gains.get("gradient_gamma", gains.get("natural_gamma"))
     return {"arm": case.arm, **summary, "gamma": gamma, "cpu_s": time.process_time() - started}
@@ -256,7 +260,8 @@ Progress = Callable[[SuiteCase, dict[str, Any]], None]
 
 def run_suite(cases: Sequence[SuiteCase], duration: float, work: Path, workers: int = 1,
               progress: Progress | None = None, scheduler: str | None = None,
-              adaptation_time: float = ADAPTATION_TIME) -> list[dict[str, Any]]:
+              adaptation_time: float = ADAPTATION_TIME,
+              disturbance: float = 0.0) -> list[dict[str, Any]]:
     """The rows of ``cases`` in their order: here (``workers`` 1), else on Dask.
 
     With ``workers`` > 1 (or a ``scheduler`` address) the cases are tasks on a
@@ -271,11 +276,12 @@ def run_suite(cases: Sequence[SuiteCase], duration: float, work: Path, workers: 
         progress: ``progress(case, row)`` as each case finishes (in finishing order).
         scheduler: address of a running Dask scheduler instead of a local cluster.
         adaptation_time: T_a of the adaptive laws' gains [s].
+        disturbance: w on every joint [N·m or N] (:func:`run_scenario`).
     """
     if workers <= 1 and scheduler is None:
         rows = []
         for case in cases:
-            rows.append(run_case(case, duration, str(work), adaptation_time))
+            rows.append(run_case(case, duration, str(work), adaptation_time, disturbance))
             if progress is not None:
                 progress(case, rows[-1])
         return rows
@@ -285,7 +291,8 @@ def run_suite(cases: Sequence[SuiteCase], duration: float, work: Path, workers: 
 
     with dask_client(workers, scheduler) as client:
         futures = [client.submit(run_case, case, duration, str(work / f"case{k}"),
-                                 adaptation_time, pure=False, priority=len(cases) - k)
+                                 adaptation_time, disturbance, pure=False,
+                                 priority=len(cases) - k)
                    for k, case in enumerate(cases)]
         index = {future.key: k for k, future in enumerate(futures)}
         out: list[dict[str, Any] | None] = [None] * len(cases)

@@ -127,6 +127,38 @@ def test_suite_cases_run_excitation_arm_scenario_plant_controller_in_that_order(
                                             plants=["classical"])] == ["fill"]
 
 
+def test_the_disturbance_is_w_at_the_plant_unknown_to_the_controller(ur5, tmp_path, capsys):
+    """run_adaptive's ``disturbance`` is the loop's extra torque w (eq. (39)), bit for bit;
+    the plant's first step with w differs from the one without by M(q, Θ)⁻¹w; ``adapt
+    --disturbance`` records it and refuses a value that is not a finite number."""
+    truth, reference = unknown_truth(ur5), reference_for(ur5, "persistent")
+    w = np.linspace(0.5, 2.0, ur5.nv)
+
+    def law():
+        return make_controller("natural", ur5, ur5.theta_nominal, gain=10.0)
+
+    run = run_adaptive(ur5, law(), reference, truth, duration=0.1, record_every=10,
+                       extremes_samples=16, disturbance=w)
+    loop = ControlLoop(ur5, law(), reference, theta_base=truth)
+    loop.set_extra_torque(w)
+    samples = [loop.step() for _ in range(run.steps)]
+    np.testing.assert_array_equal(run.q, np.array([s.q for s in samples])[::10])
+    np.testing.assert_array_equal(run.theta_hat, np.array([s.theta_hat for s in samples])[::10])
+    quiet = ControlLoop(ur5, law(), reference, theta_base=truth).step()
+    mass = ur5.mass_matrix(quiet.q, truth)  # the plant's Θ at t = 0 (no load)
+    np.testing.assert_allclose(samples[0].qdd - quiet.qdd, np.linalg.solve(mass, w),
+                               rtol=1e-9, atol=1e-12)
+    out = tmp_path / "w"
+    assert main(["adapt", "--urdf", UR5, "--duration", "0.05", "--disturbance", "1.5",
+                 "--out", str(out)]) == 0
+    assert "disturbance w = 1.5 N·m on every joint" in capsys.readouterr().out
+    import json
+
+    assert json.loads((out / "summary.json").read_text())["disturbance"] == 1.5
+    assert main(["adapt", "--duration", "0.05", "--disturbance", "nan"]) == 2
+    assert "--disturbance" in capsys.readouterr().err
+
+
 def test_bad_suite_plants_and_excitations_are_refused_naming_them(capsys):
     with pytest.raises(InvalidInputError, match="plants.*quantum"):
         suite_cases(["ur5"], ["fill"], ["natural"], plants=["quantum"])
