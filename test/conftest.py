@@ -30,13 +30,17 @@ LANES = ("realtime", "other")
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every ``ros`` test is also ``realtime``: it runs live nodes against the wall clock.
 
+    Except a ``ros`` test marked ``no_deadline``: it needs rclpy or DDS but nothing in it
+    must keep up with the wall clock (an rclpy node in the process, a node's imports, an
+    install's node answering once within a minute), so it runs in the ``other`` lane.
     ``scripts/run_tests.sh`` runs the ``realtime`` lane alone in one process, so that no
     CPU-bound test starves a node that must keep up with 1 kHz joint states, then the
     ``other`` lane on every core. The lane is chosen by ``RTD_TEST_LANE`` and composes
     with any ``-m`` or ``-k`` given.
     """
     for item in items:
-        if item.get_closest_marker("ros") is not None:
+        if (item.get_closest_marker("ros") is not None
+                and item.get_closest_marker("no_deadline") is None):
             item.add_marker(pytest.mark.realtime)
     lane = os.environ.get("RTD_TEST_LANE", "")
     if not lane:

@@ -157,6 +157,7 @@ def test_a_node_without_the_ros_extra_names_the_extra_in_one_line(core_venv, tmp
 
 
 @pytest.mark.ros
+@pytest.mark.no_deadline  # one answer within 60 s: beside the core venv's tests (one wheel)
 def test_dynamics_node_from_the_install_answers_with_a_torque_over_dds(ros_venv, tmp_path):
     from sensor_msgs.msg import JointState
     from support.ros_harness import DOMAIN_ID, RosClient

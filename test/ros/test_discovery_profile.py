@@ -18,11 +18,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.ros_harness import DOMAIN_ID
 
 from robot_tv_dynamics.paths import package_config_dir
 from robot_tv_dynamics.ros import bringup
 
-pytestmark = [pytest.mark.ros]
+#: Nothing here runs live: a node made and gone, a profile read, environments compared.
+pytestmark = [pytest.mark.ros, pytest.mark.no_deadline]
 
 PROFILE = package_config_dir() / bringup.DISCOVERY_PROFILE
 #: A process that makes one node (so Fast DDS loads its default profile) and exits.
@@ -36,7 +38,7 @@ def without_profiles() -> dict[str, str]:
 
 def make_node(profile) -> subprocess.CompletedProcess:
     env = {**without_profiles(), "FASTRTPS_DEFAULT_PROFILES_FILE": str(profile),
-           "ROS_DOMAIN_ID": "87"}
+           "ROS_DOMAIN_ID": str(DOMAIN_ID)}
     return subprocess.run([sys.executable, "-c", ONE_NODE], env=env, capture_output=True,
                           text=True, timeout=60)
 

@@ -15,13 +15,15 @@ import pytest
 import rclpy
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
+from support.ros_harness import DOMAIN_ID
 
 import robot_tv_dynamics.ros as ros_package
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.ros import parameters
 from robot_tv_dynamics.ros.parameters import LIVE, START_UP, ParameterSpec, RuntimeParameters
 
-pytestmark = [pytest.mark.ros]
+#: An rclpy node in this process, no DDS peer, no clock to keep up with.
+pytestmark = [pytest.mark.ros, pytest.mark.no_deadline]
 
 #: The node modules and what each declares.
 NODE_MODULES = {
@@ -76,7 +78,7 @@ class _Config:
 @pytest.fixture
 def node():
     context = rclpy.Context()
-    rclpy.init(context=context, domain_id=99)
+    rclpy.init(context=context, domain_id=DOMAIN_ID)
     made = rclpy.create_node("runtime_parameters_unit", context=context)
     yield made
     made.destroy_node()

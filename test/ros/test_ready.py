@@ -105,6 +105,7 @@ def test_dynamics_node_reports_before_its_jacobian_extremes_and_again_when_they_
         assert node.stop() == 0, node.output()[-3000:]
 
 
+@pytest.mark.no_deadline  # imports only
 @pytest.mark.parametrize("executable", ["dynamics_node", "monitor_node", "markers_node"])
 def test_a_node_that_needs_no_scipy_does_not_import_it(executable):
     """SciPy's linalg and interpolate cost ~0.8 s of a start on two cores; these nodes use

@@ -48,9 +48,15 @@ def run(tmp_path_factory):
     try:
         client.spin_until(lambda: "ready" in dynamics.output(), 120.0, "dynamics_node ready",
                           dynamics)
+        # this client hears every output of dynamics_node before the simulation starts
+        client.wait_readers_matched([f"{ns}/{topic}" for topic in (
+            "external_torques", "external_torques_classical", "generalized_torques",
+            "diagnostics")], 60.0, dynamics)
+        # joint_states' one subscriber is dynamics_node (2 was never reached: the
+        # simulation then waited its whole 60 s wait_timeout before stepping)
         sim = NodeProcess("sim_node", ns, logs, {
             "urdf_path": urdf, "loading": "fill", "duration": 4.6, "publish_rate": 100.0,
-            "wait_for_subscribers": 2, "wait_timeout": 60.0,
+            "wait_for_subscribers": 1, "wait_timeout": 60.0,
             "collision_link": "panda_link7", "collision_force_z": -40.0,
             "collision_start": PUSH[0], "collision_duration": PUSH[1] - PUSH[0]})
         client.spin_until(lambda: sim.process.poll() is not None, 120.0, "the simulation",

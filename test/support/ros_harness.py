@@ -23,8 +23,9 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 REPO = Path(__file__).resolve().parents[2]
-#: One DDS domain per test process (1..100 keeps Fast DDS ports below the ephemeral range).
-DOMAIN_ID = (os.getpid() + 41) % 100 + 1
+#: One DDS domain per test process (1..100 keeps Fast DDS ports below the ephemeral range);
+#: ``RTD_TEST_DOMAIN_ID`` pins it (a user who shares the host with others keeps to theirs).
+DOMAIN_ID = int(os.environ.get("RTD_TEST_DOMAIN_ID") or (os.getpid() + 41) % 100 + 1)
 _counter = itertools.count()
 
 LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
