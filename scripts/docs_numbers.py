@@ -22,9 +22,9 @@ says what it runs and which test checks it), listed by ``docs_fragments/registry
 ``weighted_bounds``, ``weighted_certified``, the speed benchmarks (``bench_dynamics``,
 ``bench_observer``, ``bench_sim``, ``bench_estimator``, ``bench_estimator_node``,
 ``bench_ready``, ``bench_bringup``, ``bench_bounds``, ``bench_bounds_workers``:
-``docs_fragments/benchmarks.py``), ``adaptive_60s``, ``adaptive_5s`` and
-``adaptive_matched``. ``--add-adaptive-60s FOLDER …`` and ``--add-adaptive-matched
-FOLDER`` keep the rows of ``adapt --suite`` runs already made into FOLDER.
+``docs_fragments/benchmarks.py``), ``adaptive_60s``, ``adaptive_5s``,
+``adaptive_matched`` and ``adaptive_disturbance``. ``--add-adaptive-60s FOLDER`` and
+``--add-adaptive-matched FOLDER`` keep the rows of ``adapt --suite`` runs already made into FOLDER.
 """
 
 from __future__ import annotations

@@ -339,8 +339,9 @@ def projection_line(rows: Sequence[dict[str, Any]]) -> str:
         return "no projected run with its natural run in this suite"
     differ = [p for p, n in pairs if any(p.get(k) != n.get(k) for k in _SAME_FIGURES)]
     same = len(pairs) - len(differ)
-    line = (f"projected = natural, every figure equal, in {same} of {len(pairs)} cases "
-            "(the band ε_i = ¼ μ(Θ̂₀_i) never reached: a Ĵ_i inside it is left as it is)")
+    line = f"projected = natural, every figure equal, in {same} of {len(pairs)} cases"
+    if same:
+        line += " (the band ε_i = ¼ μ(Θ̂₀_i) never reached: a Ĵ_i inside it is left as it is)"
     if differ:
         line += "; they differ in: " + ", ".join(
             f"{p['arm']} {p['scenario']} {p['plant']} (inf μ: projected "

@@ -1,7 +1,8 @@
 """The ``adaptive_matched`` fragment of ``scripts/docs_numbers.py``.
 
-The 10 s ``adapt --suite`` of docs/adaptive.md at the matched gains (T_a = 1 s; ≈ 40 min
-of wall time on a loaded 2-core machine; the kept data are the rows of its suite.csv).
+The 10 s ``adapt --suite`` of docs/adaptive.md at the matched gains (T_a = 1 s), both
+plants (≈ 15 min of wall time on a loaded 2-core machine; the kept data are the rows of
+its suite.csv).
 ``--add-adaptive-matched FOLDER`` keeps the rows of a suite already run into FOLDER with
 that command. Not re-run by a test; test/test_docs_numbers.py checks the page's claims
 against the kept rows. docs/adaptive_matched.png is drawn from them.
@@ -20,12 +21,14 @@ from .common import DATA, REPO, Fragment, machine, stamp
 from .suites import suite_cell, suite_rows
 
 #: The suite at matched adaptation speed (docs/adaptive.md): every scenario, both arms,
-#: the generalized plant, persistent excitation, 10 s, every law's γ from T_a = 1 s.
+#: both plants, persistent excitation, 10 s, every law's γ from T_a = 1 s.
 ADAPTIVE_MATCHED_COMMAND = ("adapt", "--suite", "--arms", "ur5,panda", "--plants",
-                            "generalized", "--duration", "10", "--adaptation-time", "1")
+                            "generalized,classical", "--duration", "10", "--adaptation-time",
+                            "1")
 #: The table's columns (suite.csv keys) and headings.
 ADAPTIVE_MATCHED_TABLE = (
-    ("arm", "arm"), ("scenario", "scenario"), ("controller", "law"), ("gamma", "γ"),
+    ("arm", "arm"), ("scenario", "scenario"), ("plant", "plant"), ("controller", "law"),
+    ("gamma", "γ"),
     ("tracking_rms_rad", "tracking RMS [rad]"),
     ("inf_margin_every_step", "inf μ(Θ̂), every step"),
     ("final_load_mass_error_kg", "m̂ − m at 10 s [kg]"),
@@ -66,22 +69,23 @@ def render_adaptive_matched(data: dict[str, Any], info: dict[str, Any]) -> str:
     """The matched-speed suite's table (its suite.csv rows), its line, the stamp."""
     lines = ["| " + " | ".join(h for _, h in ADAPTIVE_MATCHED_TABLE) + " |",
              "|" + "---|" * len(ADAPTIVE_MATCHED_TABLE)]
-    for row in data["rows"]:
+    plants = {"generalized": 0, "classical": 1}
+    for row in sorted(data["rows"], key=lambda r: plants.get(r["plant"], 9)):
         lines.append("| " + " | ".join(suite_cell(row, k) for k, _ in
                                        ADAPTIVE_MATCHED_TABLE) + " |")
     lines += ["", f"`robot-tv-dynamics {data['command']}`: {data['note']}", "",
               stamp(info, "python scripts/docs_numbers.py adaptive_matched") + " Each row is "
-              "one 10 s run (10 000 control steps at 1 kHz), persistent excitation, "
-              "generalized plant; γ is each law's gain from T_a = 1 s (computed torque: —)."]
+              "one 10 s run (10 000 control steps at 1 kHz), persistent excitation; γ is each "
+              "law's gain from T_a = 1 s (computed torque: —)."]
     return "\n".join(lines) + "\n"
 
 
 def figure_adaptive_matched(data: dict[str, Any], path: Path) -> None:
-    """docs/adaptive_matched.png: the matched-speed suite, as ``adapt --suite`` draws it."""
+    """docs/adaptive_matched.png: the generalized plant's rows, as ``adapt --suite`` draws."""
     sys.path.insert(0, str(REPO))
     from robot_tv_dynamics.control.report import suite_figure
 
-    suite_figure(data["rows"], path)
+    suite_figure([r for r in data["rows"] if r["plant"] == "generalized"], path)
 
 
 #: What the registry lists of this module.

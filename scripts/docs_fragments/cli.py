@@ -27,9 +27,9 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--figures", action="store_true",
                         help=f"only redraw the figures ({', '.join(FIGURES)}) from the kept "
                              "data")
-    parser.add_argument("--add-adaptive-60s", nargs="+", metavar="FOLDER", type=Path,
-                        help="add these 60 s suites' --out folders (the ADAPTIVE_COMMANDS "
-                             "after those kept, in order) to adaptive_60s, then render")
+    parser.add_argument("--add-adaptive-60s", nargs=1, metavar="FOLDER", type=Path,
+                        help="keep the rows of the 60 s suite run into FOLDER "
+                             "(adaptive_60s.ADAPTIVE_COMMAND), then render")
     parser.add_argument("--add-adaptive-matched", metavar="FOLDER", type=Path,
                         help="keep the rows of the matched-speed suite run into FOLDER "
                              "(ADAPTIVE_MATCHED_COMMAND --out FOLDER), draw, then render")

@@ -13,6 +13,7 @@ from types import ModuleType
 from . import (
     adaptive_5s,
     adaptive_60s,
+    adaptive_disturbance,
     adaptive_matched,
     batch_seeds,
     bench_demo,
@@ -39,7 +40,7 @@ MODULES: tuple[ModuleType, ...] = (
     demo, retime, max_payload, retime_cases, identification, collision, simulation,
     generalized_fill, observer_noise, batch_seeds, realistic_seeds, realistic_terms,
     real_payload, bench_demo, weighted_bounds, weighted_certified, benchmarks, adaptive_60s,
-    adaptive_5s, adaptive_matched)
+    adaptive_5s, adaptive_matched, adaptive_disturbance)
 #: name → fragment
 SECTIONS: dict[str, Fragment] = {fragment.name: fragment for module in MODULES
                                  for fragment in module.FRAGMENTS}
