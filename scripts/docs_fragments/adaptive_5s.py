@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import REPO, Fragment, stamp
-from .suites import suite_cell, suite_rows
+from .suites import suite_rows, suite_table
 
 #: The 5 s suites of docs/adaptive.md ("What was run first"): persistent excitation,
 #: every scenario, both plants; the projected law in suites of its own.
@@ -49,7 +49,6 @@ def run_adaptive_5s() -> dict[str, Any]:
 
 def render_adaptive_5s(data: dict[str, Any], info: dict[str, Any]) -> str:
     """One table of every 5 s run (the suites' suite.csv rows), the suites' lines, the stamp."""
-    lines = ["| " + " | ".join(ADAPTIVE_5S_TABLE) + " |", "|" + "---|" * len(ADAPTIVE_5S_TABLE)]
     order = {"slotine-li": 0, "natural": 1, "projected": 2, "computed-torque": 3}
     arms = {"ur5": 0, "panda": 1}
     scenarios = {"constant": 0, "fill": 1, "drain": 2, "grasp": 3, "timeline": 4,
@@ -57,9 +56,7 @@ def render_adaptive_5s(data: dict[str, Any], info: dict[str, Any]) -> str:
     rows = sorted(data["rows"], key=lambda r: (
         arms.get(r["arm"], 9), scenarios.get(r["scenario"], 9), r["plant"] != "generalized",
         order.get(r["controller"], 9)))
-    for row in rows:
-        lines.append("| " + " | ".join(suite_cell(row, k) for k in ADAPTIVE_5S_TABLE)
-                     + " |")
+    lines = suite_table(rows, [(k, k) for k in ADAPTIVE_5S_TABLE])
     lines += ["", "The suites (each ends with the line of its suite.md):", ""]
     for command, note in zip(data["commands"], data["notes"], strict=False):
         lines += [f"* `robot-tv-dynamics {command}`: {note}"]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import DATA, Fragment, machine, stamp
-from .suites import suite_cell, suite_rows
+from .suites import suite_rows, suite_table
 
 #: The 60 s suite of docs/adaptive.md: every law's γ from T_a = 1 s.
 ADAPTIVE_COMMAND = ("adapt", "--suite", "--arms", "ur5,panda", "--excitation",
@@ -92,14 +92,10 @@ def add_adaptive_60s(folders: list[Path]) -> None:
 
 def render_adaptive_60s(data: dict[str, Any], info: dict[str, Any]) -> str:
     """One table of every 60 s run (the suite's suite.csv rows), its line, the stamp."""
-    lines = ["| " + " | ".join(h for _, h in ADAPTIVE_TABLE) + " |",
-             "|" + "---|" * len(ADAPTIVE_TABLE)]
     order = {"natural": 0, "projected": 1, "slotine-li": 2, "computed-torque": 3}
     rows = sorted(data["rows"], key=lambda r: (r["arm"], r["scenario"], r["excitation"],
                                                order.get(r["controller"], 9)))
-    for row in rows:
-        lines.append("| " + " | ".join(suite_cell(row, k) for k, _ in ADAPTIVE_TABLE)
-                     + " |")
+    lines = suite_table(rows, ADAPTIVE_TABLE)
     lines += ["", f"`robot-tv-dynamics {data['command']}`: {data['note']}", "",
               stamp(info, "python scripts/docs_numbers.py adaptive_60s") + " Each row is one "
               "60 s run (60 000 control steps at 1 kHz), generalized plant; γ is each law's "

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import Fragment, stamp
-from .suites import suite_cell, suite_rows
+from .suites import suite_rows, suite_table
 
 #: The suite under w = 2 N·m (N on a prismatic joint) on every joint.
 ADAPTIVE_DISTURBANCE_COMMAND = (
@@ -47,11 +47,7 @@ def run_adaptive_disturbance() -> dict[str, Any]:
 
 def render_adaptive_disturbance(data: dict[str, Any], info: dict[str, Any]) -> str:
     """The suite's table (its suite.csv rows), its line, the stamp."""
-    lines = ["| " + " | ".join(h for _, h in ADAPTIVE_DISTURBANCE_TABLE) + " |",
-             "|" + "---|" * len(ADAPTIVE_DISTURBANCE_TABLE)]
-    for row in data["rows"]:
-        lines.append("| " + " | ".join(suite_cell(row, k) for k, _ in
-                                       ADAPTIVE_DISTURBANCE_TABLE) + " |")
+    lines = suite_table(data["rows"], ADAPTIVE_DISTURBANCE_TABLE)
     lines += ["", f"`robot-tv-dynamics {data['command']}`: {data['note']}", "",
               stamp(info, "python scripts/docs_numbers.py adaptive_disturbance") + " Each "
               "row is one 10 s run, persistent excitation, generalized plant, w = 2 N·m on "

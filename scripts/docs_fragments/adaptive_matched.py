@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import DATA, REPO, Fragment, machine, stamp
-from .suites import suite_cell, suite_rows
+from .suites import suite_rows, suite_table
 
 #: The suite at matched adaptation speed (docs/adaptive.md): every scenario, both arms,
 #: both plants, persistent excitation, 10 s, every law's γ from T_a = 1 s.
@@ -67,12 +67,9 @@ def add_adaptive_matched(folder: Path) -> None:
 
 def render_adaptive_matched(data: dict[str, Any], info: dict[str, Any]) -> str:
     """The matched-speed suite's table (its suite.csv rows), its line, the stamp."""
-    lines = ["| " + " | ".join(h for _, h in ADAPTIVE_MATCHED_TABLE) + " |",
-             "|" + "---|" * len(ADAPTIVE_MATCHED_TABLE)]
     plants = {"generalized": 0, "classical": 1}
-    for row in sorted(data["rows"], key=lambda r: plants.get(r["plant"], 9)):
-        lines.append("| " + " | ".join(suite_cell(row, k) for k, _ in
-                                       ADAPTIVE_MATCHED_TABLE) + " |")
+    lines = suite_table(sorted(data["rows"], key=lambda r: plants.get(r["plant"], 9)),
+                        ADAPTIVE_MATCHED_TABLE)
     lines += ["", f"`robot-tv-dynamics {data['command']}`: {data['note']}", "",
               stamp(info, "python scripts/docs_numbers.py adaptive_matched") + " Each row is "
               "one 10 s run (10 000 control steps at 1 kHz), persistent excitation; γ is each "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 
@@ -27,3 +28,11 @@ def suite_cell(row: dict[str, str], key: str) -> str:
         return value if key == "consistency_violations" else f"{float(value):.3g}"
     except ValueError:
         return value
+
+
+def suite_table(rows: Iterable[dict[str, str]], columns: Sequence[tuple[str, str]]
+                ) -> list[str]:
+    """A Markdown table of suite.csv rows: ``columns`` are (key, heading) pairs."""
+    lines = ["| " + " | ".join(h for _, h in columns) + " |", "|" + "---|" * len(columns)]
+    return lines + ["| " + " | ".join(suite_cell(row, k) for k, _ in columns) + " |"
+                    for row in rows]
