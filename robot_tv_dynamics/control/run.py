@@ -256,7 +256,10 @@ def run_adaptive(
     for k in range(steps + 1):
         t = plant.t
         try:
-            state, out = loop.control()
+            # an estimate that overflows ends the run below, as a divergence the summary
+            # reports: no NumPy warning for it on the way
+            with np.errstate(over="ignore", invalid="ignore"):
+                state, out = loop.control()
         except PhysicalConsistencyError as error:  # a law that cannot take another step
             diverged = (t, f"the controller cannot step: {error}")
             break
