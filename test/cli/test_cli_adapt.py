@@ -15,7 +15,8 @@ JSON_KEYS = {"tracking_rms_rad", "tracking_max_rad", "tau_rms", "inf_margin_ever
              "consistency_violations", "first_violation_s", "min_eig_J_hat", "diverged_at_s",
              "final_load_mass_error_kg", "final_load_mass_relative_error", "load_mass_settle_s",
              "load_mass_unobservable_fraction", "final_theta_error", "final_theta_error_max_body",
-             "final_visible_error_W", "visible_error_final_over_peak", "band_budget"}
+             "final_visible_error_W", "visible_error_final_over_peak", "band_budget",
+             "disturbance"}
 
 
 def _adapt(urdf: str, out, *extra: str) -> list[str]:
@@ -64,3 +65,4 @@ def test_json_prints_one_object_of_the_table_columns(
     assert all(data[key] == summary[key] for key in JSON_KEYS)
     # the gradient law leaves the consistent set within 0.2 s (docs/adaptive.md)
     assert data["consistency_violations"] > 0 and data["min_eig_J_hat"] is None
+    assert data["disturbance"] == 0.0  # w = 0 unless --disturbance
