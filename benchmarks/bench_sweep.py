@@ -32,6 +32,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from support.particle_lagrangian import find_example_robot_urdf  # noqa: E402
+from support.retime_paths import curved_move  # noqa: E402
 
 from robot_tv_dynamics import RobotModel  # noqa: E402
 
@@ -49,19 +50,12 @@ ROBOTS = {
 
 
 def motion(joints, start, goal, bulge, duration, n=31):
-    """Rest-to-rest along start + p (goal − start) + sin(πp) bulge, quintic p(t)."""
-    t = np.linspace(0.0, duration, n)
-    x = t / duration
-    p = 10 * x**3 - 15 * x**4 + 6 * x**5
-    dp = (30 * x**2 - 60 * x**3 + 30 * x**4) / duration
-    ddp = (60 * x - 180 * x**2 + 120 * x**3) / duration**2
-    tangent = (goal - start) + np.pi * np.cos(np.pi * p)[:, None] * bulge
-    q = start + p[:, None] * (goal - start) + np.sin(np.pi * p)[:, None] * bulge
-    qd = tangent * dp[:, None]
-    qdd = tangent * ddp[:, None] - (np.pi**2 * np.sin(np.pi * p) * dp**2)[:, None] * bulge
+    """Rest-to-rest along start + p (goal − start) + sin(πp) bulge, quintic p(t), as JSON."""
+    move = curved_move(joints, start, goal, bulge, duration, n)
     return {"joint_names": list(joints), "points": [
-        {"positions": q[k].tolist(), "velocities": qd[k].tolist(),
-         "accelerations": qdd[k].tolist(), "time_from_start": float(t[k])}
+        {"positions": move.positions[k].tolist(), "velocities": move.velocities[k].tolist(),
+         "accelerations": move.accelerations[k].tolist(),
+         "time_from_start": float(move.time_from_start[k])}
         for k in range(n)]}
 
 
