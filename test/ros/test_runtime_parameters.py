@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,38 +106,22 @@ class NodeUnderTest:
         self.diagnostics = self.tester.collect(DiagnosticArray, f"{self.ns}/diagnostics")
 
     # ---------------------------------------------------------------- services
-    def call(self, client: Any, request: Any, resend: float | None = None) -> Any:
-        """The service's answer within 20 s.
-
-        ``resend``: send the (idempotent) request again after this many seconds without
-        an answer. Fast DDS drops a response when the server has not yet matched the
-        client's response reader (rmw_send_response times out after 100 ms: "client
-        will not receive response"), and the client would wait for it forever.
-        """
+    def call(self, client: Any, request: Any, idempotent: bool = False) -> Any:
+        """The service's answer within 20 s (an idempotent request sent again every 3 s
+        until it comes: :meth:`RosClient.call_idempotent`)."""
         self.tester.spin_until(lambda: client.wait_for_service(timeout_sec=0.0), 60.0,
                                f"{client.srv_name}", self.process)
-        deadline = time.monotonic() + 20.0
-        while True:
-            future = client.call_async(request)
-            wait = deadline - time.monotonic()
-            if resend is not None and wait > resend:
-                try:
-                    self.tester.spin_until(future.done, resend, "", self.process)
-                    return future.result()
-                except AssertionError:
-                    if not self.process.alive:
-                        raise
-                    client.remove_pending_request(future)
-                    continue
-            self.tester.spin_until(future.done, max(wait, 0.0),
-                                   f"{client.srv_name} answer", self.process)
-            return future.result()
+        if idempotent:
+            return self.tester.call_idempotent(client, request, 20.0, self.process)
+        future = client.call_async(request)
+        self.tester.spin_until(future.done, 20.0, f"{client.srv_name} answer", self.process)
+        return future.result()
 
     def list(self) -> set[str]:
-        return set(self.call(self._list, ListParameters.Request(), resend=3.0).result.names)
+        return set(self.call(self._list, ListParameters.Request(), idempotent=True).result.names)
 
     def get(self, name: str) -> Any:
-        answer = self.call(self._get, GetParameters.Request(names=[name]), resend=3.0)
+        answer = self.call(self._get, GetParameters.Request(names=[name]), idempotent=True)
         if not answer.values:  # a string array declared by its type, never set
             return None
         value = parameter_value_to_python(answer.values[0])

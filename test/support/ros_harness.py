@@ -188,6 +188,29 @@ class RosClient:
             return result
         return self.spin_until(check, timeout, what, process)
 
+    def call_idempotent(self, client: Any, request: Any, timeout: float,
+                        process: NodeProcess | None = None, resend: float = 3.0) -> Any:
+        """The answer to ``request``, sent again every ``resend`` s until one comes.
+
+        For requests that may be repeated (a list, a get): Fast DDS drops a service
+        response sent before the server has matched the client's response reader
+        (rmw_send_response times out after 100 ms: "client will not receive response"),
+        and a client that sent once would wait for it forever.
+        """
+        pending = [client.call_async(request)]
+        due = [time.monotonic() + resend]
+
+        def check() -> bool:
+            if pending[0].done():
+                return True
+            if time.monotonic() >= due[0]:
+                client.remove_pending_request(pending[0])
+                pending[0] = client.call_async(request)
+                due[0] = time.monotonic() + resend
+            return False
+        self.spin_until(check, timeout, f"{client.srv_name} answer", process)
+        return pending[0].result()
+
     def wait_readers_matched(self, topics: list[str], timeout: float,
                              process: NodeProcess | None = None) -> None:
         """Spin until every subscription of this client on each of ``topics`` has matched
