@@ -33,9 +33,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     Except a ``ros`` test marked ``no_deadline``: it needs rclpy or DDS but nothing in it
     must keep up with the wall clock (an rclpy node in the process, a node's imports, an
     install's node answering once within a minute), so it runs in the ``other`` lane.
-    ``scripts/run_tests.sh`` runs the ``realtime`` lane alone in one process, so that no
-    CPU-bound test starves a node that must keep up with 1 kHz joint states, then the
-    ``other`` lane on every core. The lane is chosen by ``RTD_TEST_LANE`` and composes
+    ``scripts/run_tests.sh`` runs the ``realtime`` lane in one process at normal
+    priority and, at the same time, the ``other`` lane on every core at idle priority,
+    so that no CPU-bound test starves a node that must keep up with 1 kHz joint states.
+    The lane is chosen by ``RTD_TEST_LANE`` and composes
     with any ``-m`` or ``-k`` given.
     """
     for item in items:
