@@ -13,7 +13,9 @@ the load's body, else the link), inertia about the COM;
 ``margin`` is λ_min(f) of the load's body (base share + reported load), ``raw_margin``
 that of the estimator's own state (the classical RLS is unconstrained), ``changes`` the
 confirmed load changes (``change_times`` when each was declared, ``change_alarms`` all
-declared, ``changes_withdrawn`` those not confirmed), ``contact_holds`` the updates held
+declared, ``changes_withdrawn`` those not confirmed, ``changes_continued`` those confirmed
+within 1.5 s of the change before them: its continuation, not counted again),
+``contact_holds`` the updates held
 because their torques were no load's (a push) and ``contact_spans`` when [start, end],
 ``skipped`` the failed updates by reason.
 ``--model DIR`` takes identify's ``--out`` folder (identified URDF, friction, per-joint
@@ -246,6 +248,7 @@ def run(args: argparse.Namespace) -> int:
         "changes": filt.changes,
         "change_times": [stamp - origin for stamp in estimator.change_stamps],
         "change_alarms": filt.alarms, "changes_withdrawn": filt.withdrawn,
+        "changes_continued": filt.continued,
         "contact_holds": filt.contacts,
         "contact_spans": [[start - origin, None if end is None else end - origin]
                           for start, end in estimator.contact_spans],

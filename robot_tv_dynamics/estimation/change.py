@@ -34,6 +34,9 @@ them, uniformly weighted): what persists is a new load, a burst that raised the 
 and is gone is not.
 Confirmed, it counts; not confirmed (the innovations were a burst of model error, not a
 new load), the estimator returns to its state from before the alarm.
+A change confirmed within ``settle`` of the last new change's declaration continues that
+change (its estimate, the memory just opened, still converging towards it): the memory
+opens again, but it is not counted as a new change.
 
 Means, scales and κ learn only while no change is suspected (g/κ below half the
 threshold, none pending), with each sample's contribution clipped: a new load does not
@@ -125,6 +128,10 @@ class ChangeDetectorConfig:
         window: time constant of the GLR window [s].
         baseline: time constant of learning the scales and κ [s].
         confirm: a declared change is confirmed or withdrawn after this long [s].
+        settle: a change confirmed within this long of the last confirmed change's
+            declaration continues that change (the estimate still converging towards
+            it): the memory opens again, but it is not a new change [s]; 0 = every
+            confirmed change is new.
         warmup: no change is declared in the first this long of updates [s].
         contact_period: the contact test runs on the updates at least this far apart
             (its result holds in between) [s]: at 1 kHz every fourth update.
@@ -134,6 +141,7 @@ class ChangeDetectorConfig:
     window: float = 0.1
     baseline: float = 3.0
     confirm: float = 0.3
+    settle: float = 1.5
     warmup: float = 1.5
     contact_period: float = 0.004
 
@@ -144,7 +152,7 @@ class ChangeDetectorConfig:
             InvalidInputError: a value out of range.
         """
         check_ranges(self, positive=("window", "baseline", "confirm"),
-                     nonnegative=("warmup", "contact_period"), unit=" s")
+                     nonnegative=("settle", "warmup", "contact_period"), unit=" s")
         if not (math.isfinite(self.false_alarm_rate)
                 and 0 <= self.false_alarm_rate * self.window < 0.5):
             raise InvalidInputError(
@@ -181,8 +189,15 @@ class Alarm:
         return float(np.max(np.abs(self.change)))
 
 
+@dataclass(frozen=True)
 class Confirmation(Alarm):
-    """A pending change confirmed: the change since the state before the alarm."""
+    """A pending change confirmed: the change since the state before the alarm.
+
+    ``continues``: declared within ``settle`` of the last confirmed change's declaration,
+    it continues that change rather than being a new one.
+    """
+
+    continues: bool = False
 
 
 class ChangeDetector:
@@ -220,9 +235,13 @@ class ChangeDetector:
         self.pending_until: float | None = None
         self._pb = np.zeros(TESTED)
         self._pc = np.zeros((TESTED, TESTED))
-        #: declared changes, and those withdrawn as not confirmed
+        #: declared changes, those withdrawn as not confirmed, and those confirmed as the
+        #: continuation of the change before them (``settle``)
         self.alarms = 0
         self.withdrawn = 0
+        self.continued = 0
+        self._declared = -math.inf  # time of the pending change's declaration [s]
+        self._last_change = -math.inf  # declaration time of the last new change [s]
         # the contact test (module docstring): the window's sum of v and its covariance
         self._bw: Array | None = None
         self._aw: Array | None = None
@@ -328,6 +347,7 @@ class ChangeDetector:
             change = inverse @ self._b
             covariance = self.kappa * inverse @ self._c @ inverse
             self.alarms += 1
+            self._declared = self._time
             self.pending_until = self._time + self.config.confirm
             self._pb = np.zeros(TESTED)
             self._pc = np.zeros((TESTED, TESTED))
@@ -404,7 +424,13 @@ class ChangeDetector:
             # the memory opens again now: its estimate needs time to settle before its
             # innovations say anything about a next change
             self._quiet_from = self._time + self.config.confirm
-            return Confirmation(inverse @ self._pb, self.kappa * 0.5 * (inverse + inverse.T))
+            continues = self._declared - self._last_change < self.config.settle
+            if continues:
+                self.continued += 1
+            else:
+                self._last_change = self._declared
+            return Confirmation(inverse @ self._pb, self.kappa * 0.5 * (inverse + inverse.T),
+                                continues)
         self.withdrawn += 1
         return False
 

@@ -33,7 +33,8 @@ Common to all three, in the user's units:
   withdrawn ``confirm`` seconds later (a withdrawn one puts the estimate back where it
   was before the alarm; a confirmed one opens the memory by what the estimate has yet to
   move), and while it is pending the reported load is the one from before it.
-  ``changes`` counts the confirmed ones;
+  ``changes`` counts the confirmed ones that are new (one confirmed within ``settle`` of
+  the last continues it: ``continued``);
 - a contact is not a load: innovations that no change of the load's (m, h) explains (a
   push on the arm) hold the estimate while they last, and withdraw a pending change
   (``contacts`` counts the held updates);
@@ -295,6 +296,11 @@ class LoadFilter(BandMargin):
         """Declared changes withdrawn as not confirmed (the estimate put back)."""
         return 0 if self.detector is None else self.detector.withdrawn
 
+    @property
+    def continued(self) -> int:
+        """Confirmed changes that continue the one before them (the memory opened again)."""
+        return 0 if self.detector is None else self.detector.continued
+
     def _state(self) -> tuple[Array, ...]:
         """(Φ̂_L, joint covariance, b̂, θ̂, ∂Φ/∂θ): what a withdrawn change puts back."""
         geometric = self._method == "geometric"
@@ -353,7 +359,7 @@ class LoadFilter(BandMargin):
         if isinstance(outcome, Confirmation) and self._snapshot is not None:
             # open again by what the estimate has yet to move: the change since the
             # state before the alarm, less the way the estimate went
-            self.changes += 1
+            self.changes += not outcome.continues  # a continued change: counted once
             std = np.sqrt(np.diag(self._prior))[:4]
             moved = (self._phi_load[:4] - self._snapshot[0][:4]) / std
             self._snapshot = None

@@ -375,6 +375,7 @@ class EstimatorNode(node_base.ModelNode):
                 ("changes", est.estimator.changes),
                 ("change_alarms", est.estimator.alarms),
                 ("changes_withdrawn", est.estimator.withdrawn),
+                ("changes_continued", est.estimator.continued),
                 ("in_contact", est.estimator.in_contact),
                 ("contact_holds", est.estimator.contacts),
                 ("last_change_stamp", est.change_stamps[-1] if est.change_stamps else "none"),

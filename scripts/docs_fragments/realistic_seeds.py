@@ -63,6 +63,7 @@ def realistic_summary(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
             "pre": max(m["pre"] for m in runs.values()),
             "min_margin": min(m["min_margin"] for m in runs.values()),
             "withdrawn": sum(m["withdrawn"] for m in runs.values()),
+            "continued": sum(m.get("continued", 0) for m in runs.values()),
             "skipped": sum(bool(m["skipped"]) for m in runs.values()),
             "missed": [(seed, m["missed"]) for seed, m in sorted(runs.items()) if m["missed"]],
         }
@@ -138,6 +139,9 @@ def render_realistic_seeds(data: dict[str, Any], info: dict[str, Any]) -> str:
                                     for method, w in summary.items())
               + "; declared changes withdrawn as unconfirmed: "
               + ", ".join(f"{method} {w['withdrawn']}" for method, w in summary.items())
+              + "; confirmed changes that continued the one before them (within 1.5 s of "
+              "its declaration; not counted as changes): "
+              + ", ".join(f"{method} {w['continued']}" for method, w in summary.items())
               + "; smallest margin of any run: "
               + f"{min(w['min_margin'] for w in summary.values()):.3g} kg·m²; runs with "
               f"skipped updates: {skipped}.", "",

@@ -106,6 +106,41 @@ def test_a_withdrawn_change_puts_the_load_filter_back_where_it_was():
         assert abs(filt.load_phi[0] - before[0]) < 0.02, method
 
 
+def _declared_and_confirmed(events) -> list[tuple[float, Confirmation]]:
+    """Each confirmed change with the time its alarm was declared."""
+    pairs, declared = [], None
+    for t, out in events:
+        if type(out) is Alarm:
+            declared = t
+        elif isinstance(out, Confirmation):
+            pairs.append((declared, out))
+    return pairs
+
+
+def test_a_change_confirmed_while_the_last_one_settles_continues_it():
+    # a 0.5 kg step from 10 s that no filter absorbs: the bare detector declares and
+    # confirms it again every 0.6 s (0.3 s pending, 0.3 s quiet)
+    shift = np.zeros(10)
+    shift[0] = 0.5
+    detector = ChangeDetector(ChangeDetectorConfig(), np.ones(7), PRIOR)
+    pairs = _declared_and_confirmed(
+        _run(detector, 12.6, seed=4, shift=shift, shift_from=10.0))
+    assert len(pairs) >= 3, pairs
+    first = pairs[0][0]
+    assert not pairs[0][1].continues
+    within = [out.continues for declared, out in pairs if declared - first < 1.5]
+    after = [out.continues for declared, out in pairs if declared - first >= 1.5]
+    assert len(within) >= 2 and all(within[1:]), pairs  # 1.5 s: the default settle
+    assert after and not after[0], pairs  # the next one after it is a new change
+    assert detector.continued == sum(out.continues for _, out in pairs) >= 1
+    # settle = 0: every confirmed change is new
+    detector = ChangeDetector(ChangeDetectorConfig(settle=0.0), np.ones(7), PRIOR)
+    pairs = _declared_and_confirmed(
+        _run(detector, 12.6, seed=4, shift=shift, shift_from=10.0))
+    assert len(pairs) >= 3 and not any(out.continues for _, out in pairs)
+    assert detector.continued == 0
+
+
 def test_bins_sort_by_acceleration_and_reversal():
     bins = excitation_bins([0.0, 0.5, 0.01], [0.0, 0.0, 0.3])
     assert bins[1] == 0 and bins[0] == bins[2] == N_BINS // 2
@@ -119,6 +154,8 @@ def test_settings_out_of_range_are_refused_by_name():
         ChangeDetectorConfig(false_alarm_rate=10.0)  # ≥ 0.5 per window: not a rare event
     with pytest.raises(InvalidInputError, match="confirm"):
         ChangeDetectorConfig(confirm=0.0)
+    with pytest.raises(InvalidInputError, match="settle"):
+        ChangeDetectorConfig(settle=-1.0)
     assert ChangeDetectorConfig(false_alarm_rate=0.0).threshold == np.inf
 
 

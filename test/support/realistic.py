@@ -476,6 +476,7 @@ def live_metrics(out: dict, load: Load) -> dict:
         "change_times": declared,
         "alarms": int(out.get("change_alarms", 0)),
         "withdrawn": int(out.get("changes_withdrawn", 0)),
+        "continued": int(out.get("changes_continued", 0)),
         "skipped": dict(out["skipped"]),
     }
 
