@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Everything the tests need, then the tests: bootstrap .venv, lint (ruff), then at once
 # type-check the core (mypy) and run pytest in two lanes (below). Arguments go to pytest
-# (-k, -x, a path). All three always run; the exit status is non-zero if any failed, including a pytest
-# run that collected no test (pytest exit 5).
+# (-k, -x, a path). All three always run; the exit status is non-zero if any failed,
+# including a pytest run that collected no test (pytest exit 5).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -15,9 +15,8 @@ that of the estimator's own state (the classical RLS is unconstrained), ``change
 confirmed load changes (``change_times`` when each was declared, ``change_alarms`` all
 declared, ``changes_withdrawn`` those not confirmed, ``changes_continued`` those confirmed
 within 1.5 s of the change before them: its continuation, not counted again),
-``contact_holds`` the updates held
-because their torques were no load's (a push) and ``contact_spans`` when [start, end],
-``skipped`` the failed updates by reason.
+``contact_holds`` the updates held because their torques were no load's (a push) and
+``contact_spans`` when [start, end], ``skipped`` the failed updates by reason.
 ``--model DIR`` takes identify's ``--out`` folder (identified URDF, friction, per-joint
 fit RMS as noise levels, locked joints); a ``--urdf``/``--friction`` inside such a folder
 uses its summary the same way (one line on stderr says so).

@@ -128,7 +128,7 @@ class ChangeDetectorConfig:
         window: time constant of the GLR window [s].
         baseline: time constant of learning the scales and κ [s].
         confirm: a declared change is confirmed or withdrawn after this long [s].
-        settle: a change confirmed within this long of the last confirmed change's
+        settle: a change confirmed within this long of the last new change's
             declaration continues that change (the estimate still converging towards
             it): the memory opens again, but it is not a new change [s]; 0 = every
             confirmed change is new.
@@ -193,8 +193,8 @@ class Alarm:
 class Confirmation(Alarm):
     """A pending change confirmed: the change since the state before the alarm.
 
-    ``continues``: declared within ``settle`` of the last confirmed change's declaration,
-    it continues that change rather than being a new one.
+    ``continues``: declared within ``settle`` of the last new change's declaration, it
+    continues that change rather than being a new one.
     """
 
     continues: bool = False

@@ -63,7 +63,7 @@ def realistic_summary(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
             "pre": max(m["pre"] for m in runs.values()),
             "min_margin": min(m["min_margin"] for m in runs.values()),
             "withdrawn": sum(m["withdrawn"] for m in runs.values()),
-            "continued": sum(m.get("continued", 0) for m in runs.values()),
+            "continued": sum(m["continued"] for m in runs.values()),
             "skipped": sum(bool(m["skipped"]) for m in runs.values()),
             "missed": [(seed, m["missed"]) for seed, m in sorted(runs.items()) if m["missed"]],
         }
@@ -102,6 +102,8 @@ def render_realistic_seeds(data: dict[str, Any], info: dict[str, Any]) -> str:
     """The per-method table against the goals, each miss, and the stamp."""
     import numpy as np
 
+    from robot_tv_dynamics.estimation.change import ChangeDetectorConfig
+
     lines = ["| method | seeds meeting all goals | false changes, all runs (goal ≤ 1) | "
              "changes declared within 0.3 s (grasp, release) | delay median / max "
              "(grasp; release) | worst \\|m̂ − m\\| from 1.5 s, loaded (share of its bound) "
@@ -139,8 +141,9 @@ def render_realistic_seeds(data: dict[str, Any], info: dict[str, Any]) -> str:
                                     for method, w in summary.items())
               + "; declared changes withdrawn as unconfirmed: "
               + ", ".join(f"{method} {w['withdrawn']}" for method, w in summary.items())
-              + "; confirmed changes that continued the one before them (within 1.5 s of "
-              "its declaration; not counted as changes): "
+              + "; confirmed changes that continued the one before them (within "
+              f"{ChangeDetectorConfig().settle:g} s of its declaration; not counted as "
+              "changes): "
               + ", ".join(f"{method} {w['continued']}" for method, w in summary.items())
               + "; smallest margin of any run: "
               + f"{min(w['min_margin'] for w in summary.values()):.3g} kg·m²; runs with "
