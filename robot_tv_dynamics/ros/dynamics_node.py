@@ -132,7 +132,10 @@ class DynamicsNode(node_base.ModelNode):
         self._stamps = StampReader(lambda: self.get_clock().now().nanoseconds * 1e-9)
         self._answered = 0
         self._friction: FrictionParameters | None = None  # read after the Jacobian extremes
-        self._outputs = SampleOutputs(self, model.joint_names, qos.RELIABLE_QOS,
+        # per-sample outputs as deep as the joint_states queue: a reader that lags behind
+        # a burst still gets every answer
+        sample_qos = qos.output_qos(cfg.joint_states_depth)
+        self._outputs = SampleOutputs(self, model.joint_names, sample_qos,
                                       legacy=cfg.legacy_theta_topics)
         #: γ, δ computed in the background (a cache miss): the model's generation they
         #: are for, the result (StartupExtremes or the exception), "" when none is pending
@@ -181,7 +184,7 @@ class DynamicsNode(node_base.ModelNode):
                                              model.joint_names)
                           if cfg.friction_file.strip() else None)
         self._torques.friction = self._friction
-        self._contacts = ContactOutputs(self, model, cfg, self._friction, qos.RELIABLE_QOS)
+        self._contacts = ContactOutputs(self, model, cfg, self._friction, sample_qos)
         self._diagnostics_timer = self.create_timer(cfg.diagnostics_period,
                                                     self._publish_diagnostics)
         filter_note = (

@@ -62,7 +62,8 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         "joint_states_depth", 100,
         "queue depth of the joint_states subscription, and of inertial_parameters, "
         "inertial_parameter_rates, psi and psi_rates (so that a backlog of samples meets "
-        "the Θ that arrived with it)", "", 1, 10000,
+        "the Θ that arrived with it) and of the per-sample outputs (τ, terms, bounds, "
+        "contacts: a reader that lags behind a burst still gets every answer)", "", 1, 10000,
         runtime=START_UP, note=parameters.QOS_NOTE),
     ParameterSpec(
         "joint_states_reliable", False,

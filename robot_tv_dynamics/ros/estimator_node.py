@@ -110,14 +110,15 @@ class EstimatorNode(node_base.ModelNode):
         self._tare: np.ndarray | None = None
         self._last_stamp: Time | None = None
         self._build(model, cfg, None)
+        sample_qos = qos.output_qos(cfg.joint_states_depth)  # one Θ̂ per joint sample
         self._theta_stamped_pub = self.create_publisher(
-            JointState, "inertial_parameters_stamped", qos.RELIABLE_QOS)
+            JointState, "inertial_parameters_stamped", sample_qos)
         self._theta_pub = self._rate_pub = None
         if cfg.legacy_theta_topics:
             self._theta_pub = self.create_publisher(
-                Float64MultiArray, "inertial_parameters", qos.RELIABLE_QOS)
+                Float64MultiArray, "inertial_parameters", sample_qos)
             self._rate_pub = self.create_publisher(
-                Float64MultiArray, "inertial_parameter_rates", qos.RELIABLE_QOS)
+                Float64MultiArray, "inertial_parameter_rates", sample_qos)
             DeprecationNotice(self.get_logger())(
                 "inertial_parameters", "inertial_parameters_stamped", "publishing")
         self._payload_pub = self.create_publisher(

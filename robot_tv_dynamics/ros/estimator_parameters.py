@@ -149,7 +149,9 @@ PARAMETERS = parameters.COMMON_PARAMETERS + (
         0.0, 3600.0,
         runtime=LIVE),
     ParameterSpec(
-        "joint_states_depth", 100, "queue depth of the joint_states subscription", "", 1, 10000,
+        "joint_states_depth", 100,
+        "queue depth of the joint_states subscription and of the estimate's per-sample "
+        "outputs (inertial_parameters_stamped and the legacy Θ topics)", "", 1, 10000,
         runtime=START_UP, note=parameters.QOS_NOTE),
     ParameterSpec(
         "joint_states_reliable", False,

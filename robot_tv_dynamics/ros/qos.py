@@ -3,7 +3,8 @@
 ``robot_description`` (depth 1, reliable, transient local, as robot_state_publisher
 publishes it) and the latched payload topics, streaming inputs (best effort: a
 best-effort subscription matches reliable *and* best-effort publishers, whereas a
-reliable one ignores best-effort publishers), events and outputs (reliable).
+reliable one ignores best-effort publishers), events and outputs (reliable; per-sample
+outputs as deep as the joint_states queue).
 """
 
 from __future__ import annotations
@@ -29,7 +30,20 @@ def stream_qos(depth: int, reliable: bool = False) -> QoSProfile:
         durability=DurabilityPolicy.VOLATILE)
 
 
-#: Events (payload, reference) and every output: reliable, volatile, depth 10.
+#: Events (payload, reference), one-off outputs and diagnostics: reliable, volatile,
+#: depth 10.
 RELIABLE_QOS = QoSProfile(
     history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE,
     durability=DurabilityPolicy.VOLATILE)
+
+
+def output_qos(depth: int) -> QoSProfile:
+    """QoS of a per-sample output (τ, contacts, Θ̂): reliable, volatile, ``depth`` deep.
+
+    A node answers each joint sample, so its per-sample outputs keep as many as its
+    joint_states queue holds: a reliable writer only ``depth`` deep overwrites what a
+    reader that lags by more than ``depth`` samples has not yet acknowledged.
+    """
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST, depth=depth, reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.VOLATILE)
