@@ -118,6 +118,17 @@ def log_cholesky_from_pseudo_inertia(f: npt.ArrayLike) -> Array:
         u[0, 3] / scale, u[1, 3] / scale, u[2, 3] / scale])
 
 
+def theta_with_mass(theta: Array, mass: float) -> Array:
+    """θ of the body with mass ``mass`` > 0 [kg], its COM and inertia shape unchanged.
+
+    m = e^{2α} and the rest of θ is scale-free (d, s: the inertia about the COM over
+    the mass; t: the COM), so only α moves; Φ scales by mass / m.
+    """
+    moved = np.array(theta, dtype=np.float64)
+    moved[0] = 0.5 * math.log(mass)
+    return moved
+
+
 def phi_and_jacobian(theta: Array) -> tuple[Array, Array]:
     """Φ_LC(θ) (f(Φ_LC) = U Uᵀ) and ∂Φ/∂θ (10, 10), eq. (7) order."""
     parameters = pin.LogCholeskyParameters(theta)

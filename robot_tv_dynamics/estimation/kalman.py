@@ -32,6 +32,28 @@ from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
 
 
+def checked_rows(regressor: npt.ArrayLike, y: npt.ArrayLike, weights: npt.ArrayLike | None,
+                 bins: npt.ArrayLike | None = None,
+                 ) -> tuple[Array, Array, Array, npt.NDArray[np.intp] | None]:
+    """A block of rows as arrays: R (k, 10), y (k,), weights (k,) (None: 1), bins (k,).
+
+    Raises:
+        InvalidInputError: a shape that does not match (values are not checked here).
+    """
+    r = np.asarray(regressor, dtype=np.float64)
+    target = np.asarray(y, dtype=np.float64)
+    if r.ndim != 2 or r.shape[1] != 10 or target.shape != (r.shape[0],):
+        raise InvalidInputError(
+            "regressor, y", f"need (k, 10) and (k,), got {r.shape} and {target.shape}")
+    w = np.ones(r.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
+    if w.shape != target.shape:
+        raise InvalidInputError("weights", f"need {target.shape}, got {w.shape}")
+    index = None if bins is None else np.asarray(bins, dtype=np.intp)
+    if index is not None and index.shape != target.shape:
+        raise InvalidInputError("bins", f"need {target.shape}, got {index.shape}")
+    return r, target, w, index
+
+
 def forgetting_factor(step: float, memory: float) -> float:
     """λ = exp(−Δt/τ) for an update ``step`` Δt [s] and a ``memory`` τ [s] (∞: 1).
 

@@ -34,7 +34,10 @@ Common to all three, in the user's units:
   was before the alarm; a confirmed one opens the memory by what the estimate has yet to
   move), and while it is pending the reported load is the one from before it.
   ``changes`` counts the confirmed ones that are new (one confirmed within ``settle`` of
-  the last continues it: ``continued``);
+  the last continues it: ``continued``). The geometric filter takes a confirmed drop of
+  the mass at once (its COM and inertia shape kept: ``theta_with_mass``), because its
+  steps are multiplicative in m and towards no load would take seconds; a rise it
+  reaches in a few steps;
 - a contact is not a load: innovations that no change of the load's (m, h) explains (a
   push on the arm) hold the estimate while they last, and withdraw a pending change
   (``contacts`` counts the held updates);
@@ -65,10 +68,12 @@ from robot_tv_dynamics.estimation.change import (
 from robot_tv_dynamics.estimation.geometric import (
     log_cholesky_from_pseudo_inertia,
     phi_and_jacobian,
+    theta_with_mass,
 )
 from robot_tv_dynamics.estimation.interface import BandMargin
 from robot_tv_dynamics.estimation.kalman import (
     cap_at_prior,
+    checked_rows,
     correct,
     forget,
     forget_determined,
@@ -236,18 +241,7 @@ class LoadFilter(BandMargin):
         A step that fails (a singular system, a non-finite result) is skipped and counted
         in ``skipped``; inputs of the wrong shape raise InvalidInputError.
         """
-        r_b = np.asarray(regressor, dtype=np.float64)
-        y_b = np.asarray(y, dtype=np.float64)
-        if r_b.ndim != 2 or r_b.shape[1] != 10 or y_b.shape != (r_b.shape[0],):
-            raise InvalidInputError(
-                "regressor, y", f"need (k, 10) and (k,), got {r_b.shape} and {y_b.shape}")
-        w = (np.ones(r_b.shape[0]) if weights is None
-             else np.asarray(weights, dtype=np.float64))
-        if w.shape != y_b.shape:
-            raise InvalidInputError("weights", f"need {y_b.shape}, got {w.shape}")
-        index = None if bins is None else np.asarray(bins, dtype=np.intp)
-        if index is not None and index.shape != y_b.shape:
-            raise InvalidInputError("bins", f"need {y_b.shape}, got {index.shape}")
+        r_b, y_b, w, index = checked_rows(regressor, y, weights, bins)
         step = 1e-3 if dt is None or not (math.isfinite(dt) and dt > 0) else float(dt)
         if not (np.all(np.isfinite(r_b)) and np.all(np.isfinite(y_b))
                 and np.all(np.isfinite(w)) and np.all(w > 0)):
@@ -362,6 +356,8 @@ class LoadFilter(BandMargin):
             self.changes += not outcome.continues  # a continued change: counted once
             std = np.sqrt(np.diag(self._prior))[:4]
             moved = (self._phi_load[:4] - self._snapshot[0][:4]) / std
+            if self._method == "geometric":
+                self._drop_mass(self._snapshot[0][0] + outcome.change[0] * std[0])
             self._snapshot = None
             return self._opening_of(outcome.change - moved, outcome.covariance, confirmed=True)
         if isinstance(outcome, Alarm):
@@ -376,6 +372,13 @@ class LoadFilter(BandMargin):
         if cfg.change_hold > 0 and self._time < self._open_until:
             return self._opening * (step / cfg.change_hold)
         return None
+
+    def _drop_mass(self, mass: float) -> None:
+        """Geometric, at a confirmed change: a drop to GLR's ``mass`` at once (module doc)."""
+        target = max(float(mass), self.config.mass_floor)
+        if target < float(self._phi_load[0]):
+            self.theta = theta_with_mass(self.theta, target)
+            self._phi_load, self._jacobian = phi_and_jacobian(self.theta)
 
     def _opening_of(self, change: Array, covariance: Array, confirmed: bool = False) -> Array:
         """The covariance a change adds, in the filter's coordinates.

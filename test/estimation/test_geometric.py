@@ -10,8 +10,13 @@ from robot_tv_dynamics.estimation import GeometricConfig, GeometricEKF
 from robot_tv_dynamics.estimation.geometric import (
     log_cholesky_from_pseudo_inertia,
     phi_and_jacobian,
+    theta_with_mass,
 )
-from robot_tv_dynamics.inertia import phi_from_point_masses, pseudo_inertia
+from robot_tv_dynamics.inertia import (
+    phi_from_mass_com_inertia,
+    phi_from_point_masses,
+    pseudo_inertia,
+)
 
 
 @given(st.lists(st.floats(-2.0, 2.0), min_size=10, max_size=10))
@@ -83,3 +88,15 @@ def test_a_clipped_step_keeps_the_covariance_of_the_step_it_took():
     # ... while the full-gain update takes the measurement's information in
     taken = np.linalg.norm(free.covariance[:10, :10] - prior)
     assert taken > 1e3 * np.linalg.norm(tiny.covariance[:10, :10] - prior), taken
+
+
+def test_theta_with_mass_scales_the_body_keeping_its_com_and_inertia_shape():
+    com, inertia = np.array([0.01, -0.02, 0.06]), np.array(
+        [[3e-3, 1e-4, 0.0], [1e-4, 2.5e-3, -2e-4], [0.0, -2e-4, 1.5e-3]])
+    theta = log_cholesky_from_pseudo_inertia(
+        pseudo_inertia(phi_from_mass_com_inertia(1.5, com, inertia)))
+    for mass in (0.3, 1e-3, 4.0):
+        phi, _ = phi_and_jacobian(theta_with_mass(theta, mass))
+        # the same body made lighter or heavier: its inertia about the COM by the ratio
+        assert np.allclose(phi, phi_from_mass_com_inertia(mass, com, inertia * mass / 1.5),
+                           rtol=1e-10, atol=1e-14)
