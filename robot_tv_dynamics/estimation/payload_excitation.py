@@ -112,6 +112,7 @@ def design_payload_excitation(
     limits = TrajectoryLimits(model, scales, search)
     if center is not None:
         _center_limits(model, limits, scales, center)
+    limits.require_rest_within_effort()
     moving = tuple(range(n - wrist, n))
     best = _WristSearch(model, link, limits, max_acceleration, moving, harmonics, duration,
                         seed).best(candidates, iterations)

@@ -171,6 +171,34 @@ class TrajectoryLimits:
         self.times = times
         self.continuous = bool(np.any(limits.continuous))
         self._data = model.pinocchio_model.createData()
+        self._scales = scales
+
+    def require_rest_within_effort(self) -> None:
+        """Refuse limits that cannot even hold the arm still at the middle of the motion.
+
+        Every trajectory moves about ``center`` and is scaled down until it meets the
+        effort limit; when the gravity torque at rest there already exceeds the scaled
+        limit, no scale is left (every candidate would shrink to nothing).
+
+        Raises:
+            InvalidInputError: naming the joint, its torque at rest, what is allowed and
+                the smallest effort scale that holds it.
+        """
+        q = self.center
+        q_pin = self.model.pinocchio_configuration(q) if self.continuous else q
+        zero = np.zeros(self.model.nv)
+        rest = np.abs(pin.rnea(self.model.pinocchio_model, self._data, q_pin, zero, zero))
+        ratio = rest / self.effort
+        worst = int(np.argmax(ratio))
+        if ratio[worst] > 1.0:
+            limit = self.effort[worst] / self._scales.effort
+            unit = "N" if self.model.joint_limits.prismatic[worst] else "N·m"
+            raise InvalidInputError("effort scale", (
+                f"holding the arm at rest at the middle of the motion takes "
+                f"{rest[worst]:.1f} {unit} at {self.model.joint_names[worst]}, above the "
+                f"{self.effort[worst]:.1f} {unit} allowed ({self._scales.effort:g} of its "
+                f"{limit:g} {unit} limit); use an effort scale of at least "
+                f"{math.ceil(100 * rest[worst] / limit) / 100:.2f} (--effort-scale)"))
 
     def kinematic(self, traj: FourierTrajectory) -> tuple[Array, Array]:
         """Peak |q − q_c| / excursion and |q̇| / velocity limit per joint, (n,) each."""
@@ -283,6 +311,7 @@ def design_excitation(
     n = model.nv
     search_times = np.linspace(0.0, min(duration, 1.0 / base_frequency), 160, endpoint=False)
     limits = TrajectoryLimits(model, scales, search_times)
+    limits.require_rest_within_effort()
     rank = regressors.structural_rank(model, friction)
     k = np.arange(1, harmonics + 1)
     total = candidates + iterations

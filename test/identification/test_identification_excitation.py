@@ -12,6 +12,7 @@ from support.identification_helpers import PANDA_LOCK, Sine
 from robot_tv_dynamics import RobotModel
 from robot_tv_dynamics.cli import main
 from robot_tv_dynamics.evaluation import load_trajectory
+from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.identification.excitation import (
     LimitScales,
     design_excitation,
@@ -108,3 +109,32 @@ def test_cli_refuses_a_single_harmonic(tmp_path, urdf_paths, capsys):
                  "--out", str(tmp_path / "t.yaml")])
     assert code == 2
     assert "harmonics" in capsys.readouterr().err
+
+
+def test_an_effort_scale_that_cannot_hold_the_arm_still_is_refused_with_the_scale_that_can(
+        urdf_paths, capsys):
+    """The UR5 horizontal at the middle of its range: its shoulder needs ~59 N·m of 150."""
+    import pinocchio as pin
+
+    model = RobotModel.from_urdf(urdf_paths["ur5"])
+    # the gravity torque at rest at the middle of the range (Pinocchio's own g(q))
+    middle = 0.5 * (model.joint_limits.upper + model.joint_limits.lower)
+    pm = model.pinocchio_model
+    gravity = np.abs(pin.computeGeneralizedGravity(
+        pm, pm.createData(), model.pinocchio_configuration(middle)))
+    needed = gravity / model.joint_limits.effort
+    worst = int(np.argmax(needed))
+    assert model.joint_names[worst] == "shoulder_lift_joint" and 0.3 < needed[worst] < 0.5
+    with pytest.raises(InvalidInputError, match="shoulder_lift_joint") as caught:
+        design_excitation(model, scales=LimitScales(effort=0.3), candidates=2, iterations=0)
+    suggested = float(str(caught.value).rsplit("at least ", 1)[1].split()[0])
+    assert needed[worst] <= suggested < needed[worst] + 0.01
+    # the CLI says it in one line (before: every candidate shrank to nothing, "no
+    # candidate trajectory could be scored"); the suggested scale designs a trajectory
+    out = ["--duration", "4", "--base-frequency", "0.25", "--candidates", "2",
+           "--iterations", "0", "--rate", "50", "--out"]
+    assert main(["excite", "--urdf", urdf_paths["ur5"], "--scale", "0.3", *out,
+                 "/dev/null"]) == 2
+    assert "--effort-scale" in capsys.readouterr().err
+    assert main(["excite", "--urdf", urdf_paths["ur5"], "--scale", "0.3", "--effort-scale",
+                 str(suggested), *out, "/dev/null"]) == 0
