@@ -34,10 +34,9 @@ Common to all three, in the user's units:
   was before the alarm; a confirmed one opens the memory by what the estimate has yet to
   move), and while it is pending the reported load is the one from before it.
   ``changes`` counts the confirmed ones that are new (one confirmed within ``settle`` of
-  the last continues it: ``continued``). The geometric filter takes a confirmed drop of
-  the mass at once (its COM and inertia shape kept: ``theta_with_mass``), because its
-  steps are multiplicative in m and towards no load would take seconds; a rise it
-  reaches in a few steps;
+  the last continues it: ``continued``). Geometric takes a confirmed lighter load's mass
+  (GLR's, if below the estimate; COM, inertia shape kept) at once: its steps are
+  multiplicative in m, towards no load they would take seconds;
 - a contact is not a load: innovations that no change of the load's (m, h) explains (a
   push on the arm) hold the estimate while they last, and withdraw a pending change
   (``contacts`` counts the held updates);
@@ -92,8 +91,7 @@ from robot_tv_dynamics.estimation.load_projection import LoadProjection
 from robot_tv_dynamics.exceptions import InvalidInputError
 from robot_tv_dynamics.inertia import Array
 
-__all__ = ["LOAD_METHODS", "OFFSET_MEMORY", "OFFSET_PRIOR_STD", "LoadFilter",
-           "LoadFilterConfig"]
+__all__ = ["LOAD_METHODS", "OFFSET_MEMORY", "OFFSET_PRIOR_STD", "LoadFilter", "LoadFilterConfig"]
 
 #: The methods of :class:`LoadFilter`.
 LOAD_METHODS = ("classical", "projected", "geometric")
@@ -352,12 +350,12 @@ class LoadFilter(BandMargin):
         outcome = self.detector.step(r, e, predicted, bins, step, before)
         if isinstance(outcome, Confirmation) and self._snapshot is not None:
             # open again by what the estimate has yet to move: the change since the
-            # state before the alarm, less the way the estimate went
+            # state before the alarm, less the way the estimate went (a drop included)
             self.changes += not outcome.continues  # a continued change: counted once
             std = np.sqrt(np.diag(self._prior))[:4]
-            moved = (self._phi_load[:4] - self._snapshot[0][:4]) / std
-            if self._method == "geometric":
+            if self._method == "geometric" and outcome.change[0] < 0:
                 self._drop_mass(self._snapshot[0][0] + outcome.change[0] * std[0])
+            moved = (self._phi_load[:4] - self._snapshot[0][:4]) / std
             self._snapshot = None
             return self._opening_of(outcome.change - moved, outcome.covariance, confirmed=True)
         if isinstance(outcome, Alarm):
@@ -374,11 +372,13 @@ class LoadFilter(BandMargin):
         return None
 
     def _drop_mass(self, mass: float) -> None:
-        """Geometric, at a confirmed change: a drop to GLR's ``mass`` at once (module doc)."""
+        """Geometric, a confirmed lighter load: its mass to GLR's ``mass`` (module doc)."""
         target = max(float(mass), self.config.mass_floor)
         if target < float(self._phi_load[0]):
-            self.theta = theta_with_mass(self.theta, target)
-            self._phi_load, self._jacobian = phi_and_jacobian(self.theta)
+            theta = theta_with_mass(self.theta, target)
+            phi, jacobian = phi_and_jacobian(theta)
+            if np.all(np.isfinite(phi)) and np.all(np.isfinite(jacobian)):
+                self.theta, self._phi_load, self._jacobian = theta, phi, jacobian
 
     def _opening_of(self, change: Array, covariance: Array, confirmed: bool = False) -> Array:
         """The covariance a change adds, in the filter's coordinates.

@@ -193,12 +193,16 @@ class TrajectoryLimits:
         if ratio[worst] > 1.0:
             limit = self.effort[worst] / self._scales.effort
             unit = "N" if self.model.joint_limits.prismatic[worst] else "N·m"
+            needed = math.ceil(100 * rest[worst] / limit) / 100
+            remedy = (f"use an effort scale of at least {needed:.2f} (--effort-scale)"
+                      if needed <= 1.0 else
+                      "no effort scale can: the URDF's inertias or effort limits are wrong, "
+                      "or the middle of the range is a pose the arm cannot hold")
             raise InvalidInputError("effort scale", (
                 f"holding the arm at rest at the middle of the motion takes "
                 f"{rest[worst]:.1f} {unit} at {self.model.joint_names[worst]}, above the "
                 f"{self.effort[worst]:.1f} {unit} allowed ({self._scales.effort:g} of its "
-                f"{limit:g} {unit} limit); use an effort scale of at least "
-                f"{math.ceil(100 * rest[worst] / limit) / 100:.2f} (--effort-scale)"))
+                f"{limit:g} {unit} limit); {remedy}"))
 
     def kinematic(self, traj: FourierTrajectory) -> tuple[Array, Array]:
         """Peak |q − q_c| / excursion and |q̇| / velocity limit per joint, (n,) each."""

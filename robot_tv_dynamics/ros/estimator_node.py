@@ -110,7 +110,7 @@ class EstimatorNode(node_base.ModelNode):
         self._tare: np.ndarray | None = None
         self._last_stamp: Time | None = None
         self._build(model, cfg, None)
-        sample_qos = qos.output_qos(cfg.joint_states_depth)  # one Θ̂ per joint sample
+        sample_qos = qos.output_qos(cfg.joint_states_depth)  # ≤ one Θ̂ per joint sample
         self._theta_stamped_pub = self.create_publisher(
             JointState, "inertial_parameters_stamped", sample_qos)
         self._theta_pub = self._rate_pub = None

@@ -278,3 +278,23 @@ def test_a_confirmed_release_takes_the_geometric_mass_down_at_once():
     after = release + 0.1 + ChangeDetectorConfig().confirm + 0.15
     late = [abs(m) for t, m in masses.items() if t >= after]
     assert max(late) < 0.01, max(late)
+
+
+@pytest.mark.parametrize("after, drops", [(0.0, 1), (3.0, 0)])
+def test_only_a_lighter_load_is_taken_at_once(monkeypatch, after, drops):
+    """2 kg, then none (the drop) or 3 kg (left to the EKF, even past its estimate)."""
+    calls = []
+    real = LoadFilter._drop_mass
+    monkeypatch.setattr(LoadFilter, "_drop_mass",
+                        lambda self, mass: (calls.append(mass), real(self, mass)))
+    load = phi_from_mass_com_inertia(1.0, np.array([0.01, 0.0, 0.05]),
+                                     np.diag([3e-3, 3e-3, 2e-3]))
+    rng = np.random.default_rng(9)
+    filt = LoadFilter("geometric", np.eye(10), np.array([1.0, 0, 0, 0, 0.1, 0.1, 0.1, 0, 0, 0]),
+                      1e-4, LoadFilterConfig(change=ChangeDetectorConfig(warmup=0.5)))
+    for k in range(5000):
+        r = rng.standard_normal((7, 10))
+        y = r @ (filt.phi_base + (2.0 if k * STEP < 3.0 else after) * load)
+        filt.update(r, y + 0.3 * rng.standard_normal(7), np.full(7, 0.3**-2), dt=STEP)
+    assert filt.changes == 1 and len(calls) == drops, calls
+    assert abs(filt.load_phi[0] - after) < 0.05

@@ -138,3 +138,14 @@ def test_an_effort_scale_that_cannot_hold_the_arm_still_is_refused_with_the_scal
     assert "--effort-scale" in capsys.readouterr().err
     assert main(["excite", "--urdf", urdf_paths["ur5"], "--scale", "0.3", "--effort-scale",
                  str(suggested), *out, "/dev/null"]) == 0
+
+
+def test_a_shoulder_too_weak_at_its_full_limit_is_refused_without_a_scale_to_try(urdf_paths):
+    text = open(urdf_paths["ur5"], encoding="utf-8").read()
+    joint = text.index('name="shoulder_lift_joint"')
+    limit = text.index('<limit effort="150.0"', joint)
+    weak = text[:limit] + '<limit effort="40.0"' + text[limit + len('<limit effort="150.0"'):]
+    model = RobotModel.from_urdf_string(weak)
+    with pytest.raises(InvalidInputError, match="no effort scale can") as caught:
+        design_excitation(model, scales=LimitScales(effort=1.0), candidates=2, iterations=0)
+    assert "shoulder_lift_joint" in str(caught.value) and "at least" not in str(caught.value)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 import rclpy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from support.particle_lagrangian import find_example_robot_urdf
 from support.ros_harness import DOMAIN_ID, unique_namespace
 
@@ -18,19 +19,17 @@ pytestmark = [pytest.mark.ros, pytest.mark.no_deadline]
 DEPTH = 321  # not a default anywhere
 
 
-def publisher_depths(node) -> dict[str, int]:
-    """Topic name (relative) → the history depth of the node's publisher on it."""
-    depths = {}
-    for publisher in node.publishers:
-        name = publisher.topic_name.rsplit("/", 1)[-1]
-        depths[name] = publisher.qos_profile.depth
-    return depths
+def publisher_profiles(node) -> dict[str, QoSProfile]:
+    """Topic name (relative) → the QoS of the node's publisher on it."""
+    return {publisher.topic_name.rsplit("/", 1)[-1]: publisher.qos_profile
+            for publisher in node.publishers}
 
 
 @pytest.mark.parametrize("module, per_sample", [
     ("dynamics_node", ("generalized_torques", "generalized_terms_stamped",
                        "mass_matrix_bounds_stamped", "external_torques",
-                       "generalized_terms", "mass_matrix_bounds")),
+                       "external_torques_classical", "generalized_terms",
+                       "mass_matrix_bounds")),
     ("estimator_node", ("inertial_parameters_stamped", "inertial_parameters",
                         "inertial_parameter_rates")),
 ])
@@ -44,18 +43,21 @@ def test_per_sample_outputs_follow_joint_states_depth(module, per_sample):
     rclpy.init(domain_id=DOMAIN_ID, args=[
         "--ros-args", "-p", f"urdf_path:={find_example_robot_urdf('ur5')}",
         "-p", f"joint_states_depth:={DEPTH}", "-p", "jacobian_samples:=64",
-        "-p", "legacy_theta_topics:=true",
+        "-p", "legacy_theta_topics:=true", "-p", "observer_model:=both",
         "-r", f"__ns:={unique_namespace('depth')}"])
     node = None
     try:
         node = node_class()
-        depths = publisher_depths(node)
+        profiles = publisher_profiles(node)
     finally:
         if node is not None:
             node.destroy_node()
         rclpy.shutdown()
+    depths = {topic: profile.depth for topic, profile in profiles.items()}
     for topic in per_sample:
         assert depths.get(topic) == DEPTH, (topic, depths)
+        assert profiles[topic].reliability == ReliabilityPolicy.RELIABLE, topic
+        assert profiles[topic].durability == DurabilityPolicy.VOLATILE, topic
     # events, one-off outputs and diagnostics keep the default depth (rclpy's own
     # parameter_events aside)
     assert depths["diagnostics"] == 10, depths
