@@ -86,6 +86,14 @@ def message_makers(model) -> list:
     return [joint_state, lambda: theta, joint_state, lambda: Float64MultiArray(data=zeros)]
 
 
+def failure_excerpt(log: str) -> str:
+    """What a failure report keeps of a node's log: its tail, and a stop watchdog's or a
+    traceback's whole dump (the frames that hang are at its start, not its end)."""
+    starts = [i for i in (log.find("Thread 0x"), log.find("Current thread"),
+                          log.find("Traceback")) if i >= 0]
+    return log[min(starts):][:8000] if starts else log[-1500:]
+
+
 def test_every_node_exits_0_on_sigint_and_sigterm_at_start_up_and_under_traffic(
         tmp_path, panda_urdf, panda):
     client = RosClient()
@@ -148,10 +156,10 @@ def test_every_node_exits_0_on_sigint_and_sigterm_at_start_up_and_under_traffic(
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
-    failures = [(name, sig, phase, code, log[-1500:]) for name, sig, phase, code, log in results
-                if code != 0 or BAD.search(log)]
+    failures = [(name, sig, phase, code, failure_excerpt(log))
+                for name, sig, phase, code, log in results if code != 0 or BAD.search(log)]
     assert len(results) == CYCLES * len(EXECUTABLES)
-    assert not failures, failures
+    assert not failures, "\n\n".join(map(str, failures))
     phases = {(name, sig, phase) for name, sig, phase, _, _ in results}
     assert len(phases) == len(EXECUTABLES) * 4  # both signals, both phases, every node
     assert total_sent > 1000
