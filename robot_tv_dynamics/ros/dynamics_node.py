@@ -134,7 +134,7 @@ class DynamicsNode(node_base.ModelNode):
         self._friction: FrictionParameters | None = None  # read after the Jacobian extremes
         # per-sample outputs as deep as the joint_states queue: a reader that lags behind
         # a burst still gets every answer
-        sample_qos = qos.output_qos(cfg.joint_states_depth)
+        sample_qos = qos.stream_qos(cfg.joint_states_depth, reliable=True)
         self._outputs = SampleOutputs(self, model.joint_names, sample_qos,
                                       legacy=cfg.legacy_theta_topics)
         #: γ, δ computed in the background (a cache miss): the model's generation they

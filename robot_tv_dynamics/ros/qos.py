@@ -23,7 +23,13 @@ ROBOT_DESCRIPTION_QOS = LATCHED_QOS
 
 
 def stream_qos(depth: int, reliable: bool = False) -> QoSProfile:
-    """QoS of a streaming input (joint_states, Θ, Ψ): best effort unless ``reliable``."""
+    """QoS of a stream, ``depth`` deep: best effort unless ``reliable``.
+
+    Streaming inputs (joint_states, Θ, Ψ) are best effort by default. The per-sample
+    outputs (τ, contacts, Θ̂) are reliable and as deep as the node's joint_states queue:
+    a reliable writer only 10 deep overwrites what a reader that lags by more than 10
+    samples has not yet acknowledged.
+    """
     return QoSProfile(
         history=HistoryPolicy.KEEP_LAST, depth=depth,
         reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
@@ -35,15 +41,3 @@ def stream_qos(depth: int, reliable: bool = False) -> QoSProfile:
 RELIABLE_QOS = QoSProfile(
     history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE,
     durability=DurabilityPolicy.VOLATILE)
-
-
-def output_qos(depth: int) -> QoSProfile:
-    """QoS of a per-sample output (τ, contacts, Θ̂): reliable, volatile, ``depth`` deep.
-
-    A node answers each joint sample, so its per-sample outputs keep as many as its
-    joint_states queue holds: a reliable writer only ``depth`` deep overwrites what a
-    reader that lags by more than ``depth`` samples has not yet acknowledged.
-    """
-    return QoSProfile(
-        history=HistoryPolicy.KEEP_LAST, depth=depth, reliability=ReliabilityPolicy.RELIABLE,
-        durability=DurabilityPolicy.VOLATILE)
